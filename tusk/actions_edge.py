@@ -1,0 +1,87 @@
+"""The GitHub Actions edge: outputs, step summary, annotations, masking.
+
+Every action writes through these helpers so escaping is done once. Outside
+Actions (``tusk <step>`` on a laptop) outputs and the summary fall back to
+stderr-friendly no-ops, so the same code runs in both places.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def in_actions() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def escape_data(value: str) -> str:
+    """Escape a workflow-command message (the part after ``::``)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a workflow-command property value (``title=...``)."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(name: str, message: str, properties: Mapping[str, str] | None = None) -> str:
+    props = ""
+    if properties:
+        props = " " + ",".join(f"{k}={escape_property(v)}" for k, v in properties.items())
+    return f"::{name}{props}::{escape_data(message)}"
+
+
+def error(title: str, *, detail: str = "") -> None:
+    """An ``::error::`` annotation with ``title``; ``detail`` becomes the message."""
+    print(_command("error", detail or title, {"title": title} if detail else None), flush=True)
+
+
+def warning(title: str, *, detail: str = "") -> None:
+    print(_command("warning", detail or title, {"title": title} if detail else None), flush=True)
+
+
+def notice(message: str) -> None:
+    print(_command("notice", message), flush=True)
+
+
+def mask(secret: str) -> None:
+    """Ask the runner to hide ``secret`` in every later log line."""
+    for line in secret.splitlines() or [secret]:
+        if line.strip():
+            print(f"::add-mask::{escape_data(line)}", flush=True)
+
+
+def set_outputs(outputs: Mapping[str, str | int | bool | Path]) -> None:
+    """Write step outputs to ``$GITHUB_OUTPUT`` (heredoc form, safe for newlines)."""
+    target = os.environ.get("GITHUB_OUTPUT")
+    lines = []
+    for name, raw in outputs.items():
+        value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        delimiter = f"tusk_{uuid.uuid4().hex}"
+        lines.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    if target:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write("".join(lines))
+    else:
+        for name, raw in outputs.items():
+            print(f"output {name}={raw}", file=sys.stderr)
+
+
+def append_summary(markdown: str) -> None:
+    """Append to the step summary when running in Actions."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+
+
+def group(title: str) -> None:
+    print(f"::group::{escape_data(title)}", flush=True)
+
+
+def end_group() -> None:
+    print("::endgroup::", flush=True)

@@ -1,0 +1,230 @@
+"""Settings: ``tusk.yml`` for policy and limits, the environment for secrets.
+
+Read once, at each entry point, and passed down. Invalid config raises
+``ConfigError`` listing every problem with its key path. Secrets are
+``SecretStr`` and are masked in Actions logs the moment they are read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from tusk import actions_edge
+from tusk.contracts import ALL_WRITE_OPERATIONS, Login, PermissionConfig, RepoName
+from tusk.errors import ConfigError
+
+DEFAULT_CONFIG_NAME = "tusk.yml"
+DEFAULT_API_URL = "https://api.github.com"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limits(Section):
+    """Every limit MISSION.md names, with its default."""
+
+    comments_per_thread: int = Field(2, ge=0, description="agent comments per issue or PR (M4)")
+    issues_per_repo: int = Field(1, ge=0, description="issues the agent may open per repository")
+    prs_per_repo: int = Field(1, ge=0, description="pull requests the agent may open per repository")
+    memory_writes_per_run: int = Field(3, ge=0, description="memory entries per run (M12)")
+    memory_entry_chars: int = Field(500, ge=1, description="characters per memory entry")
+    memory_total_chars: int = Field(8000, ge=1, description="memory shown to the agent, in all")
+    history_entries: int = Field(10, ge=0, description="latest history entries shown (A3)")
+    history_entry_chars: int = Field(300, ge=1, description="characters per history line (M11)")
+    context_chars: int = Field(60000, ge=1000, description="budget of the markdown context (A3)")
+    linked_issue_chars: int = Field(15000, ge=0, description="budget for linked issues")
+    shard_bytes: int = Field(
+        49152, ge=1024, le=60000, description="largest shard data string, in bytes (P7)"
+    )
+    loop_threshold: int = Field(6, ge=2, description="identical call+result repeats = loop (A6)")
+    read_window_seconds: float = Field(60.0, gt=0, description="read throttle window (M6)")
+    reads_per_window: int = Field(120, ge=1, description="reads allowed inside one window")
+    mentions_per_post: int = Field(5, ge=0, description="@mentions one agent post may carry")
+    max_turns: int = Field(60, ge=1, description="Claude Code --max-turns")
+    run_minutes: float = Field(30.0, gt=0, description="wall-clock budget of one agent run")
+    state_issue_rollover: int = Field(
+        2000, ge=10, le=2400, description="comments before a state issue rolls over"
+    )
+
+
+class Labels(Section):
+    workflow: str = "workflow"
+    bug: str = "bug"
+    history: str = "tusk-history"
+    memory: str = "tusk-memory"
+    blocklist: str = "tusk-blocklist"
+
+
+class GoAway(Section):
+    phrase: str = Field("go away", min_length=2, description="`@bot <phrase>` blocks the bot")
+    reaction: str | None = Field("+1", description="reaction on the request; null for none")
+    delete_pause_seconds: float = Field(1.0, ge=0, description="pause between deletes")
+
+    @field_validator("reaction")
+    @classmethod
+    def _known_reaction(cls, value: str | None) -> str | None:
+        allowed = {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
+        if value is not None and value not in allowed:
+            raise ValueError(f"must be one of {sorted(allowed)} or null")
+        return value
+
+
+class Agent(Section):
+    linux_user: str = Field("tusk-agent", description="unprivileged user Claude Code runs as")
+    branch_prefix: str = Field("tusk/", min_length=1, description="branches the agent may push")
+    allow_workflow_changes: bool = Field(False, description="may pushes touch .github/workflows/")
+    builtin_tools: tuple[str, ...] = Field(
+        ("Bash", "Read", "Edit", "Write", "Glob", "Grep"),
+        description="Claude Code built-in tools the agent may use",
+    )
+    model: str | None = Field(None, description="--model for Claude Code; null for its default")
+
+
+class Settings(Section):
+    """The whole of ``tusk.yml``."""
+
+    bot: Login = Field(description="the bot account's login")
+    control_repo: RepoName = Field(description="owner/name holding log, history, memory, blocklist")
+    allowed_users: tuple[Login, ...] = Field(description="logins whose mentions start work")
+    allow_bot_accounts: bool = Field(False, description="accept mentions by accounts of type Bot")
+    staged: bool = Field(False, description="record agent writes in the log issue, don't perform")
+    discussions_write: bool = Field(False, description="let the agent comment on discussions")
+    limits: Limits = Limits()
+    labels: Labels = Labels()
+    go_away: GoAway = GoAway()
+    agent: Agent = Agent()
+
+    @field_validator("allowed_users")
+    @classmethod
+    def _not_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("list at least one login; nobody could trigger the bot otherwise")
+        return value
+
+    def default_permissions(self) -> PermissionConfig:
+        """The permission config a mention without a marker gets."""
+        operations = ALL_WRITE_OPERATIONS if self.limits.memory_writes_per_run else tuple(
+            op for op in ALL_WRITE_OPERATIONS if op != "memory"
+        )
+        return PermissionConfig(
+            operations=operations,
+            comments_per_thread=self.limits.comments_per_thread,
+            issues_per_repo=self.limits.issues_per_repo,
+            prs_per_repo=self.limits.prs_per_repo,
+            memory_writes=self.limits.memory_writes_per_run,
+        )
+
+
+class Secrets(BaseModel):
+    """Secrets and endpoints, from the environment only. Any may be absent; each
+    entry point asks for the ones it needs with ``require``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bot_token: SecretStr | None = None
+    dispatch_token: SecretStr | None = None
+    agent_token: SecretStr | None = None
+    read_token: SecretStr | None = None
+    anthropic_api_key: SecretStr | None = None
+    github_api_url: str = DEFAULT_API_URL
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {
+        "bot_token": "TUSK_BOT_TOKEN",
+        "dispatch_token": "TUSK_DISPATCH_TOKEN",
+        "agent_token": "TUSK_AGENT_TOKEN",
+        "read_token": "TUSK_READ_TOKEN",
+        "anthropic_api_key": "ANTHROPIC_API_KEY",
+    }
+
+    def require(self, *names: str) -> dict[str, SecretStr]:
+        """Return the named secrets, or raise one error naming every missing variable."""
+        found: dict[str, SecretStr] = {}
+        missing = []
+        for name in names:
+            value = getattr(self, name)
+            if value is None or not value.get_secret_value():
+                missing.append(self.ENV_NAMES[name])
+            else:
+                found[name] = value
+        if missing:
+            raise ConfigError(
+                "environment",
+                [f"{env}: not set; export it (in Actions: map it from a secret)" for env in missing],
+            )
+        return found
+
+
+def load_secrets(environ: Mapping[str, str] | None = None, *, mask: bool = True) -> Secrets:
+    """Read secrets from the environment and mask each one in Actions logs."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for field, env_name in Secrets.ENV_NAMES.items():
+        raw = env.get(env_name)
+        if raw:
+            if mask and actions_edge.in_actions():
+                actions_edge.mask(raw)
+            values[field] = SecretStr(raw)
+    api_url = env.get("TUSK_GITHUB_API_URL") or DEFAULT_API_URL
+    values["github_api_url"] = api_url.rstrip("/")
+    return Secrets(**values)
+
+
+def resolve_config_path(explicit: str | None, environ: Mapping[str, str] | None = None) -> Path:
+    """``--config``, else ``TUSK_CONFIG``, else ``./tusk.yml``."""
+    env = os.environ if environ is None else environ
+    return Path(explicit or env.get("TUSK_CONFIG") or DEFAULT_CONFIG_NAME)
+
+
+def parse_settings(data: Any, *, source: str) -> Settings:
+    """Validate already-parsed YAML, listing every problem with its key path."""
+    if not isinstance(data, dict):
+        raise ConfigError(source, ["(top level): expected a mapping of keys to values"])
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(source, describe_validation_errors(error)) from None
+
+
+def describe_validation_errors(error: ValidationError) -> list[str]:
+    problems = []
+    for item in error.errors():
+        path = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown key; check its spelling against `tusk config schema`"
+        elif item["type"] == "missing":
+            message = "required key is missing"
+        elif "input" in item and item["type"] != "missing":
+            message = f"{message} (got {item['input']!r})"
+        problems.append(f"{path}: {message}")
+    return problems
+
+
+def load_settings(path: Path) -> Settings:
+    """Load and validate a ``tusk.yml``."""
+    if not path.is_file():
+        raise ConfigError(
+            str(path),
+            [
+                "file not found; pass --config, set TUSK_CONFIG, or create ./tusk.yml "
+                "(tusk.example.yml documents every key)"
+            ],
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        raise ConfigError(str(path), [f"(YAML syntax) at {where}: {error}"]) from None
+    return parse_settings(data, source=str(path))
+
+
+def settings_schema() -> dict[str, Any]:
+    return Settings.model_json_schema()

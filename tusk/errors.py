@@ -1,0 +1,59 @@
+"""One exception hierarchy for everything Tusk reports to people.
+
+``UserError`` is a problem the user can fix (bad config, bad input, a refused
+call): it carries what was wrong and what to do, and reaches the user as an
+``::error::`` annotation plus the step summary. Anything else is a bug and
+keeps its traceback. Both exit non-zero.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+
+class TuskError(Exception):
+    """Base of every error Tusk raises on purpose."""
+
+
+class UserError(TuskError):
+    """Something the user can fix: says what was wrong and what to do."""
+
+    def __init__(self, title: str, hint: str = "") -> None:
+        self.title = title
+        self.hint = hint
+        super().__init__(f"{title}\n{hint}" if hint else title)
+
+
+class ConfigError(UserError):
+    """Invalid settings: every problem at once, each with its key path."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        listing = "\n".join(f"  - {problem}" for problem in problems)
+        super().__init__(
+            f"{source}: {len(problems)} problem(s) in the configuration",
+            f"{listing}\nFix each key above; `tusk config schema` prints what every key expects.",
+        )
+
+
+class InputError(UserError):
+    """A step or command was given input it cannot use."""
+
+
+def report_and_exit_code(error: BaseException) -> int:
+    """Tell the user about ``error`` the right way and return the exit code."""
+    # Imported here: the Actions edge imports this module for UserError.
+    from tusk import actions_edge
+
+    if isinstance(error, UserError):
+        actions_edge.error(error.title, detail=error.hint)
+        actions_edge.append_summary(f"### ❌ {error.title}\n\n{error.hint}\n")
+        print(f"error: {error.title}", file=sys.stderr)
+        if error.hint:
+            print(error.hint, file=sys.stderr)
+        return 1
+    traceback.print_exception(error, file=sys.stderr)
+    actions_edge.error(f"Tusk failed unexpectedly: {type(error).__name__}: {error}")
+    return 1

@@ -1,0 +1,512 @@
+"""The GitHub gateway: the only code that builds GitHub clients or holds a token.
+
+All of Tusk's GitHub traffic goes through ``Gateway``: REST with ``Link``
+pagination, conditional GETs (``If-Modified-Since`` / ``ETag`` → 304, which
+PyGithub cannot do), GraphQL, and PyGithub clients for code that prefers its
+object model. Every request is retried within bounds when GitHub asks for
+patience (``Retry-After``, an exhausted rate limit, a secondary limit, 5xx),
+and counted per route in a ``RequestLedger`` that benchmarks read (304s apart).
+
+Decisions (how long to wait, which error a response is) are pure functions
+below the ``Gateway`` class so they can be tested without a network.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from pydantic import SecretStr
+
+from tusk.errors import TuskError
+
+USER_AGENT = "tusk-agent-platform"
+API_VERSION = "2022-11-28"
+RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class GitHubError(TuskError):
+    """A GitHub request failed. Says which request, what GitHub said, and what to do."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        method: str = "",
+        path: str = "",
+        github_message: str = "",
+        errors: list[Any] | None = None,
+        hint: str = "",
+    ) -> None:
+        self.status = status
+        self.method = method
+        self.path = path
+        self.github_message = github_message
+        self.errors = errors or []
+        self.hint = hint
+        text = f"{method} {path}: {message}" if method else message
+        if github_message:
+            text += f" (GitHub said: {github_message})"
+        if hint:
+            text += f". {hint}"
+        super().__init__(text)
+
+
+class TransportError(GitHubError):
+    """GitHub could not be reached (connection refused, dropped, timed out)."""
+
+
+class Unauthorized(GitHubError):
+    """401: the token is missing, expired or revoked."""
+
+
+class Forbidden(GitHubError):
+    """403: the token lacks a right (scope, push access, ...)."""
+
+
+class NotFound(GitHubError):
+    """404: it does not exist, or the token may not see it."""
+
+
+class Conflict(GitHubError):
+    """409: e.g. a merge conflict or an empty repository."""
+
+
+class ValidationFailed(GitHubError):
+    """422: GitHub refused the request body."""
+
+
+class RateLimited(GitHubError):
+    """403/429 for a rate limit that did not clear within the retry budget."""
+
+
+class ServerError(GitHubError):
+    """5xx that did not clear within the retry budget."""
+
+
+class NotModified(TuskError):
+    """Raised only by helpers that expect content; ``conditional_get`` returns 304s."""
+
+
+# --------------------------------------------------------------------------- pure decisions
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: Mapping[str, str]
+    body: Any
+    text: str
+    url: str
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+def route_of(method: str, path: str) -> str:
+    """Normalise a request path into a route template for counting.
+
+    ``/repos/alice/widgets/issues/12/comments`` → ``GET /repos/{owner}/{repo}/issues/{n}/comments``.
+    """
+    parts = [p for p in urlsplit(path).path.split("/") if p]
+    if parts[:1] == ["api"] and parts[1:2] == ["v3"]:  # GitHub Enterprise Server prefix
+        parts = parts[2:]
+    out = []
+    for index, part in enumerate(parts):
+        if index in (1, 2) and parts[0] == "repos":
+            out.append("{owner}" if index == 1 else "{repo}")
+        elif index == 1 and parts[0] in ("users", "orgs"):
+            out.append("{name}")
+        elif part.isdigit():
+            out.append("{n}")
+        else:
+            out.append(part)
+    return f"{method.upper()} /" + "/".join(out)
+
+
+def github_message(body: Any) -> str:
+    if isinstance(body, Mapping):
+        return str(body.get("message", ""))
+    return ""
+
+
+def retry_delay(
+    status: int | None,
+    headers: Mapping[str, str],
+    body: Any,
+    *,
+    attempt: int,
+    now: float,
+) -> float | None:
+    """Seconds to wait before retrying, or None when the response is final.
+
+    ``status`` None means the connection failed. ``attempt`` counts from 1.
+    Follows GitHub's guidance: honour ``retry-after``; when the primary limit
+    is spent wait for ``x-ratelimit-reset``; on a secondary limit without a
+    header wait at least a minute, growing; back off exponentially on 5xx.
+    """
+    backoff = min(2.0 ** (attempt - 1), 30.0)
+    if status is None or status in RETRYABLE_SERVER_STATUSES:
+        return backoff
+    if status not in (403, 429):
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    retry_after = lowered.get("retry-after")
+    if retry_after is not None:
+        try:
+            return max(float(retry_after), 0.0)
+        except ValueError:
+            return 60.0
+    if lowered.get("x-ratelimit-remaining") == "0":
+        try:
+            return max(float(lowered.get("x-ratelimit-reset", "0")) - now, 0.0) + 1.0
+        except ValueError:
+            return 60.0
+    if "secondary rate limit" in github_message(body).lower() or status == 429:
+        return 60.0 * attempt
+    return None  # an ordinary 403: missing rights, not a limit
+
+
+def error_for(method: str, path: str, status: int, body: Any) -> GitHubError:
+    """Map a final error response to the one exception that says what to do."""
+    said = github_message(body)
+    errors = body.get("errors", []) if isinstance(body, Mapping) else []
+    common = {"status": status, "method": method, "path": path, "github_message": said}
+    if status == 401:
+        return Unauthorized(
+            "the token was refused",
+            hint="Check that the token is set, not expired and not revoked",
+            **common,
+        )
+    if status in (403, 429) and ("rate limit" in said.lower() or status == 429):
+        return RateLimited(
+            "rate limited and the wait budget is spent",
+            hint="Run again later; lower the polling frequency if this repeats",
+            **common,
+        )
+    if status == 403:
+        return Forbidden(
+            "the token may not do this",
+            hint="Give the token the needed scope (e.g. repo, delete_repo) or push access",
+            **common,
+        )
+    if status == 404:
+        return NotFound(
+            "not found",
+            hint="Check the name, and that the token can see this repository",
+            **common,
+        )
+    if status == 409:
+        return Conflict("conflict", **common)
+    if status == 422:
+        return ValidationFailed(
+            "GitHub refused the request",
+            errors=errors,
+            hint=f"Details: {errors}" if errors else "",
+            **common,
+        )
+    if status >= 500:
+        return ServerError(
+            "GitHub kept failing", hint="GitHub may be having an outage; run again later", **common
+        )
+    return GitHubError(f"unexpected status {status}", **common)
+
+
+def next_link(link_header: str | None) -> str | None:
+    """The ``rel="next"`` URL of a ``Link`` header, if any."""
+    if not link_header:
+        return None
+    for part in link_header.split(","):
+        match = re.match(r'\s*<([^>]+)>\s*;\s*rel="([^"]+)"', part)
+        if match and match.group(2) == "next":
+            return match.group(1)
+    return None
+
+
+# --------------------------------------------------------------------------- accounting
+
+
+@dataclass
+class RequestLedger:
+    """Requests sent, per route; 304 answers are counted apart (they are free)."""
+
+    by_route: Counter[str] = field(default_factory=Counter)
+    not_modified: Counter[str] = field(default_factory=Counter)
+    retries: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, route: str, status: int | None) -> None:
+        with self._lock:
+            if status == 304:
+                self.not_modified[route] += 1
+            else:
+                self.by_route[route] += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_route.values())
+
+    @property
+    def total_not_modified(self) -> int:
+        return sum(self.not_modified.values())
+
+    def reset(self) -> None:
+        with self._lock:
+            self.by_route.clear()
+            self.not_modified.clear()
+            self.retries = 0
+
+
+# --------------------------------------------------------------------------- the gateway
+
+
+class Gateway:
+    """One token's view of GitHub.
+
+    ``token_name`` is a label for logs and errors ("bot", "agent", ...); the
+    token itself never leaves this object except in the Authorization header.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        token: SecretStr | None,
+        token_name: str,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        max_attempts: int = 5,
+        max_wait: float = 900.0,
+        timeout: float = 30.0,
+        ledger: RequestLedger | None = None,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.token_name = token_name
+        self._token = token
+        self._sleep = sleep
+        self._clock = clock
+        self.max_attempts = max_attempts
+        self.max_wait = max_wait
+        self.timeout = timeout
+        self.ledger = ledger if ledger is not None else RequestLedger()
+        self._session = requests.Session()
+        self._session.trust_env = False  # never pick up a .netrc or proxy credentials
+        self._local = threading.local()
+
+    # -- plumbing
+
+    def _headers(self, extra: Mapping[str, str] | None, accept: str | None) -> dict[str, str]:
+        headers = {
+            "Accept": accept or "application/vnd.github+json",
+            "User-Agent": USER_AGENT,
+            "X-GitHub-Api-Version": API_VERSION,
+        }
+        if self._token is not None:
+            headers["Authorization"] = f"Bearer {self._token.get_secret_value()}"
+        if extra:
+            headers.update(extra)
+        return headers
+
+    def url_for(self, path_or_url: str) -> str:
+        if path_or_url.startswith(("http://", "https://")):
+            return path_or_url
+        return self.api_url + "/" + path_or_url.lstrip("/")
+
+    def request(
+        self,
+        method: str,
+        path_or_url: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+        accept: str | None = None,
+        allow_statuses: tuple[int, ...] = (),
+        follow_redirects: bool = True,
+    ) -> Response:
+        """Send one request, retrying within bounds. Raises ``GitHubError`` for a
+        final status >= 400 unless it is listed in ``allow_statuses``."""
+        method = method.upper()
+        url = self.url_for(path_or_url)
+        route = route_of(method, urlsplit(url).path)
+        attempt = 0
+        while True:
+            attempt += 1
+            status: int | None
+            try:
+                raw = self._session.request(
+                    method,
+                    url,
+                    params=params,
+                    json=json,
+                    headers=self._headers(headers, accept),
+                    timeout=self.timeout,
+                    allow_redirects=follow_redirects,
+                )
+                status = raw.status_code
+                response_headers = {k.lower(): v for k, v in raw.headers.items()}
+                text = raw.text
+                body = _parse_body(raw)
+                self.ledger.record(route, status)
+            except requests.RequestException as error:
+                self.ledger.record(route, None)
+                status, response_headers, text, body = None, {}, "", None
+                transport_error = error
+            if status is not None and (status < 400 or status in allow_statuses):
+                return Response(status, response_headers, body, text, url)
+            delay = retry_delay(status, response_headers, body, attempt=attempt, now=self._clock())
+            if delay is None or attempt >= self.max_attempts or delay > self.max_wait:
+                if status is None:
+                    raise TransportError(
+                        f"could not reach GitHub after {attempt} attempt(s): {transport_error}",
+                        method=method,
+                        path=urlsplit(url).path,
+                        hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network",
+                    )
+                raise error_for(method, urlsplit(url).path, status, body)
+            self.ledger.retries += 1
+            self._sleep(delay)
+
+    def get(self, path: str, *, params: Mapping[str, Any] | None = None, accept: str | None = None) -> Any:
+        return self.request("GET", path, params=params, accept=accept).body
+
+    def get_text(self, path: str, *, accept: str, params: Mapping[str, Any] | None = None) -> str:
+        """GET a non-JSON media type (e.g. ``application/vnd.github.diff``)."""
+        return self.request("GET", path, params=params, accept=accept).text
+
+    def post(self, path: str, json: Any = None, **kwargs: Any) -> Response:
+        return self.request("POST", path, json=json, **kwargs)
+
+    def patch(self, path: str, json: Any = None, **kwargs: Any) -> Response:
+        return self.request("PATCH", path, json=json, **kwargs)
+
+    def put(self, path: str, json: Any = None, **kwargs: Any) -> Response:
+        return self.request("PUT", path, json=json, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Response:
+        return self.request("DELETE", path, **kwargs)
+
+    def paginate(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        per_page: int = 100,
+        item_key: str | None = None,
+    ) -> Iterator[Any]:
+        """Yield every item of a list endpoint, following ``Link: rel="next"`` to the end.
+
+        ``item_key`` names the list inside an object response (e.g. ``items``
+        for search, ``artifacts`` for artifact listings).
+        """
+        query: dict[str, Any] = {**(params or {}), "per_page": per_page}
+        url: str | None = path
+        while url is not None:
+            response = self.request("GET", url, params=query)
+            items = response.body[item_key] if item_key else response.body
+            yield from items
+            url = next_link(response.header("link"))
+            query = {}  # the next link carries the query
+
+    def conditional_get(
+        self,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        if_modified_since: str | None = None,
+        etag: str | None = None,
+    ) -> Response:
+        """A GET that may be answered 304 Not Modified (returned, not raised)."""
+        headers: dict[str, str] = {}
+        if if_modified_since:
+            headers["If-Modified-Since"] = if_modified_since
+        if etag:
+            headers["If-None-Match"] = etag
+        return self.request("GET", path, params=params, headers=headers, allow_statuses=(304,))
+
+    def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Run a GraphQL document; raises ``GitHubError`` when GitHub reports errors."""
+        response = self.request(
+            "POST", self.graphql_url, json={"query": query, "variables": dict(variables or {})}
+        )
+        body = response.body or {}
+        if body.get("errors"):
+            messages = "; ".join(str(e.get("message", e)) for e in body["errors"])
+            raise GitHubError(
+                "the GraphQL query failed",
+                status=response.status,
+                method="POST",
+                path="/graphql",
+                github_message=messages,
+            )
+        return dict(body.get("data") or {})
+
+    @property
+    def graphql_url(self) -> str:
+        # github.com: /graphql next to the REST root; GHES: /api/graphql next to /api/v3.
+        if self.api_url.endswith("/api/v3"):
+            return self.api_url[: -len("/v3")] + "/graphql"
+        return self.api_url + "/graphql"
+
+    def pygithub(self) -> Any:
+        """A PyGithub client on the same endpoint and token, for object-model code."""
+        import github  # PyGithub; imported lazily, it is slow to import
+
+        auth = github.Auth.Token(self._token.get_secret_value()) if self._token else None
+        return github.Github(
+            base_url=self.api_url,
+            auth=auth,
+            user_agent=USER_AGENT,
+            retry=github.GithubRetry(total=self.max_attempts - 1),
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def _parse_body(raw: requests.Response) -> Any:
+    content_type = raw.headers.get("content-type", "")
+    if not raw.content:
+        return None
+    if "json" in content_type:
+        try:
+            return raw.json()
+        except ValueError:
+            return None
+    return None
+
+
+def join_url(base: str, path: str) -> str:
+    return urljoin(base.rstrip("/") + "/", path.lstrip("/"))
+
+
+TOKEN_ENV = {
+    "bot": "bot_token",
+    "dispatch": "dispatch_token",
+    "agent": "agent_token",
+    "read": "read_token",
+}
+
+
+def gateway_from_secrets(secrets: Any, which: str, **kwargs: Any) -> Gateway:
+    """Build the gateway for one of Tusk's tokens (``bot``, ``dispatch``, ``agent``, ``read``).
+
+    ``secrets`` is a ``tusk.config.Secrets``; a missing token raises a
+    ``ConfigError`` naming the environment variable to set.
+    """
+    field_name = TOKEN_ENV[which]
+    token = secrets.require(field_name)[field_name]
+    return Gateway(api_url=secrets.github_api_url, token=token, token_name=which, **kwargs)
