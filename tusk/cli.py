@@ -27,9 +27,15 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("poll", "tusk.poller.cli", "poll the bot's notifications and dispatch triggers"),
     Command("receive-shard", "tusk.actions.receive_shard.main", "store one dispatched shard"),
-    Command("merge-shards", "tusk.actions.merge_shards.main", "join a job's shards into its context"),
-    Command("build-context", "tusk.actions.build_context.main", "render the context, open the log issue"),
-    Command("run-claude", "tusk.actions.run_claude.main", "run Claude Code isolated and write it up"),
+    Command(
+        "merge-shards", "tusk.actions.merge_shards.main", "join a job's shards into its context"
+    ),
+    Command(
+        "build-context", "tusk.actions.build_context.main", "render the context, open the log issue"
+    ),
+    Command(
+        "run-claude", "tusk.actions.run_claude.main", "run Claude Code isolated and write it up"
+    ),
     Command("go-away", "tusk.actions.go_away.main", "block the bot and clean up after it"),
     Command("mcp", "tusk.mcp_server.cli", "the policy-enforcing MCP server"),
     Command("shards", "tusk.shards_cli", "split or join shard payloads (debugging a dispatch)"),
@@ -67,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = sub.parse_args(argv[1:])
     try:
         return int(module.run(args))
-    except Exception as error:  # noqa: BLE001 - the one edge that turns errors into exit codes
+    except Exception as error:
         return report_and_exit_code(error)
 
 

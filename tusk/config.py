@@ -32,7 +32,9 @@ class Limits(Section):
 
     comments_per_thread: int = Field(2, ge=0, description="agent comments per issue or PR (M4)")
     issues_per_repo: int = Field(1, ge=0, description="issues the agent may open per repository")
-    prs_per_repo: int = Field(1, ge=0, description="pull requests the agent may open per repository")
+    prs_per_repo: int = Field(
+        1, ge=0, description="pull requests the agent may open per repository"
+    )
     memory_writes_per_run: int = Field(3, ge=0, description="memory entries per run (M12)")
     memory_entry_chars: int = Field(500, ge=1, description="characters per memory entry")
     memory_total_chars: int = Field(8000, ge=1, description="memory shown to the agent, in all")
@@ -110,8 +112,10 @@ class Settings(Section):
 
     def default_permissions(self) -> PermissionConfig:
         """The permission config a mention without a marker gets."""
-        operations = ALL_WRITE_OPERATIONS if self.limits.memory_writes_per_run else tuple(
-            op for op in ALL_WRITE_OPERATIONS if op != "memory"
+        operations = (
+            ALL_WRITE_OPERATIONS
+            if self.limits.memory_writes_per_run
+            else tuple(op for op in ALL_WRITE_OPERATIONS if op != "memory")
         )
         return PermissionConfig(
             operations=operations,
@@ -156,7 +160,10 @@ class Secrets(BaseModel):
         if missing:
             raise ConfigError(
                 "environment",
-                [f"{env}: not set; export it (in Actions: map it from a secret)" for env in missing],
+                [
+                    f"{env}: not set; export it (in Actions: map it from a secret)"
+                    for env in missing
+                ],
             )
         return found
 
@@ -218,7 +225,11 @@ def load_settings(path: Path) -> Settings:
             ],
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(str(path), [f"(file) cannot be read as UTF-8 text: {error}"]) from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"

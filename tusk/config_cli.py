@@ -22,8 +22,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     path = resolve_config_path(args.file or args.config)
     settings = load_settings(path)
+    staged = "on" if settings.staged else "off"
     print(
         f"{path}: ok (bot {settings.bot}, control repository {settings.control_repo}, "
-        f"{len(settings.allowed_users)} allowed user(s), staged={'on' if settings.staged else 'off'})"
+        f"{len(settings.allowed_users)} allowed user(s), staged={staged})"
     )
     return 0

@@ -18,7 +18,9 @@ CONTEXT_VERSION = 1
 SHARD_EVENT_TYPE = "tusk-shard"
 GO_AWAY_EVENT_TYPE = "tusk-go-away"
 
-REPO_PATTERN = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+# Owners are logins (no dots); a name may hold dots but not be only dots, so
+# "owner/.." can never walk up an API path.
+REPO_PATTERN = r"^[A-Za-z0-9_-]{1,39}/[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
 LOGIN_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$"
 JOBID_PATTERN = r"^[a-z0-9][a-z0-9-]{2,80}$"
 
@@ -85,7 +87,9 @@ class Trigger(StrictModel):
     body: str
     created_at: datetime
     updated_at: datetime | None = None
-    review_id: int | None = Field(default=None, description="the review a review comment belongs to")
+    review_id: int | None = Field(
+        default=None, description="the review a review comment belongs to"
+    )
 
 
 class ContextDocument(StrictModel):

@@ -55,5 +55,9 @@ def report_and_exit_code(error: BaseException) -> int:
             print(error.hint, file=sys.stderr)
         return 1
     traceback.print_exception(error, file=sys.stderr)
+    if isinstance(error, TuskError):
+        # Raised on purpose (e.g. a GitHubError): its message already says what to do.
+        actions_edge.error(f"Tusk stopped: {type(error).__name__}", detail=str(error))
+        return 1
     actions_edge.error(f"Tusk failed unexpectedly: {type(error).__name__}: {error}")
     return 1

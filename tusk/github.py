@@ -13,6 +13,7 @@ below the ``Gateway`` class so they can be tested without a network.
 
 from __future__ import annotations
 
+import email.utils
 import re
 import threading
 import time
@@ -157,17 +158,17 @@ def retry_delay(
     header wait at least a minute, growing; back off exponentially on 5xx.
     """
     backoff = min(2.0 ** (attempt - 1), 30.0)
-    if status is None or status in RETRYABLE_SERVER_STATUSES:
+    if status is None:
         return backoff
+    lowered = {k.lower(): v for k, v in headers.items()}
+    retry_after = retry_after_seconds(lowered.get("retry-after"), now=now)
+    if status in RETRYABLE_SERVER_STATUSES:
+        # A 503 may say when to come back; otherwise back off exponentially.
+        return retry_after if retry_after is not None else backoff
     if status not in (403, 429):
         return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    retry_after = lowered.get("retry-after")
     if retry_after is not None:
-        try:
-            return max(float(retry_after), 0.0)
-        except ValueError:
-            return 60.0
+        return retry_after
     if lowered.get("x-ratelimit-remaining") == "0":
         try:
             return max(float(lowered.get("x-ratelimit-reset", "0")) - now, 0.0) + 1.0
@@ -176,6 +177,21 @@ def retry_delay(
     if "secondary rate limit" in github_message(body).lower() or status == 429:
         return 60.0 * attempt
     return None  # an ordinary 403: missing rights, not a limit
+
+
+def retry_after_seconds(value: str | None, *, now: float) -> float | None:
+    """``Retry-After`` as seconds: delta-seconds or an HTTP date (RFC 9110); None if absent."""
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return 60.0  # unreadable: wait the minute GitHub asks for secondary limits
+    return max(when.timestamp() - now, 0.0)
 
 
 def error_for(method: str, path: str, status: int, body: Any) -> GitHubError:
@@ -216,22 +232,29 @@ def error_for(method: str, path: str, status: int, body: Any) -> GitHubError:
             hint=f"Details: {errors}" if errors else "",
             **common,
         )
-    if status >= 500:
+    if status in RETRYABLE_SERVER_STATUSES:
         return ServerError(
             "GitHub kept failing", hint="GitHub may be having an outage; run again later", **common
         )
+    if status >= 500:  # e.g. 501: retrying will not help
+        return ServerError(f"GitHub cannot serve this request ({status})", **common)
     return GitHubError(f"unexpected status {status}", **common)
 
 
 def next_link(link_header: str | None) -> str | None:
     """The ``rel="next"`` URL of a ``Link`` header, if any."""
-    if not link_header:
-        return None
-    for part in link_header.split(","):
+    return link_targets(link_header).get("next")
+
+
+def link_targets(link_header: str | None) -> dict[str, str]:
+    """Every ``rel`` of a ``Link`` header (next, prev, first, last) mapped to its URL."""
+    targets: dict[str, str] = {}
+    for part in (link_header or "").split(","):
         match = re.match(r'\s*<([^>]+)>\s*;\s*rel="([^"]+)"', part)
-        if match and match.group(2) == "next":
-            return match.group(1)
-    return None
+        if match:
+            for rel in match.group(2).split():
+                targets.setdefault(rel, match.group(1))
+    return targets
 
 
 # --------------------------------------------------------------------------- accounting
@@ -245,6 +268,10 @@ class RequestLedger:
     not_modified: Counter[str] = field(default_factory=Counter)
     retries: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record_retry(self) -> None:
+        with self._lock:
+            self.retries += 1
 
     def record(self, route: str, status: int | None) -> None:
         with self._lock:
@@ -302,7 +329,6 @@ class Gateway:
         self.ledger = ledger if ledger is not None else RequestLedger()
         self._session = requests.Session()
         self._session.trust_env = False  # never pick up a .netrc or proxy credentials
-        self._local = threading.local()
 
     # -- plumbing
 
@@ -368,17 +394,29 @@ class Gateway:
             delay = retry_delay(status, response_headers, body, attempt=attempt, now=self._clock())
             if delay is None or attempt >= self.max_attempts or delay > self.max_wait:
                 if status is None:
-                    raise TransportError(
+                    failure: GitHubError = TransportError(
                         f"could not reach GitHub after {attempt} attempt(s): {transport_error}",
                         method=method,
                         path=urlsplit(url).path,
                         hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network",
                     )
-                raise error_for(method, urlsplit(url).path, status, body)
-            self.ledger.retries += 1
+                else:
+                    failure = error_for(method, urlsplit(url).path, status, body)
+                raise self._scrubbed(failure)
+            self.ledger.record_retry()
             self._sleep(delay)
 
-    def get(self, path: str, *, params: Mapping[str, Any] | None = None, accept: str | None = None) -> Any:
+    def _scrubbed(self, error: GitHubError) -> GitHubError:
+        """The error with the token blanked out, should any text echo it back."""
+        secret = self._token.get_secret_value() if self._token is not None else ""
+        if secret and secret in str(error):
+            error.args = tuple(str(arg).replace(secret, "***") for arg in error.args)
+            error.github_message = error.github_message.replace(secret, "***")
+        return error
+
+    def get(
+        self, path: str, *, params: Mapping[str, Any] | None = None, accept: str | None = None
+    ) -> Any:
         return self.request("GET", path, params=params, accept=accept).body
 
     def get_text(self, path: str, *, accept: str, params: Mapping[str, Any] | None = None) -> str:
@@ -472,6 +510,37 @@ class Gateway:
             seconds_between_requests=None,
             seconds_between_writes=None,
         )
+
+    def download(self, path: str) -> bytes:
+        """The bytes behind a redirecting download (e.g. an artifact zip).
+
+        GitHub answers ``path`` with a 302 to a short-lived pre-signed URL,
+        usually on another host; that URL is fetched without the token.
+        """
+        response = self.request("GET", path, follow_redirects=False)
+        location = response.header("location")
+        if response.status not in (301, 302, 303, 307, 308) or not location:
+            raise GitHubError(
+                f"expected a redirect to the download, got {response.status}",
+                status=response.status,
+                method="GET",
+                path=urlsplit(response.url).path,
+            )
+        target = urljoin(response.url, location)
+        route = "GET (download)"
+        try:
+            raw = self._session.get(
+                target, headers={"User-Agent": USER_AGENT}, timeout=self.timeout
+            )
+        except requests.RequestException as error:
+            self.ledger.record(route, None)
+            raise TransportError(
+                f"could not fetch the download: {error}", method="GET", path=path
+            ) from None
+        self.ledger.record(route, raw.status_code)
+        if raw.status_code >= 400:
+            raise error_for("GET", path, raw.status_code, None)
+        return raw.content
 
     def close(self) -> None:
         self._session.close()

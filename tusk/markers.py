@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-MarkerKind = Literal["job", "backlink", "state", "go-away"]
+MarkerKind = Literal["job", "backlink", "state", "go-away", "entry", "blocklist-change"]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")
 

@@ -1,0 +1,717 @@
+"""build-context: from the merged context document to what the agent and the humans read.
+
+Pure: ``build`` turns a ``ContextDocument``, the settings and the history and
+memory entries into the task, the context, the diff and the sizes kept and
+left out.
+``log_issue_body`` fits the A4 body under GitHub's 65,536-character limit.
+The I/O (reading state, claiming the log issue, writing files) is in
+``main.py``. Text from GitHub is sanitised here (``sanitize``); in the log
+issue it is quoted by ``tusk.render.quote_block``, which makes it inert.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from tusk.actions.build_context.raw import (
+    LazyNodes,
+    Node,
+    RawContext,
+    Review,
+    ReviewComment,
+    parse_raw,
+)
+from tusk.actions.build_context.sanitize import describe, sanitize
+from tusk.actions.build_context.selection import (
+    Selection,
+    gaps,
+    latest_entries,
+    newest_within,
+    pick_by_ratio,
+    review_scope,
+)
+from tusk.actions.build_context.views import (
+    ContextView,
+    EntryView,
+    GapView,
+    ItemView,
+    LinkedIssueView,
+    SectionView,
+    Sizes,
+    SummaryView,
+    TaskView,
+    ThreadView,
+)
+
+from tusk.config import Settings
+from tusk.contracts import ContextDocument, PermissionConfig, Trigger
+from tusk.markers import render_marker
+from tusk.render import quote_block, render
+
+# GitHub refuses issue bodies past this many characters.
+BODY_LIMIT = 65536
+# What one item's heading line costs on top of its text, for the budget.
+ITEM_OVERHEAD = 160
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+UNTRUSTED_FLAG = "untrusted author: neither an allowed user nor a collaborator"
+CONTEXT_FILE = "context.md"
+DIFF_FILE = "diff.patch"
+
+
+def utf16_len(text: str) -> int:
+    """Length as GitHub may count it (UTF-16 units); never less than ``len``."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def fmt_time(moment: datetime | None) -> str:
+    if moment is None:
+        return "unknown time"
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def log_issue_title(repo: str, number: int | None, moment: datetime) -> str:
+    """``[Agent Log] owner/name #123 — YYYY-MM-DD HH:MM`` in UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    where = f"{repo} #{number}" if number is not None else repo
+    return f"[Agent Log] {where} — {moment.strftime('%Y-%m-%d %H:%M')}"
+
+
+_SAFE_URL = re.compile(r"^https?://[^\s()<>\"'`\\]+$")
+
+
+def safe_url(url: str | None) -> str | None:
+    """A URL fit to put inside a markdown link, or None."""
+    return url if url and _SAFE_URL.match(url) else None
+
+
+# --------------------------------------------------------------------------- items
+
+
+@dataclass(frozen=True)
+class Trust:
+    """Who counts as trusted: allowed users, the bot, and the repository's collaborators."""
+
+    allowed: frozenset[str]
+    collaborators: frozenset[str] | None  # None: fall back on author_association
+
+    def trusted(self, node: Node) -> bool:
+        login = node.author.lower()
+        if login in self.allowed:
+            return True
+        if self.collaborators is not None:
+            return login in self.collaborators
+        return (node.author_association or "").upper() in TRUSTED_ASSOCIATIONS
+
+
+def trust_of(settings: Settings, raw: RawContext) -> Trust:
+    allowed = frozenset(login.lower() for login in (*settings.allowed_users, settings.bot))
+    collaborators = (
+        frozenset(login.lower() for login in raw.collaborators)
+        if raw.collaborators is not None
+        else None
+    )
+    return Trust(allowed, collaborators)
+
+
+def time_flags(node: Node, trigger_time: datetime) -> tuple[str, ...]:
+    """Mark text written or edited after the mention: the requester never saw it."""
+    if node.created_at is not None and node.created_at > trigger_time:
+        return ("written after the mention",)
+    if node.updated_at is not None and node.updated_at > trigger_time:
+        return ("edited after the mention",)
+    return ()
+
+
+@dataclass(frozen=True)
+class ItemFactory:
+    trust: Trust
+    trigger_time: datetime
+
+    def text(self, value: str | None) -> str:
+        return sanitize(value or "").text
+
+    def item(
+        self,
+        node: Node,
+        kind: str,
+        *,
+        detail: str = "",
+        is_trigger: bool = False,
+        body: str | None = None,
+    ) -> ItemView:
+        cleaned = sanitize(node.text if body is None else body)
+        flags: list[str] = []
+        if not self.trust.trusted(node):
+            flags.append(UNTRUSTED_FLAG)
+        if not is_trigger:
+            flags.extend(time_flags(node, self.trigger_time))
+        if cleaned.changed:
+            flags.append(describe(cleaned))
+        return ItemView(
+            kind=kind,
+            author=node.author,
+            url=safe_url(node.html_url),
+            when=fmt_time(node.created_at),
+            detail=sanitize(detail).text,
+            flags=tuple(flags),
+            text=cleaned.text,
+            is_trigger=is_trigger,
+        )
+
+
+def item_size(text: str | None) -> int:
+    return len(text or "") + ITEM_OVERHEAD
+
+
+def with_gaps(
+    items: Sequence[ItemView], kept: Sequence[int], count: int, sizes: Sequence[int]
+) -> tuple[ItemView | GapView, ...]:
+    """Kept items in order, with a ``GapView`` for each run of left-out ones."""
+    by_index = dict(zip(kept, items, strict=True))
+    runs = dict(gaps(kept, count))
+    out: list[ItemView | GapView] = []
+    index = 0
+    while index < count:
+        if index in by_index:
+            out.append(by_index[index])
+            index += 1
+        else:
+            length = runs[index]
+            out.append(GapView(count=length, chars=sum(sizes[index : index + length])))
+            index += length
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- history, memory
+
+
+class Entry(Protocol):
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def url(self) -> str: ...
+
+
+def entry_views(entries: Sequence[Entry]) -> tuple[EntryView, ...]:
+    return tuple(
+        EntryView(
+            text=sanitize(e.text).text,
+            when=fmt_time(e.created_at),
+            url=safe_url(e.url),
+        )
+        for e in entries
+    )
+
+
+# --------------------------------------------------------------------------- the build
+
+
+@dataclass(frozen=True)
+class Built:
+    task: TaskView
+    context: ContextView
+    diff: str | None
+    sizes: Sizes
+
+
+def thread_kind(doc: ContextDocument, raw: RawContext) -> str:
+    if doc.trigger.type.startswith("discussion"):
+        return "discussion"
+    thread = raw.thread
+    is_pr = doc.trigger.type in ("pull_request_body", "review", "review_comment") or bool(
+        thread and thread.head
+    )
+    return "pull request" if is_pr else "issue"
+
+
+def _is(node: Node, trigger_id: str) -> bool:
+    return node.id is not None and str(node.id) == trigger_id
+
+
+def build(
+    doc: ContextDocument,
+    settings: Settings,
+    *,
+    history: Sequence[Entry] = (),
+    memory: Sequence[Entry] = (),
+) -> Built:
+    """Everything the run needs, filtered by A3. ``history``/``memory`` newest first."""
+    raw = parse_raw(doc.raw)
+    trigger = doc.trigger
+    make = ItemFactory(trust_of(settings, raw), trigger.created_at)
+    kind = thread_kind(doc, raw)
+    thread = raw.thread
+    budget = settings.limits.context_chars
+    spent = 0
+
+    # The description: always whole. When it is the trigger, the frozen trigger text is shown.
+    description = None
+    if thread is not None:
+        is_trigger = trigger.type in ("issue_body", "pull_request_body", "discussion_body")
+        description = make.item(
+            thread,
+            "description",
+            is_trigger=is_trigger,
+            body=trigger.body if is_trigger else None,
+        )
+        spent += item_size(description.text)
+
+    # Reviews, by rule (PRs only).
+    reviews_section = comments_section = None
+    sizes = Sizes(budget=budget)
+    if kind == "pull request":
+        batch_hint = trigger.review_id
+        if trigger.type == "review":
+            batch_hint = int(trigger.id) if trigger.id.isdigit() else trigger.review_id
+        scope = review_scope(raw.reviews, raw.review_comments, trigger_review_id=batch_hint)
+        reviews_section = _review_section(make, raw.reviews, scope.reviews, trigger, scope.rule)
+        comments_section = _review_comment_section(
+            make, raw.review_comments, scope.review_comments, trigger, scope.batch_id
+        )
+        spent += sum(item_size(e.text) for e in reviews_section.entries if isinstance(e, ItemView))
+        spent += sum(item_size(e.text) for e in comments_section.entries if isinstance(e, ItemView))
+        sizes = sizes.model_copy(
+            update={
+                "reviews_kept": len(scope.reviews),
+                "reviews_left_out": len(raw.reviews) - len(scope.reviews),
+                "review_comments_kept": len(scope.review_comments),
+                "review_comments_left_out": len(raw.review_comments) - len(scope.review_comments),
+            }
+        )
+
+    # The conversation: the trigger whole, the rest by the 3:1 rule under what is left.
+    conversation, conv_sizes = _conversation(make, raw.comments, trigger, budget - spent)
+    sizes = sizes.model_copy(update=conv_sizes)
+
+    linked, linked_note, linked_sizes = _linked(make, raw, settings.limits.linked_issue_chars)
+    sizes = sizes.model_copy(update=linked_sizes)
+
+    kept_history = latest_entries(list(history), settings.limits.history_entries)
+    kept_memory = newest_within(
+        list(memory), settings.limits.memory_total_chars, lambda e: len(e.text)
+    )
+    history_note = (
+        f"The latest {len(kept_history.items)} of the agent's run summaries, newest first."
+        if kept_history.items
+        else "No earlier runs are recorded."
+    )
+    memory_note = (
+        f"{kept_memory.left_out} older entr{'y' if kept_memory.left_out == 1 else 'ies'} left "
+        f"out ({kept_memory.left_out_chars} characters) to stay within "
+        f"{settings.limits.memory_total_chars} characters."
+        if kept_memory.left_out
+        else ""
+    )
+
+    diff = raw.diff if kind == "pull request" else None
+    sizes = sizes.model_copy(
+        update={
+            "history_kept": len(kept_history.items),
+            "memory_kept": len(kept_memory.items),
+            "memory_left_out": kept_memory.left_out,
+            "diff_chars": len(diff or ""),
+        }
+    )
+
+    thread_view = ThreadView(
+        repo=doc.repo,
+        kind=kind,
+        number=thread.number if thread and thread.number is not None else trigger.number,
+        title=make.text(thread.title if thread else ""),
+        url=safe_url(thread.html_url if thread else None),
+        state=thread.state if thread else None,
+        labels=tuple(make.text(label.name) for label in (thread.labels if thread else ())),
+        assignees=tuple(a.login for a in (thread.assignees if thread else ())),
+        milestone=make.text(thread.milestone.title) if thread and thread.milestone else None,
+        head=make.text(thread.head.label or thread.head.ref) if thread and thread.head else None,
+        base=make.text(thread.base.ref) if thread and thread.base else None,
+        merged=thread.merged if thread else None,
+        draft=thread.draft if thread else None,
+    )
+    context = ContextView(
+        thread=thread_view,
+        trigger_url=safe_url(trigger.url) or "",
+        trigger_kind=trigger.type.replace("_", " "),
+        trigger_when=fmt_time(trigger.created_at),
+        trigger_author=trigger.author,
+        description=description,
+        conversation=conversation,
+        reviews=reviews_section,
+        review_comments=comments_section,
+        diff_file=DIFF_FILE if diff is not None else None,
+        linked=linked,
+        linked_note=linked_note,
+        history=entry_views(kept_history.items),
+        history_note=history_note,
+        memory=entry_views(kept_memory.items),
+        memory_note=memory_note,
+        sizes=sizes,
+    )
+    trigger_clean = sanitize(trigger.body)
+    task_flags = (describe(trigger_clean),) if trigger_clean.changed else ()
+    permissions = doc.permission_config
+    task = TaskView(
+        repo=doc.repo,
+        thread_kind=kind,
+        number=thread_view.number,
+        trigger_url=safe_url(trigger.url) or "",
+        trigger_kind=trigger.type.replace("_", " "),
+        author=trigger.author,
+        trust_level=doc.trust_level,
+        when=fmt_time(trigger.created_at),
+        text=trigger_clean.text,
+        flags=task_flags,
+        permissions=_describe_permissions(permissions),
+        marker_error=sanitize(permissions.error).text if permissions.error else None,
+        context_file=CONTEXT_FILE,
+        diff_file=DIFF_FILE if diff is not None else None,
+    )
+    return Built(task=task, context=context, diff=diff, sizes=sizes)
+
+
+def _describe_permissions(config: PermissionConfig) -> tuple[str, ...]:
+    lines = [f"allowed writes: {', '.join(config.operations) or 'none'}"]
+    if config.only_this_thread:
+        lines.append("only on the thread of the mention")
+    if config.repos is not None:
+        lines.append(f"only in: {', '.join(config.repos) or 'no repository'}")
+    lines.append(
+        f"at most {config.comments_per_thread} comment(s) per thread, "
+        f"{config.issues_per_repo} issue(s) and {config.prs_per_repo} pull request(s) "
+        f"per repository, {config.memory_writes} memory entr"
+        f"{'y' if config.memory_writes == 1 else 'ies'}"
+    )
+    return tuple(lines)
+
+
+class Measured(Sequence[int]):
+    """Sizes of sanitised texts, measured on first access (the 3:1 walk visits few)."""
+
+    def __init__(self, count: int, text_of: Callable[[int], str]) -> None:
+        self._count = count
+        self._text_of = text_of
+        self._cache: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: int) -> int:  # type: ignore[override]
+        if index not in self._cache:
+            self._cache[index] = item_size(sanitize(self._text_of(index)).text)
+        return self._cache[index]
+
+
+def choose_comments(
+    comments: LazyNodes, budget: int, *, skip: int | None = None
+) -> tuple[list[int], Selection, list[int]]:
+    """The 3:1 choice over ``comments`` (indices into it), leaving out index ``skip``.
+
+    Returns the kept indices, the selection over the others, and a cheap size
+    (raw length + heading) of every comment, for counting what is left out.
+    """
+    others = [i for i in range(len(comments)) if i != skip]
+    rough = [item_size(comments.body(i)) for i in range(len(comments))]
+    sizes = Measured(len(others), lambda i: comments.body(others[i]))
+    selection = pick_by_ratio(sizes, budget, floor=ITEM_OVERHEAD, rough=[rough[i] for i in others])
+    return [others[i] for i in selection.kept], selection, rough
+
+
+def _conversation(
+    make: ItemFactory, comments: LazyNodes, trigger: Trigger, budget: int
+) -> tuple[SectionView, dict[str, int]]:
+    trigger_index = None
+    if trigger.type == "issue_comment":
+        trigger_index = next(
+            (i for i in range(len(comments)) if comments.raw_id(i) == trigger.id), None
+        )
+    trigger_size = item_size(trigger.body) if trigger_index is not None else 0
+    kept, selection, rough = choose_comments(comments, budget - trigger_size, skip=trigger_index)
+    if trigger_index is not None:
+        kept = sorted([*kept, trigger_index])
+    items = [
+        # The trigger is shown whole, with its text frozen at the mention.
+        make.item(comments[i], "comment", is_trigger=True, body=trigger.body)
+        if i == trigger_index
+        else make.item(comments[i], "comment")
+        for i in kept
+    ]
+    entries = with_gaps(items, kept, len(comments), rough)
+    total = len(comments) - (trigger_index is not None)
+    note = (
+        f"{len(selection.kept)} of {total} other comments kept, chosen newest to oldest "
+        f"at 3:1; {len(selection.left_out)} left out ({selection.left_out_chars} characters)."
+        if total
+        else "No other comments."
+    )
+    counts = {
+        "comments_kept": len(selection.kept),
+        "comments_left_out": len(selection.left_out),
+        "comment_chars_kept": selection.kept_chars,
+        "comment_chars_left_out": selection.left_out_chars,
+    }
+    return SectionView(title="Conversation", note=note, entries=entries), counts
+
+
+def _review_section(
+    make: ItemFactory,
+    reviews: Sequence[Review],
+    kept: Sequence[int],
+    trigger: Trigger,
+    rule: str,
+) -> SectionView:
+    items: list[ItemView | GapView] = []
+    for index in kept:
+        review = reviews[index]
+        is_trigger = trigger.type == "review" and _is(review, trigger.id)
+        items.append(
+            make.item(
+                review,
+                "review",
+                detail=review.state or "",
+                is_trigger=is_trigger,
+                body=trigger.body if is_trigger else None,
+            )
+        )
+    left_out = len(reviews) - len(kept)
+    if rule == "trigger-review":
+        note = "The review the mention is in, whole."
+    else:
+        note = "Every review on the pull request."
+    if left_out:
+        note += f" {left_out} other review(s) left out."
+    return SectionView(title="Reviews", note=note, entries=tuple(items))
+
+
+def _review_comment_section(
+    make: ItemFactory,
+    comments: Sequence[ReviewComment],
+    kept: Sequence[int],
+    trigger: Trigger,
+    batch: int | None,
+) -> SectionView:
+    items: list[ItemView | GapView] = []
+    for index in kept:
+        comment = comments[index]
+        is_trigger = trigger.type == "review_comment" and _is(comment, trigger.id)
+        where = comment.path or ""
+        line = comment.line or comment.original_line
+        if where and line:
+            where += f" line {line}"
+        items.append(
+            make.item(
+                comment,
+                "review comment",
+                detail=where,
+                is_trigger=is_trigger,
+                body=trigger.body if is_trigger else None,
+            )
+        )
+    left_out = len(comments) - len(kept)
+    note = (
+        f"All {len(kept)} comment(s) of review {batch}, whole."
+        if batch is not None
+        else "No review comments."
+    )
+    if left_out:
+        note += f" {left_out} review comment(s) of other reviews left out."
+    return SectionView(title="Review comments", note=note, entries=tuple(items))
+
+
+def _linked(
+    make: ItemFactory, raw: RawContext, budget: int
+) -> tuple[tuple[LinkedIssueView, ...], str, dict[str, int]]:
+    """Linked issues under their own budget: description first, then comments by 3:1."""
+    remaining = budget
+    views: list[LinkedIssueView] = []
+    kept_count = left_count = left_chars = 0
+    for linked in raw.linked_issues:
+        issue = linked.issue
+        title = make.text(f"#{issue.number} {issue.title}" if issue.number else issue.title)
+        description_size = item_size(sanitize(issue.text).text)
+        if description_size > remaining:
+            left_count += 1
+            left_chars += description_size + sum(
+                item_size(linked.comments.body(i)) for i in range(len(linked.comments))
+            )
+            views.append(
+                LinkedIssueView(
+                    title=title,
+                    url=safe_url(issue.html_url),
+                    note="Left out: its description alone is over what is left of the "
+                    f"linked-issue budget ({description_size} > {remaining} characters).",
+                )
+            )
+            continue
+        remaining -= description_size
+        kept_count += 1
+        kept, selection, rough = choose_comments(linked.comments, remaining)
+        remaining -= selection.kept_chars
+        left_chars += selection.left_out_chars
+        items = [make.item(linked.comments[i], "comment") for i in kept]
+        entries = (
+            make.item(issue, "description"),
+            *with_gaps(items, kept, len(linked.comments), rough),
+        )
+        views.append(
+            LinkedIssueView(
+                title=title,
+                url=safe_url(issue.html_url),
+                note=f"{len(kept)} of {len(linked.comments)} comments kept.",
+                entries=entries,
+            )
+        )
+    note = (
+        f"{len(raw.linked_issues)} linked issue(s) under a budget of {budget} characters."
+        if raw.linked_issues
+        else ""
+    )
+    counts = {
+        "linked_kept": kept_count,
+        "linked_left_out": left_count,
+        "linked_chars_left_out": left_chars,
+    }
+    return tuple(views), note, counts
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render_task(task: TaskView) -> str:
+    return render("task.md.j2", task=task)
+
+
+def render_context(context: ContextView) -> str:
+    return render("context.md.j2", context=context)
+
+
+@dataclass(frozen=True)
+class LogBody:
+    body: str
+    context_cut: bool
+    task_cut: bool
+
+
+def log_issue_body(
+    *,
+    jobid: str,
+    repo: str,
+    task_text: str,
+    context_text: str,
+    artifact_name: str,
+    artifact_url: str | None,
+    limit: int = BODY_LIMIT,
+) -> LogBody:
+    """The A4 body: the Task whole, as much Context as fits, a note when cut."""
+    marker = render_marker("job", {"jobid": jobid, "repo": repo})
+    task_text, context_text = task_text.rstrip("\n"), context_text.rstrip("\n")
+
+    def body(task_lines: int | None, context_lines: int | None) -> str:
+        task = _head(task_text, task_lines)
+        context = _head(context_text, context_lines)
+        return render(
+            "log_issue.md.j2",
+            marker=marker,
+            task=task,
+            context=context,
+            task_cut=task_lines is not None,
+            context_cut=context_lines is not None,
+            context_total=len(context_text),
+            context_shown=len(context),
+            artifact_name=artifact_name,
+            artifact_url=safe_url(artifact_url),
+        )
+
+    # One quoting pass measures every line; a second renders what fits.
+    frame = utf16_len(body(None, 0))
+    keep, total = _context_lines_that_fit(context_text, frame, limit)
+    if keep == total:
+        whole = body(None, None)
+        if utf16_len(whole) <= limit:
+            return LogBody(whole, False, False)
+        keep = total - 1
+    if keep is not None and utf16_len(body(None, keep)) > limit:
+        # The note's numbers grew by a digit or two: search below the estimate.
+        keep = _largest(keep + 1, lambda k: utf16_len(body(None, k)) <= limit)
+    if keep is not None:
+        return LogBody(body(None, keep), True, False)
+    # The task alone is too long: cut it too, and show no context.
+    task_lines = task_text.split("\n")
+    keep_task = _largest(len(task_lines), lambda k: utf16_len(body(k, 0)) <= limit)
+    return LogBody(body(keep_task or 0, 0), True, True)
+
+
+def _context_lines_that_fit(context_text: str, frame: int, limit: int) -> tuple[int | None, int]:
+    """How many leading context lines fit beside a frame of ``frame`` characters,
+    and how many lines there are.
+
+    ``quote_block`` quotes line by line, so each line's quoted size is known
+    from one pass; the estimate counts a newline per line, never too few.
+    """
+    lines = quote_block(context_text).split("\n")
+    if frame > limit:
+        return None, len(lines)
+    room = limit - frame
+    used = kept = 0
+    for line in lines:
+        used += utf16_len(line) + 1
+        if used > room:
+            break
+        kept += 1
+    return kept, len(lines)
+
+
+def _head(text: str, lines: int | None) -> str:
+    if lines is None:
+        return text
+    return "\n".join(text.split("\n")[:lines])
+
+
+def _largest(count: int, fits: Callable[[int], bool]) -> int | None:
+    """The largest k in [0, count) with ``fits(k)``, assuming ``fits`` is monotone."""
+    if count == 0 or not fits(0):
+        return None
+    low, high = 0, count - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def render_summary(summary: SummaryView) -> str:
+    return render("step_summary.md.j2", summary=summary)
+
+
+def task_excerpt(text: str, limit: int = 1000) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return text[:limit].rsplit("\n", 1)[0] if "\n" in text[:limit] else text[:limit], True
+
+
+__all__ = [
+    "BODY_LIMIT",
+    "Built",
+    "LogBody",
+    "build",
+    "fmt_time",
+    "gaps",
+    "log_issue_body",
+    "log_issue_title",
+    "render_context",
+    "render_summary",
+    "render_task",
+    "task_excerpt",
+]

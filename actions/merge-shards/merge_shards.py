@@ -1,0 +1,251 @@
+"""merge-shards: download a job's shards, join and verify them, write the context file.
+
+Shards still being uploaded by other runs are waited for, bounded and with
+backoff; the clock and sleep are injected so tests run in no real time. A job
+that cannot be joined (timeout, missing, conflicting or corrupt shards) is a
+``ShardError`` naming the job and the indices, which the edge records in the
+control repository as a failure log issue: nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tusk.actions.receive_shard.receive_shard import artifact_name, live_artifacts, write_context
+
+from tusk import shards
+from tusk.config import Settings
+from tusk.contracts import Shard
+from tusk.github import Gateway
+
+
+@dataclass(frozen=True)
+class WaitPolicy:
+    """How long to wait for shards still uploading: ``timeout`` seconds in all,
+    polling after ``first_delay`` seconds, doubling up to ``max_delay``."""
+
+    timeout: float = 120.0
+    first_delay: float = 2.0
+    max_delay: float = 20.0
+
+
+@dataclass
+class Collected:
+    """What the job's artifacts held so far. Downloads are cached by artifact id.
+
+    A job dispatched twice (the poller re-ran after a crash) may have two
+    *generations* of shards: each internally consistent, told apart by their
+    checksum. Any complete generation can be merged; mixing them never is.
+    """
+
+    shards: list[Shard] = field(default_factory=list)
+    corrupt: dict[int, str] = field(default_factory=dict)
+    seen_ids: set[int] = field(default_factory=set)
+
+    def generations(self, total: int) -> dict[str, list[Shard]]:
+        """Shards of each checksum that agree on ``total``, by checksum."""
+        found: dict[str, list[Shard]] = {}
+        for shard in self.shards:
+            if shard.total_shards == total:
+                found.setdefault(shard.checksum, []).append(shard)
+        return found
+
+    def target(self, total: int, checksum: str | None) -> tuple[str | None, list[Shard]]:
+        """The generation to merge: ``checksum``'s if given, else a complete one, else
+        the one with the most indices."""
+        generations = self.generations(total)
+        if checksum is not None:
+            return checksum, generations.get(checksum, [])
+        if not generations:
+            return None, []
+        best = max(
+            generations.items(), key=lambda item: (len({s.shard_index for s in item[1]}), item[0])
+        )
+        return best
+
+    def missing(self, total: int, checksum: str | None) -> list[int]:
+        _, chosen = self.target(total, checksum)
+        present = {s.shard_index for s in chosen}
+        return [i for i in range(total) if i not in present]
+
+
+def shard_from_zip(blob: bytes, *, jobid: str, index: int) -> Shard:
+    """The one shard payload inside an artifact zip; it must be the shard its name says."""
+    where = f"artifact {artifact_name(jobid, index)}"
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            members = [m for m in archive.namelist() if not m.endswith("/")]
+            if len(members) != 1:
+                raise shards.ShardError(
+                    jobid, f"{where} holds {len(members)} files, not one shard", corrupt=[index]
+                )
+            text = archive.read(members[0]).decode("utf-8")
+    except (zipfile.BadZipFile, UnicodeDecodeError, KeyError) as error:
+        raise shards.ShardError(jobid, f"{where} is unreadable: {error}", corrupt=[index]) from None
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise shards.ShardError(jobid, f"{where} is not JSON: {error}", corrupt=[index]) from None
+    shard = shards.parse_shard(payload, where=where)
+    if shard.jobid != jobid or shard.shard_index != index:
+        raise shards.ShardError(
+            jobid,
+            f"{where} holds shard {shard.shard_index} of job {shard.jobid}",
+            corrupt=[index],
+        )
+    return shard
+
+
+def collect(
+    gateway: Gateway, repo: str, jobid: str, indices: Iterable[int], into: Collected
+) -> Collected:
+    """Download every not-yet-seen artifact of the given indices."""
+    for index in indices:
+        for artifact in live_artifacts(gateway, repo, artifact_name(jobid, index)):
+            artifact_id = int(artifact["id"])
+            if artifact_id in into.seen_ids:
+                continue
+            blob = gateway.download(f"/repos/{repo}/actions/artifacts/{artifact_id}/zip")
+            into.seen_ids.add(artifact_id)
+            try:
+                into.shards.append(shard_from_zip(blob, jobid=jobid, index=index))
+            except shards.ShardError as error:
+                into.corrupt[index] = error.problem
+    return into
+
+
+def merge(
+    gateway: Gateway,
+    repo: str,
+    jobid: str,
+    total: int,
+    context_file: Path,
+    *,
+    checksum: str | None = None,
+    policy: WaitPolicy = WaitPolicy(),
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    log: Callable[[str], Any] = print,
+) -> bytes:
+    """Wait for, join, verify and write the job's context; raise ``ShardError`` if it can't.
+
+    ``checksum`` (the dispatched shard's) pins the generation to merge; without
+    it any complete generation will do.
+    """
+    deadline = clock() + policy.timeout
+    delay = policy.first_delay
+    collected = Collected()
+    missing = list(range(total))
+    while True:
+        # Every index is listed once (duplicates included); later rounds only
+        # look again for the indices still missing.
+        collect(gateway, repo, jobid, missing, collected)
+        missing = collected.missing(total, checksum)
+        remaining = deadline - clock()
+        stuck = [i for i in missing if i in collected.corrupt]
+        # A corrupt shard will not heal by waiting; a missing one may still be uploading.
+        if not missing or stuck or remaining <= 0:
+            break
+        log(f"job {jobid}: waiting for shards {', '.join(map(str, missing))} of {total}")
+        sleep(min(delay, remaining))
+        delay = min(delay * 2, policy.max_delay)
+    if missing:
+        timed_out = not stuck
+        raise failure(jobid, total, checksum, collected, timed_out=timed_out, waited=policy.timeout)
+    for index in sorted(collected.corrupt):
+        log(f"job {jobid}: ignoring a stray artifact: {collected.corrupt[index]}")
+    _, chosen = collected.target(total, checksum)
+    return write_context(jobid, chosen, context_file)
+
+
+def failure(
+    jobid: str,
+    total: int,
+    checksum: str | None,
+    collected: Collected,
+    *,
+    timed_out: bool,
+    waited: float,
+) -> shards.ShardError:
+    """One error naming every missing, conflicting and corrupt index of the job."""
+    missing = collected.missing(total, checksum)
+    corrupt = sorted(i for i in collected.corrupt if i in missing)
+    problems = [collected.corrupt[i] for i in corrupt]
+    chosen_checksum, _ = collected.target(total, checksum)
+    elsewhere = sorted(
+        {
+            s.shard_index
+            for s in collected.shards
+            if s.checksum != chosen_checksum and s.shard_index in missing
+        }
+    )
+    if elsewhere:
+        problems.append(
+            f"shards {', '.join(map(str, elsewhere))} exist only with another checksum or "
+            "total (another dispatch of this job, or corrupted)"
+        )
+    absent = [i for i in missing if i not in corrupt]
+    if absent:
+        wait = f" after waiting {waited:g}s" if timed_out else ""
+        problems.append(f"shards {', '.join(map(str, absent))} of {total} are missing{wait}")
+    return shards.ShardError(
+        jobid,
+        "; ".join(problems),
+        missing=[i for i in absent if i not in elsewhere],
+        conflicting=elsewhere,
+        corrupt=corrupt,
+    )
+
+
+def failure_report(jobid: str, error: shards.ShardError, *, run_url: str | None) -> tuple[str, str]:
+    """Title and body of the failure log issue."""
+    title = f"[Agent Log] shards of job {jobid} could not be merged"
+    lines = [
+        "# Shard transport failed",
+        "",
+        f"Job `{jobid}` was **not run**: {error.problem}.",
+        "",
+        "| fault | shard indices |",
+        "|---|---|",
+        f"| missing | {_cell(error.missing)} |",
+        f"| conflicting | {_cell(error.conflicting)} |",
+        f"| corrupt | {_cell(error.corrupt)} |",
+        "",
+        "## What was lost",
+        "",
+        "The context this job carried never reached an agent run. No comment, issue "
+        "or pull request was made for it.",
+        "",
+        "## How to trigger it again",
+        "",
+        "Mention the bot again on the original issue, pull request or discussion; "
+        "the poller dispatches the job anew. To inspect a set of shard payloads, "
+        "save them as JSON lines and run `tusk shards join FILE`.",
+    ]
+    if run_url:
+        lines += ["", f"Workflow run: {run_url}"]
+    return title, "\n".join(lines) + "\n"
+
+
+def _cell(indices: tuple[int, ...]) -> str:
+    return ", ".join(map(str, indices)) if indices else "—"
+
+
+def record_failure_issue(
+    gateway: Gateway, settings: Settings, error: shards.ShardError, *, run_url: str | None
+) -> str:
+    """Open the failure log issue (workflow + bug) in the control repository; its URL."""
+    from tusk.log_issue import record_failure  # imported late: built alongside build-context
+
+    jobid = error.jobid or "unknown"
+    title, body = failure_report(jobid, error, run_url=run_url)
+    return record_failure(
+        gateway, settings, jobid=jobid, repo=settings.control_repo, title=title, body=body
+    )

@@ -1,0 +1,112 @@
+"""receive-shard: take one dispatched shard in, and tell whether its job is complete.
+
+A one-shard job is decoded and written as the context file at once. Any other
+shard is written to a file for ``actions/upload-artifact`` to store as
+``<jobid>-shard-<index>``; after the upload, ``missing_indices`` lists the
+job's artifacts over REST and the job is complete once every index is there.
+
+Two deliveries may both see their job complete at the same moment; that is
+fine: merge-shards joins the same bytes in both, and the log issue claim
+downstream lets exactly one run go on (ENGINEERING §2).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tusk import shards
+from tusk.contracts import SHARD_EVENT_TYPE, Shard
+from tusk.errors import InputError
+from tusk.github import Gateway
+
+
+def artifact_name(jobid: str, index: int) -> str:
+    return f"{jobid}-shard-{index}"
+
+
+def shard_from_event(event: Mapping[str, Any]) -> Shard:
+    """The shard of a ``repository_dispatch`` event (or a bare ``client_payload``)."""
+    action = event.get("action")
+    if action is not None and action != SHARD_EVENT_TYPE:
+        raise InputError(
+            f"this is a `{action}` dispatch, not `{SHARD_EVENT_TYPE}`",
+            f"Run receive-shard only for `{SHARD_EVENT_TYPE}` events "
+            f"(guard the job with `if: github.event.action == '{SHARD_EVENT_TYPE}'`).",
+        )
+    payload = event.get("client_payload", event)
+    return shards.parse_shard(payload, where="the dispatched client_payload")
+
+
+def read_event(path: Path) -> Mapping[str, Any]:
+    try:
+        event = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError(
+            f"cannot read the shard payload from {path}: {error}",
+            "Give --payload FILE, or run inside a repository_dispatch workflow.",
+        ) from None
+    if not isinstance(event, dict):
+        raise InputError(f"{path} does not hold a JSON object", "Give a client_payload object.")
+    return event
+
+
+@dataclass(frozen=True)
+class Received:
+    shard: Shard
+    complete: bool
+    context_file: Path | None = None
+    artifact_name: str | None = None
+    artifact_file: Path | None = None
+
+
+def receive(shard: Shard, *, work_dir: Path, context_file: Path) -> Received:
+    """Decode a one-shard job straight away; otherwise write the shard for upload."""
+    if shard.total_shards == 1:
+        write_context(shard.jobid, [shard], context_file)
+        return Received(shard, complete=True, context_file=context_file)
+    name = artifact_name(shard.jobid, shard.shard_index)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    target = work_dir / f"{name}.json"
+    target.write_text(json.dumps(shards.shard_payload(shard), separators=(",", ":")) + "\n")
+    return Received(shard, complete=False, artifact_name=name, artifact_file=target)
+
+
+def write_context(jobid: str, job_shards: list[Shard], context_file: Path) -> bytes:
+    """Join, verify and validate a job's shards, then write the context document."""
+    data = shards.join_shards(job_shards)
+    shards.validate_context_document(data, jobid=jobid)
+    context_file.parent.mkdir(parents=True, exist_ok=True)
+    context_file.write_bytes(data)
+    return data
+
+
+def live_artifacts(gateway: Gateway, repo: str, name: str) -> list[dict[str, Any]]:
+    """Every unexpired artifact named exactly ``name`` (several after duplicate deliveries)."""
+    return [
+        artifact
+        for artifact in gateway.paginate(
+            f"/repos/{repo}/actions/artifacts", params={"name": name}, item_key="artifacts"
+        )
+        if artifact.get("name") == name and not artifact.get("expired", False)
+    ]
+
+
+def first_missing_index(
+    gateway: Gateway, repo: str, jobid: str, total: int, *, own_index: int | None = None
+) -> int | None:
+    """The highest index of the job with no stored artifact yet, or None when all are there.
+
+    Shards mostly arrive in order, so looking from the top finds a gap with
+    one request for every delivery but the last (about 2N requests per job,
+    not N²). ``own_index`` was just uploaded by this very run and is skipped.
+    """
+    for index in range(total - 1, -1, -1):
+        if index == own_index:
+            continue
+        if not live_artifacts(gateway, repo, artifact_name(jobid, index)):
+            return index
+    return None

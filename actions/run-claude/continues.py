@@ -1,0 +1,119 @@
+"""The self-checks after the main session (MISSION A7), each a ``--resume``.
+
+``--resume <session_id>`` and never ``-c``: ``-c`` silently starts a fresh
+session when it finds nothing to continue, ``--resume`` fails loudly.
+
+1. only when the audit shows no comment, issue or PR created: leave a message;
+2. always: confirm the changes are pushed (when the workspace has any) and
+   the PR exists;
+3. always: with only the history tool allowed, write a one-line summary.
+
+After a failure the model may still answer (a loop, the turn or time
+budget) or may not (an API error, a crash): then only the history pass, or
+nothing, is attempted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tusk.actions.run_claude.outcome import Outcome
+
+from tusk.render import render
+
+ContinueKind = Literal["message", "confirm", "history"]
+
+HISTORY_TOOL = "history"
+CONTINUE_MAX_TURNS = {"message": 8, "confirm": 12, "history": 3}
+CONTINUE_BUDGET_SECONDS = 300.0
+
+PASS_NAMES: dict[ContinueKind, str] = {
+    "message": "Self-check 1: leave a message",
+    "confirm": "Self-check 2: confirm the work",
+    "history": "Self-check 3: history",
+}
+
+
+def plan(*, outcome: Outcome, messages_created: int) -> list[ContinueKind]:
+    """Which continues to run after the main session ended with ``outcome``."""
+    if outcome.ok:
+        first: list[ContinueKind] = ["message"] if messages_created == 0 else []
+        return [*first, "confirm", "history"]
+    if outcome.model_still_answers:
+        return ["history"]
+    return []
+
+
+@dataclass(frozen=True)
+class WorkspaceState:
+    has_changes: bool
+    summary: str
+
+
+def workspace_state(workspace: Path) -> WorkspaceState:
+    """Uncommitted files and commits not on any remote branch, as git sees them."""
+    git = ["git", "-c", f"safe.directory={workspace}", "-C", str(workspace)]
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
+    status = _git([*git, "status", "--porcelain"], env)
+    ahead = _git([*git, "log", "--oneline", "--branches", "--not", "--remotes"], env)
+    if status is None and ahead is None:
+        return WorkspaceState(False, "the workspace is not a git repository")
+    changed = [line for line in (status or "").splitlines() if line.strip()]
+    commits = [line for line in (ahead or "").splitlines() if line.strip()]
+    parts = []
+    if changed:
+        parts.append(f"{len(changed)} uncommitted file(s)")
+    if commits:
+        parts.append(f"{len(commits)} commit(s) on local branches not on the upstream repository")
+    return WorkspaceState(bool(changed or commits), ", ".join(parts) or "no changes")
+
+
+def _git(argv: list[str], env: dict[str, str]) -> str | None:
+    completed = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    return completed.stdout if completed.returncode == 0 else None
+
+
+def prompt(
+    kind: ContinueKind,
+    *,
+    trigger_url: str,
+    workspace: WorkspaceState,
+    history_chars: int,
+    branch_prefix: str,
+) -> str:
+    return render(
+        f"continue_{kind}.md.j2",
+        trigger_url=trigger_url,
+        workspace=workspace,
+        history_chars=history_chars,
+        branch_prefix=branch_prefix,
+        tool_prefix="mcp__github__",
+    )
+
+
+@dataclass(frozen=True)
+class ToolFlags:
+    builtin_tools: tuple[str, ...]
+    allowed_tools: tuple[str, ...]
+    disallowed_tools: tuple[str, ...]
+
+
+def tool_flags(
+    kind: ContinueKind | None,
+    *,
+    builtin_tools: Sequence[str],
+    server_tools: Sequence[str],
+    server_pattern: str,
+) -> ToolFlags:
+    """The main session and the first two continues get the agent's tools; the
+    history pass exactly one: ``--tools "" --allowedTools <history>
+    --disallowedTools <every other tool of the server>``."""
+    if kind != "history":
+        return ToolFlags(tuple(builtin_tools), (server_pattern, *builtin_tools), ())
+    history = server_pattern.replace("*", HISTORY_TOOL)
+    others = tuple(name for name in server_tools if name != history)
+    return ToolFlags((), (history,), others)

@@ -1,0 +1,201 @@
+"""Write the run up on its log issue (MISSION A8, A9).
+
+Pure part: the summary model (links to everything the agent created, the
+refused calls with codes and reasons, the audit chain's head hash), the
+transcript, and the comments they make, in order, each within GitHub's
+65,536 characters. I/O part: post them, then either close the log issue as
+``completed`` or, after a failure, add an error comment and the bug label
+and leave it open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from tusk.actions.run_claude.outcome import Outcome
+from tusk.actions.run_claude.transcript import (
+    COMMENT_LIMIT,
+    Transcript,
+    blocks_from_events,
+    defuse_mentions,
+    redact,
+    split_comments,
+)
+
+from tusk.audit import created_items, head_hash, refusals
+from tusk.contracts import AuditRecord, RunMetadata
+from tusk.github import Gateway
+from tusk.render import render
+
+
+class View(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CreatedLink(View):
+    kind: str
+    url: str
+
+
+class RefusedCall(View):
+    tool: str
+    target: str
+    code: str
+    reason: str
+
+
+class PassLine(View):
+    name: str
+    headline: str
+
+
+class RunSummary(View):
+    jobid: str
+    repo: str
+    trigger_url: str
+    ok: bool
+    headline: str
+    detail: str
+    session_id: str | None
+    created: tuple[CreatedLink, ...]
+    refused: tuple[RefusedCall, ...]
+    passes: tuple[PassLine, ...]
+    audit_records: int
+    audit_head: str
+    audit_problem: str | None
+    isolation: str
+    transcript_parts: int
+
+
+def table_cell(text: str) -> str:
+    """One markdown table cell: no pipe or line break can reshape the table."""
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def build_summary(
+    *,
+    run: RunMetadata,
+    outcome: Outcome,
+    records: Sequence[AuditRecord],
+    audit_problem: str | None,
+    session_id: str | None,
+    passes: Sequence[tuple[str, str]],
+    isolation: str,
+    transcript_parts: int,
+) -> RunSummary:
+    return RunSummary(
+        jobid=run.jobid,
+        repo=run.repo,
+        trigger_url=run.trigger_url,
+        ok=outcome.ok,
+        headline=outcome.headline,
+        detail=outcome.detail,
+        session_id=session_id,
+        created=tuple(CreatedLink(kind=i.kind, url=i.url) for i in created_items(records)),
+        refused=tuple(
+            RefusedCall(
+                tool=table_cell(r.tool),
+                target=table_cell(r.target),
+                code=table_cell(r.code),
+                reason=table_cell(r.reason),
+            )
+            for r in refusals(records)
+        ),
+        passes=tuple(PassLine(name=name, headline=headline) for name, headline in passes),
+        audit_records=len(records),
+        audit_head=head_hash(list(records)),
+        audit_problem=audit_problem,
+        isolation=isolation,
+        transcript_parts=transcript_parts,
+    )
+
+
+def render_transcript(jobid: str, events: Sequence[dict[str, Any]]) -> str:
+    transcript = Transcript(
+        jobid=jobid, blocks=tuple(blocks_from_events(events)), events=len(events)
+    )
+    return render("transcript.md.j2", transcript=transcript)
+
+
+def clean(text: str, secrets: Sequence[str]) -> str:
+    """Every comment a run posts: no secret, no notification."""
+    return defuse_mentions(redact(text, secrets))
+
+
+@dataclass(frozen=True)
+class Comments:
+    summary: str
+    transcript: tuple[str, ...]
+    error: str | None
+
+    def in_order(self) -> list[str]:
+        return [self.summary, *self.transcript, *([self.error] if self.error else [])]
+
+
+def compose(
+    *,
+    summary_for: Any,
+    transcript_markdown: str,
+    outcome: Outcome,
+    secrets: Sequence[str],
+    bug_label: str,
+) -> Comments:
+    """``summary_for(parts)`` builds the summary once the transcript's part count is known."""
+    parts = split_comments(clean(transcript_markdown, secrets), label="transcript part")
+    summary: RunSummary = summary_for(len(parts))
+    summary_text = clean(render("run_summary.md.j2", summary=summary), secrets)
+    error = None
+    if not outcome.ok:
+        error = clean(render("run_error.md.j2", summary=summary, bug_label=bug_label), secrets)
+    for text in [summary_text, *([error] if error else [])]:
+        if len(text) > COMMENT_LIMIT:  # a summary that long is a bug: fail before posting
+            raise ValueError(f"a run comment is {len(text)} characters, over {COMMENT_LIMIT}")
+    return Comments(summary=summary_text, transcript=tuple(parts), error=error)
+
+
+def headline_for_step_summary(summary: RunSummary, comment_url: str | None) -> str:
+    mark = "✅" if summary.ok else "❌"
+    link = f" · [log issue]({comment_url})" if comment_url else ""
+    detail = f"\n\n{summary.detail}" if summary.detail else ""
+    return f"### {mark} Agent run: {summary.headline}{link}{detail}\n"
+
+
+# --------------------------------------------------------------------------- I/O
+
+
+def publish(
+    gateway: Gateway,
+    *,
+    run: RunMetadata,
+    comments: Comments,
+    ok: bool,
+    bug_label: str,
+) -> list[str]:
+    """Post the comments in order, then close the log issue or flag it; returns the URLs."""
+    issue = f"/repos/{run.control_repo}/issues/{run.log_issue_number}"
+    urls = []
+    for body in comments.in_order():
+        response = gateway.post(f"{issue}/comments", json={"body": body})
+        urls.append(str(response.body.get("html_url", "")))
+    if ok:
+        gateway.patch(issue, json={"state": "closed", "state_reason": "completed"})
+    else:
+        gateway.post(f"{issue}/labels", json={"labels": [bug_label]})
+    return urls
+
+
+def read_audit(path: Any) -> tuple[list[AuditRecord], str | None]:
+    """The audit records, or none and the reason when the chain does not hold."""
+    from tusk.audit import read_records
+
+    try:
+        return read_records(path), None
+    except ValueError as error:
+        return [], f"the audit log failed verification: {error}"
+
+
+def secrets_in(values: Iterable[str | None]) -> list[str]:
+    return [value for value in values if value]

@@ -1,0 +1,420 @@
+"""One agent run from start to write-up: the order of the steps, nothing more.
+
+isolate → workspace → MCP server → main session (watched) → continues →
+write-up on the log issue → clean up. Each step lives in its own module; this
+one only sequences them and records what the cleanup step needs
+(``RUN_DIR/cleanup.json``) in case this process dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import SecretStr
+from tusk.actions.run_claude import continues, finish, isolation, supervisor
+from tusk.actions.run_claude.isolation import Principal, RunDirs
+from tusk.actions.run_claude.outcome import Outcome, classify
+from tusk.actions.run_claude.transcript import read_events
+from tusk.actions.run_claude.watch import StreamWatch
+
+from tusk import actions_edge
+from tusk.audit import created_messages
+from tusk.config import Secrets, Settings
+from tusk.contracts import RunMetadata
+from tusk.github import Gateway
+from tusk.render import render
+
+CLEANUP_FILE = "cleanup.json"
+EVENTS_FILE = "events.jsonl"
+AUDIT_FILE = "audit.jsonl"
+
+
+@dataclass(frozen=True)
+class JobInputs:
+    run: RunMetadata
+    run_json: Path
+    settings: Settings
+    config_path: Path | None
+    secrets: Secrets
+    anthropic_base_url: str | None
+    claude: Path
+    run_dir: Path
+    max_retries: int
+    environ: Mapping[str, str]
+    budget_seconds: float | None = None
+
+    def resolve(self, path: str) -> Path:
+        """run.json's paths are absolute or relative to run.json itself."""
+        candidate = Path(path)
+        return candidate if candidate.is_absolute() else self.run_json.parent / candidate
+
+
+@dataclass
+class JobResult:
+    outcome: Outcome
+    session_id: str | None = None
+    comment_urls: list[str] = field(default_factory=list)
+    isolation: str = ""
+    events_path: Path | None = None
+
+
+def run_job(inputs: JobInputs) -> JobResult:
+    settings, secrets = inputs.settings, inputs.secrets
+    needed = secrets.require("agent_token", "read_token", "anthropic_api_key")
+    decision = isolation.decide(
+        in_actions=inputs.environ.get("GITHUB_ACTIONS") == "true", euid=os.geteuid()
+    )
+    if not decision.enabled:
+        actions_edge.warning("User isolation is off", detail=decision.reason)
+    runner = isolation.runner_principal(inputs.environ)
+    agent: Principal | None = None
+    if decision.enabled:
+        agent = isolation.ensure_user(settings.agent.linux_user, forbidden_uids=(runner.uid,))
+    run_dir = inputs.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(run_dir, 0o700)
+    if runner.uid != os.getuid():
+        os.chown(run_dir, runner.uid, runner.gid)
+    base = isolation.agent_base(agent, inputs.run.jobid) if agent else run_dir / "agent"
+    owner = agent or isolation.current_principal()
+    dirs = isolation.prepare_run_dirs(base, agent=owner)
+    _record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=None)
+    server: supervisor.McpServer | None = None
+    try:
+        if agent is not None:
+            guarded = [Path(inputs.environ[k]) for k in _RUNNER_DIRS if inputs.environ.get(k)]
+            isolation.close_to_others([*guarded, runner.home, run_dir], user=agent)
+        # The MCP server finds the log issue it stamps on every post in RUN_DIR/run.json.
+        (run_dir / "run.json").write_text(inputs.run.model_dump_json(indent=2), encoding="utf-8")
+        prompt = _prepare_context(inputs, dirs)
+        _clone(inputs, dirs, runner=runner, agent=agent, read_token=needed["read_token"])
+        claude = isolation.reachable_claude(inputs.claude, agent=owner, dirs=dirs)
+        server = supervisor.start_mcp_server(
+            run_dir=run_dir,
+            context_file=inputs.resolve(inputs.run.context_file),
+            workspace=dirs.workspace,
+            config=inputs.config_path.resolve() if inputs.config_path else None,
+            env=supervisor.mcp_server_env(
+                runner=runner,
+                tokens={
+                    "TUSK_AGENT_TOKEN": needed["agent_token"].get_secret_value(),
+                    "TUSK_READ_TOKEN": needed["read_token"].get_secret_value(),
+                },
+                api_url=secrets.github_api_url,
+                config=inputs.config_path.resolve() if inputs.config_path else None,
+            ),
+            runner=runner,
+            log_path=run_dir / "mcp-server.log",
+        )
+        _record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=server.process.pid)
+        mcp_config = supervisor.write_mcp_config(dirs.mcp_config, server.url)
+        env = isolation.agent_env(
+            home=dirs.home,
+            api_key=needed["anthropic_api_key"],
+            base_url=inputs.anthropic_base_url,
+            max_retries=inputs.max_retries,
+        )
+        passes = _Passes(
+            inputs=inputs, claude=claude, mcp_config=mcp_config, env=env, agent=agent, dirs=dirs
+        )
+        outcome, session_id = passes.run_all(prompt)
+        server.stop()
+        result = _write_up(
+            inputs,
+            outcome=outcome,
+            session_id=session_id,
+            passes=passes.lines,
+            isolation_note=decision.reason,
+        )
+        return result
+    finally:
+        if server is not None:
+            server.stop()
+        if agent is not None:
+            isolation.end_processes_of(agent)
+        isolation.remove_agent_traces(dirs, agent)
+
+
+_RUNNER_DIRS = ("RUNNER_TEMP", "GITHUB_WORKSPACE", "RUNNER_TOOL_CACHE")
+
+
+def _prepare_context(inputs: JobInputs, dirs: RunDirs) -> str:
+    """Copy the context files where the agent can read them; build the first prompt."""
+    run = inputs.run
+    task = inputs.resolve(run.task_path).read_text(encoding="utf-8")
+    context = inputs.resolve(run.context_path).read_text(encoding="utf-8")
+    diff_path = None
+    if run.diff_path:
+        source = inputs.resolve(run.diff_path)
+        if source.is_file():
+            target = dirs.context / "diff.patch"
+            shutil.copyfile(source, target)
+            os.chmod(target, 0o644)
+            diff_path = str(target)
+    return render(
+        "run_prompt.md.j2",
+        repo=run.repo,
+        task=task,
+        context=context,
+        diff_path=diff_path,
+        branch_prefix=inputs.settings.agent.branch_prefix,
+        tool_prefix=f"mcp__{supervisor.SERVER_NAME}__",
+    )
+
+
+def _clone(
+    inputs: JobInputs,
+    dirs: RunDirs,
+    *,
+    runner: Principal,
+    agent: Principal | None,
+    read_token: SecretStr,
+) -> None:
+    gateway = Gateway(api_url=inputs.secrets.github_api_url, token=read_token, token_name="read")
+    try:
+        repo = gateway.get(f"/repos/{inputs.run.repo}")
+    finally:
+        gateway.close()
+    isolation.clone_workspace(
+        clone_url=str(repo["clone_url"]),
+        token=read_token,
+        dest=dirs.workspace,
+        runner=runner,
+        agent=agent,
+        committer=inputs.settings.bot,
+    )
+
+
+@dataclass
+class _Passes:
+    """The main session and its continues, all appended to one event stream."""
+
+    inputs: JobInputs
+    claude: Path
+    mcp_config: Path
+    env: dict[str, str]
+    agent: Principal | None
+    dirs: RunDirs
+    lines: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def events_path(self) -> Path:
+        return self.inputs.run_dir / EVENTS_FILE
+
+    def run_all(self, prompt: str) -> tuple[Outcome, str | None]:
+        settings = self.inputs.settings
+        budget = self.inputs.budget_seconds or settings.limits.run_minutes * 60
+        main = self._session(
+            "Main session",
+            prompt,
+            kind=None,
+            resume=None,
+            server_tools=(),
+            max_turns=settings.limits.max_turns,
+            budget=budget,
+        )
+        outcome = main[0]
+        watch = main[1]
+        session_id = watch.session_id
+        if session_id is None or watch.init is None:
+            return outcome, session_id
+        records, _ = finish.read_audit(self.inputs.run_dir / AUDIT_FILE)
+        planned = continues.plan(outcome=outcome, messages_created=len(created_messages(records)))
+        state = continues.workspace_state(self.dirs.workspace)
+        for kind in planned:
+            text = continues.prompt(
+                kind,
+                trigger_url=self.inputs.run.trigger_url,
+                workspace=state,
+                history_chars=settings.limits.history_entry_chars,
+                branch_prefix=settings.agent.branch_prefix,
+            )
+            step, _ = self._session(
+                continues.PASS_NAMES[kind],
+                text,
+                kind=kind,
+                resume=session_id,
+                server_tools=watch.server_tools(),
+                max_turns=continues.CONTINUE_MAX_TURNS[kind],
+                budget=min(continues.CONTINUE_BUDGET_SECONDS, budget),
+            )
+            if outcome.ok and not step.ok:
+                outcome = step.model_copy(
+                    update={"detail": f"in {continues.PASS_NAMES[kind]}: {step.detail}"}
+                )
+            if not step.model_still_answers:
+                break
+        return outcome, session_id
+
+    def _session(
+        self,
+        name: str,
+        prompt: str,
+        *,
+        kind: continues.ContinueKind | None,
+        resume: str | None,
+        server_tools: tuple[str, ...] | list[str],
+        max_turns: int,
+        budget: float,
+    ) -> tuple[Outcome, StreamWatch]:
+        settings = self.inputs.settings
+        flags = continues.tool_flags(
+            kind,
+            builtin_tools=settings.agent.builtin_tools,
+            server_tools=server_tools,
+            server_pattern=supervisor.server_tool_pattern(),
+        )
+        argv = supervisor.claude_argv(
+            self.claude,
+            mcp_config=self.mcp_config,
+            builtin_tools=flags.builtin_tools,
+            allowed_tools=flags.allowed_tools,
+            disallowed_tools=flags.disallowed_tools,
+            max_turns=max_turns,
+            model=settings.agent.model,
+            resume=resume,
+        )
+        watch = StreamWatch(
+            loop_threshold=settings.limits.loop_threshold, server_name=supervisor.SERVER_NAME
+        )
+        with self.events_path.open("a", encoding="utf-8") as events:
+            events.write(supervisor.tusk_event("pass", name=name, prompt=prompt))
+            actions_edge.group(f"Claude Code: {name}")
+            try:
+                session = supervisor.run_session(
+                    argv,
+                    prompt=prompt,
+                    env=self.env,
+                    user=self.agent,
+                    cwd=self.dirs.workspace,
+                    watch=watch,
+                    events=events,
+                    loop_file=self.inputs.run_dir / supervisor.LOOP_FILE,
+                    budget_seconds=budget,
+                    stderr_path=self.inputs.run_dir / "claude-stderr.log",
+                )
+            finally:
+                actions_edge.end_group()
+        outcome = classify(exit_code=session.exit_code, result=watch.result, stop=watch.stop)
+        detail = f": {outcome.detail}" if outcome.detail else ""
+        print(f"{name} ({session.seconds:.1f} s): {outcome.headline}{detail}", flush=True)
+        self.lines.append(
+            (name, outcome.headline + (f" ({outcome.detail})" if outcome.detail else ""))
+        )
+        return outcome, watch
+
+
+def _write_up(
+    inputs: JobInputs,
+    *,
+    outcome: Outcome,
+    session_id: str | None,
+    passes: list[tuple[str, str]],
+    isolation_note: str,
+) -> JobResult:
+    run, settings, secrets = inputs.run, inputs.settings, inputs.secrets
+    events_path = inputs.run_dir / EVENTS_FILE
+    with events_path.open(encoding="utf-8") as handle:
+        events = read_events(handle)
+    records, problem = finish.read_audit(inputs.run_dir / AUDIT_FILE)
+    secret_values = finish.secrets_in(
+        value.get_secret_value() if value else None
+        for value in (
+            secrets.agent_token,
+            secrets.read_token,
+            secrets.anthropic_api_key,
+            secrets.bot_token,
+            secrets.dispatch_token,
+        )
+    )
+
+    def summary_for(parts: int) -> finish.RunSummary:
+        return finish.build_summary(
+            run=run,
+            outcome=outcome,
+            records=records,
+            audit_problem=problem,
+            session_id=session_id,
+            passes=passes,
+            isolation=isolation_note,
+            transcript_parts=parts,
+        )
+
+    comments = finish.compose(
+        summary_for=summary_for,
+        transcript_markdown=finish.render_transcript(run.jobid, events),
+        outcome=outcome,
+        secrets=secret_values,
+        bug_label=settings.labels.bug,
+    )
+    token = secrets.require("agent_token")["agent_token"]
+    gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
+    try:
+        urls = finish.publish(
+            gateway, run=run, comments=comments, ok=outcome.ok, bug_label=settings.labels.bug
+        )
+    finally:
+        gateway.close()
+    summary = summary_for(len(comments.transcript))
+    actions_edge.append_summary(
+        finish.headline_for_step_summary(summary, urls[0] if urls else run.log_issue_url)
+    )
+    return JobResult(
+        outcome=outcome,
+        session_id=session_id,
+        comment_urls=urls,
+        isolation=isolation_note,
+        events_path=events_path,
+    )
+
+
+# --------------------------------------------------------------------------- cleanup
+
+
+def _record_cleanup(
+    run_dir: Path, *, agent: Principal | None, dirs: RunDirs, mcp_pid: int | None
+) -> None:
+    data = {
+        "agent_user": agent.name if agent else None,
+        "agent_uid": agent.uid if agent else None,
+        "base": str(dirs.base),
+        "mcp_pid": mcp_pid,
+    }
+    (run_dir / CLEANUP_FILE).write_text(json.dumps(data) + "\n", encoding="utf-8")
+
+
+def cleanup(run_dir: Path) -> list[str]:
+    """The ``if: always()`` step: whatever a crashed run left behind. Returns what it did."""
+    path = run_dir / CLEANUP_FILE
+    if not path.is_file():
+        return ["nothing recorded; nothing to clean"]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    done = []
+    pid = data.get("mcp_pid")
+    if isinstance(pid, int) and _is_mcp_server(pid):
+        os.kill(pid, signal.SIGKILL)
+        done.append(f"stopped the MCP server (pid {pid})")
+    agent = None
+    if data.get("agent_user") and isinstance(data.get("agent_uid"), int):
+        agent = Principal(data["agent_user"], data["agent_uid"], -1, Path("/"))
+        killed = isolation.end_processes_of(agent)
+        done.append(f"ended {len(killed)} leftover process(es) of {agent.name}")
+    base = Path(data["base"])
+    if base.exists():
+        isolation.remove_agent_traces(isolation.run_dirs(base), agent)
+        done.append(f"removed {base}")
+    return done
+
+
+def _is_mcp_server(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"mcp" in cmdline and b"serve" in cmdline

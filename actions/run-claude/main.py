@@ -1,0 +1,124 @@
+"""``tusk run-claude``: run Claude Code isolated, watched, self-checked, written up.
+
+``tusk run-claude --run-json FILE`` does the run; ``tusk run-claude --cleanup
+--run-dir DIR`` is the ``if: always()`` step that removes whatever a crashed
+run left behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+from tusk import actions_edge
+from tusk.config import load_secrets, load_settings, resolve_config_path
+from tusk.contracts import RunMetadata
+from tusk.errors import InputError
+
+DEFAULT_MAX_RETRIES = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-json", type=Path, help="run.json written by build-context")
+    parser.add_argument("--config", help="tusk.yml (default: TUSK_CONFIG, then ./tusk.yml)")
+    parser.add_argument(
+        "--run-dir",
+        type=Path,
+        help="runner-only folder for the audit log, the event stream and logs "
+        "(default: $RUNNER_TEMP/tusk-run-<jobid>, else a new temporary folder)",
+    )
+    parser.add_argument(
+        "--claude",
+        type=Path,
+        help="the Claude Code binary (default: node_modules/.bin/claude of this checkout)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=None,
+        help=f"CLAUDE_CODE_MAX_RETRIES for the model API (default {DEFAULT_MAX_RETRIES})",
+    )
+    parser.add_argument(
+        "--budget-seconds",
+        type=float,
+        default=None,
+        help="wall-clock budget of the main session (default: limits.run_minutes)",
+    )
+    parser.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="only clean up after a run in --run-dir: stop its MCP server, end the agent "
+        "user's processes, remove the agent's run folder",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tusk.actions.run_claude import job
+
+    if args.cleanup:
+        if args.run_dir is None:
+            raise InputError(
+                "--cleanup needs --run-dir", "Pass the run-dir output of the run step."
+            )
+        for line in job.cleanup(args.run_dir):
+            print(line)
+        return 0
+    if args.run_json is None:
+        raise InputError("--run-json is required", "Pass the run.json build-context wrote.")
+    run_meta = RunMetadata.model_validate_json(args.run_json.read_text(encoding="utf-8"))
+    config_path = resolve_config_path(args.config)
+    settings = load_settings(config_path)
+    secrets = load_secrets()
+    env = dict(os.environ)
+    max_retries = args.max_retries
+    if max_retries is None:
+        max_retries = int(env.get("CLAUDE_CODE_MAX_RETRIES") or DEFAULT_MAX_RETRIES)
+    run_dir = args.run_dir or default_run_dir(run_meta.jobid, env.get("RUNNER_TEMP"))
+    actions_edge.set_outputs({"run-dir": run_dir, "log-issue-url": run_meta.log_issue_url})
+    result = job.run_job(
+        job.JobInputs(
+            run=run_meta,
+            run_json=args.run_json.resolve(),
+            settings=settings,
+            config_path=config_path,
+            secrets=secrets,
+            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            claude=args.claude or find_claude(),
+            run_dir=run_dir.resolve(),
+            max_retries=max_retries,
+            environ=env,
+            budget_seconds=args.budget_seconds,
+        )
+    )
+    actions_edge.set_outputs(
+        {
+            "conclusion": "success" if result.outcome.ok else "failure",
+            "outcome": result.outcome.kind,
+            "reason": result.outcome.detail or result.outcome.headline,
+            "session-id": result.session_id or "",
+            "summary-url": result.comment_urls[0] if result.comment_urls else "",
+            "events-file": result.events_path or "",
+        }
+    )
+    return 0 if result.outcome.ok else 1
+
+
+def default_run_dir(jobid: str, runner_temp: str | None) -> Path:
+    if runner_temp:
+        return Path(runner_temp) / f"tusk-run-{jobid}"
+    return Path(tempfile.mkdtemp(prefix=f"tusk-run-{jobid}-"))
+
+
+def find_claude() -> Path:
+    """node_modules/.bin/claude of the working directory, else of this checkout."""
+    here = Path(__file__).resolve()
+    for root in (Path.cwd(), *here.parents):
+        candidate = root / "node_modules" / ".bin" / "claude"
+        if candidate.exists():
+            return candidate
+    raise InputError(
+        "Claude Code was not found",
+        "Run `npm ci` in the Tusk checkout, or pass --claude PATH.",
+    )

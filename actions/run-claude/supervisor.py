@@ -1,0 +1,314 @@
+"""Start the MCP server and Claude Code, and watch Claude Code live (MISSION A5, A6).
+
+The MCP server runs as the runner user with the agent and read tokens in its
+own environment only; Claude Code runs as the agent user with the
+environment ``isolation.agent_env`` built from nothing. Every stream line is
+saved and fed to ``watch.StreamWatch``; a loop, the MCP server's own loop
+report (``RUN_DIR/loop-detected.json``), a disconnected MCP server or the
+wall-clock budget ends the session with SIGTERM (Claude Code exits 143 and
+writes no result event, so the reason is recorded here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from tusk.actions.run_claude.isolation import SAFE_PATH, Principal, spawn_kwargs
+from tusk.actions.run_claude.transcript import TUSK_EVENT
+from tusk.actions.run_claude.watch import StopReason, StreamWatch
+
+from tusk.errors import UserError
+
+SERVER_NAME = "github"
+LOOP_FILE = "loop-detected.json"
+KILL_GRACE_SECONDS = 10.0
+
+
+class SupervisorError(UserError):
+    """The run could not be started or watched."""
+
+
+# --------------------------------------------------------------------------- MCP server
+
+
+@dataclass
+class McpServer:
+    process: subprocess.Popen[str]
+    url: str
+
+    def stop(self, *, grace: float = 5.0) -> int | None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def mcp_server_env(
+    *, runner: Principal, tokens: Mapping[str, str], api_url: str, config: Path | None
+) -> dict[str, str]:
+    """The server's environment: its tokens live here and nowhere else."""
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:{SAFE_PATH}",
+        "HOME": str(runner.home),
+        "LANG": "C.UTF-8",
+        "TUSK_GITHUB_API_URL": api_url,
+        **tokens,
+    }
+    if config is not None:
+        env["TUSK_CONFIG"] = str(config)
+    return env
+
+
+def start_mcp_server(
+    *,
+    run_dir: Path,
+    context_file: Path,
+    workspace: Path,
+    config: Path | None,
+    env: Mapping[str, str],
+    runner: Principal,
+    log_path: Path,
+    timeout: float = 30.0,
+) -> McpServer:
+    argv = [
+        sys.executable,
+        "-m",
+        "tusk.cli",
+        "mcp",
+        "serve",
+        "--port",
+        "0",
+        "--run-dir",
+        str(run_dir),
+        "--context",
+        str(context_file),
+        "--workspace",
+        str(workspace),
+    ]
+    if config is not None:
+        argv += ["--config", str(config)]
+    log = log_path.open("a", encoding="utf-8")
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        env=dict(env),
+        text=True,
+        **spawn_kwargs(runner),  # type: ignore[arg-type]
+    )
+    assert process.stdout is not None
+    first: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=_forward, args=(process.stdout, log, first), daemon=True).start()
+    try:
+        url = first.get(timeout=timeout).strip()
+    except queue.Empty:
+        url = ""
+    if not url.startswith("http://127.0.0.1:"):
+        McpServer(process, url).stop()
+        raise SupervisorError(
+            "The MCP server did not start",
+            f"Expected its URL as the first line of output within {timeout:g} s, got "
+            f"{url!r}. Its log is {log_path}.",
+        )
+    return McpServer(process, url)
+
+
+def _forward(stream: IO[str], log: IO[str], first: queue.Queue[str]) -> None:
+    line = stream.readline()
+    first.put(line)
+    for line in iter(stream.readline, ""):
+        log.write(line)
+        log.flush()
+    log.close()
+
+
+def write_mcp_config(path: Path, url: str) -> Path:
+    """The MCP config Claude Code reads: a loopback URL and no secret at all."""
+    config = {"mcpServers": {SERVER_NAME: {"type": "http", "url": url}}}
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    os.chmod(path, 0o644)
+    return path.resolve()
+
+
+# --------------------------------------------------------------------------- Claude Code
+
+
+def claude_argv(
+    claude: Path,
+    *,
+    mcp_config: Path,
+    builtin_tools: Sequence[str],
+    allowed_tools: Sequence[str],
+    max_turns: int,
+    model: str | None = None,
+    resume: str | None = None,
+    disallowed_tools: Sequence[str] = (),
+) -> list[str]:
+    """Claude Code's command line. No secret and no prompt: the prompt goes to stdin,
+    since the list flags would swallow a trailing prompt."""
+    argv = [
+        str(claude),
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--mcp-config",
+        str(mcp_config),
+        "--strict-mcp-config",
+        "--setting-sources",
+        "",
+        "--max-turns",
+        str(max_turns),
+    ]
+    if model:
+        argv += ["--model", model]
+    if resume:
+        argv += ["--resume", resume]
+    argv += ["--tools", ",".join(builtin_tools)]
+    argv += ["--allowedTools", *allowed_tools]
+    if disallowed_tools:
+        argv += ["--disallowedTools", *disallowed_tools]
+    return argv
+
+
+def server_tool_pattern() -> str:
+    return f"mcp__{SERVER_NAME}__*"
+
+
+@dataclass
+class SessionRun:
+    exit_code: int | None
+    watch: StreamWatch
+    seconds: float
+
+    @property
+    def stop(self) -> StopReason | None:
+        return self.watch.stop
+
+
+def tusk_event(subtype: str, **fields: Any) -> str:
+    return json.dumps({"type": TUSK_EVENT, "subtype": subtype, **fields}) + "\n"
+
+
+def run_session(
+    argv: Sequence[str],
+    *,
+    prompt: str,
+    env: Mapping[str, str],
+    user: Principal | None,
+    cwd: Path,
+    watch: StreamWatch,
+    events: IO[str],
+    loop_file: Path,
+    budget_seconds: float,
+    stderr_path: Path,
+    clock: Callable[[], float] = time.monotonic,
+    poll_seconds: float = 0.2,
+) -> SessionRun:
+    """Run one Claude Code session to its end, stopping it when the watch says so."""
+    started = clock()
+    loop_seen_before = _stamp(loop_file)
+    with stderr_path.open("a", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=dict(env),
+            cwd=cwd,
+            text=True,
+            bufsize=1,
+            **spawn_kwargs(user),  # type: ignore[arg-type]
+        )
+    assert process.stdin is not None and process.stdout is not None
+    lock = threading.Lock()
+    finished = threading.Event()
+
+    def stop_with(reason: StopReason) -> None:
+        with lock:
+            if watch.stop is not None:
+                return
+            watch.stop = reason
+            events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
+        _terminate(process)
+
+    def monitor() -> None:
+        while not finished.wait(poll_seconds):
+            if clock() - started > budget_seconds:
+                stop_with(StopReason("timeout", f"the wall-clock budget of {budget_seconds:g} s"))
+                return
+            stamp = _stamp(loop_file)
+            if stamp is not None and stamp != loop_seen_before:
+                stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
+                return
+
+    threading.Thread(target=monitor, daemon=True).start()
+    try:
+        process.stdin.write(prompt)
+        process.stdin.close()
+    except BrokenPipeError:
+        pass  # Claude Code ended before reading; its exit code says why
+    for line in iter(process.stdout.readline, ""):
+        with lock:
+            events.write(line)
+            reason = watch.feed(line)
+            if reason is not None:
+                events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
+        if reason is not None:
+            _terminate(process)
+    finished.set()
+    try:
+        exit_code = process.wait(timeout=KILL_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        exit_code = process.wait()
+    events.flush()
+    return SessionRun(exit_code=exit_code, watch=watch, seconds=clock() - started)
+
+
+def _stamp(path: Path) -> tuple[float, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_mtime, info.st_size)
+
+
+def _loop_reason(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")[:500]
+    except OSError:
+        text = ""
+    return f"the MCP server reported LOOP_DETECTED ({text.strip() or 'no detail'})"
+
+
+def _terminate(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        timer = threading.Timer(KILL_GRACE_SECONDS, _kill_group, args=(process,))
+        timer.daemon = True
+        timer.start()
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)

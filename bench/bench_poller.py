@@ -1,0 +1,252 @@
+"""Poller benchmark: API requests per idle poll and per trigger, against the local GitHub.
+
+Prints, for an idle ``--loop`` poll, the requests sent (goal: none counted,
+one conditional request answered 304) and, for three large threads, the
+requests spent per trigger next to the floor of one GraphQL page per 100
+items (goal: the context fetch at most 1.2x the floor):
+
+* an issue with 250 comments;
+* a pull request with 120 review comments in 40 reviews and 2 linked issues;
+* a discussion with 80 comments and replies.
+
+Requests are split into the context fetch (GraphQL pages, plus the REST
+diff and branch protection that GraphQL cannot give), the fixed cost of a
+poll (notifications, blocklist, permission, re-check and mark-read) and the
+dispatches. 304 answers are counted apart: GitHub does not charge them.
+
+Run: ``python bench/bench_poller.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import SecretStr
+from tusk.poller.core import PollState
+from tusk.poller.cycle import Poller
+from tusk.sandbox.github_server import start_server
+from tusk.sandbox.testing import LocalGitHub
+
+from tusk.config import Settings
+from tusk.github import Gateway, RequestLedger
+from tusk.state import StateStore
+
+BOT = "tusk-bot"
+REPO = "alice/widgets"
+SETTINGS = Settings(bot=BOT, control_repo="alice/control", allowed_users=("alice",))
+MENTION = "@tusk-bot please take a look"
+
+
+def world(**content: Any) -> dict[str, Any]:
+    widgets = {
+        "name": REPO,
+        "default_branch": "main",
+        "collaborators": {"bob": "write", BOT: "write"},
+        "branches": [{"name": "main"}],
+        "files": {"README.md": "# Widgets\n", "widgets.py": "def widget():\n    return 1\n"},
+        **content,
+    }
+    return {
+        "users": [{"login": "alice"}, {"login": "bob"}, {"login": BOT}],
+        "tokens": {
+            "bot-read": {"user": BOT, "scopes": ["notifications", "repo"], "read_only": True},
+            "dispatch": {"user": "alice", "scopes": ["repo"]},
+        },
+        "repos": [
+            widgets,
+            {"name": "alice/control", "private": True, "collaborators": {BOT: "write"}},
+        ],
+    }
+
+
+def said(index: int, body: str | None = None) -> dict[str, Any]:
+    return {
+        "author": "bob" if index % 2 else "alice",
+        "body": body or f"comment {index}: " + "words " * 20,
+    }
+
+
+def issue_case() -> tuple[dict[str, Any], int]:
+    comments = [said(i) for i in range(249)] + [{"author": "alice", "body": MENTION}]
+    issue = {
+        "number": 1,
+        "author": "alice",
+        "title": "Long thread",
+        "body": "A bug.",
+        "comments": comments,
+    }
+    return world(issues=[issue]), 250
+
+
+def pull_case() -> tuple[dict[str, Any], int]:
+    linked = [
+        {"number": n, "author": "bob", "title": f"Bug {n}", "body": "It breaks.", "comments": []}
+        for n in (1, 2)
+    ]
+    reviews = [
+        {
+            "author": "bob",
+            "body": f"review {r}",
+            "state": "COMMENTED",
+            "comments": [
+                {"author": "bob", "body": f"note {r}.{c}", "path": "widgets.py", "line": 1}
+                for c in range(3)
+            ],
+        }
+        for r in range(40)
+    ]
+    pull = {
+        "number": 3,
+        "author": "bob",
+        "title": "Faster widgets",
+        "body": "Fixes #1\nFixes #2",
+        "head": "faster",
+        "base": "main",
+        "files": {"widgets.py": "def widget():\n    return 2\n"},
+        "reviews": reviews,
+        "comments": [{"author": "alice", "body": MENTION}],
+    }
+    return world(issues=linked, pulls=[pull]), 120 + 40 + 2 + 1
+
+
+def discussion_case() -> tuple[dict[str, Any], int]:
+    comments = [
+        {
+            "author": "bob",
+            "body": f"idea {i}",
+            "replies": [{"author": "alice", "body": f"reply {i}"}],
+        }
+        for i in range(39)
+    ]
+    comments.append(
+        {"author": "bob", "body": "idea 39", "replies": [{"author": "alice", "body": MENTION}]}
+    )
+    discussion = {
+        "number": 1,
+        "author": "alice",
+        "title": "Roadmap",
+        "body": "What next?",
+        "category": "Ideas",
+        "comments": comments,
+    }
+    return world(discussions=[discussion], has_discussions=True), 80
+
+
+@dataclass
+class Measured:
+    by_kind: Counter[str]
+    not_modified: int
+    graphql_pages: int
+    dispatched: int
+
+
+def kind_of(route: str) -> str:
+    if (
+        route == "POST /graphql"
+        or route.endswith("/protection")
+        or route.startswith("GET /repos/{owner}/{repo}/pulls/")
+    ):
+        return "context"
+    if route.endswith("/dispatches"):
+        return "dispatch"
+    return "poll"
+
+
+def measure(github: LocalGitHub, scenario: dict[str, Any]) -> Measured:
+    github.load(scenario)
+    ledger = RequestLedger()
+    bot = Gateway(api_url=github.url, token=SecretStr("bot-read"), token_name="bot", ledger=ledger)
+    dispatcher = Gateway(
+        api_url=github.url, token=SecretStr("dispatch"), token_name="dispatch", ledger=ledger
+    )
+    poller = Poller(
+        settings=SETTINGS,
+        bot=bot,
+        dispatcher=dispatcher,
+        read_blocklist=StateStore(bot, SETTINGS).read_blocklist,
+    )
+    _, report = poller.cycle(PollState())
+    if report.errors or len(report.dispatched) != 1:
+        raise SystemExit(f"benchmark run went wrong: {report.lines()}")
+    kinds: Counter[str] = Counter()
+    for route, count in ledger.by_route.items():
+        kinds[kind_of(route)] += count
+    return Measured(
+        kinds, ledger.total_not_modified, ledger.by_route["POST /graphql"], len(report.dispatched)
+    )
+
+
+def idle(github: LocalGitHub) -> tuple[int, int]:
+    scenario, _ = issue_case()
+    github.load(scenario)
+    ledger = RequestLedger()
+    bot = Gateway(api_url=github.url, token=SecretStr("bot-read"), token_name="bot", ledger=ledger)
+    dispatcher = Gateway(api_url=github.url, token=SecretStr("dispatch"), token_name="dispatch")
+    poller = Poller(
+        settings=SETTINGS,
+        bot=bot,
+        dispatcher=dispatcher,
+        read_blocklist=StateStore(bot, SETTINGS).read_blocklist,
+    )
+    state, _ = poller.cycle(PollState())  # the mention
+    state, _ = poller.cycle(state)  # sees its own mark-read
+    ledger.reset()
+    poller.cycle(state)  # idle
+    return ledger.total, ledger.total_not_modified
+
+
+def main() -> None:
+    server = start_server(port=0, strict=True)
+    github = LocalGitHub(server.url)
+    try:
+        counted, free = idle(github)
+        print("idle --loop poll")
+        print(
+            f"  requests counted: {counted}   answered 304 (free): {free}   goal: 0 counted, 1 free"
+        )
+        print()
+        columns = ("items", "floor", "gql", "context", "ratio", "poll", "disp", "304", "total")
+        header = f"{'trigger':<44}" + "".join(f"{name:>8}" for name in columns)
+        print(header)
+        print("-" * len(header))
+        for label, build in (
+            ("issue, 250 comments", issue_case),
+            ("PR, 120 review comments/40 reviews/2 linked", pull_case),
+            ("discussion, 80 comments and replies", discussion_case),
+        ):
+            scenario, items = build()
+            got = measure(github, scenario)
+            floor = max(1, math.ceil(items / 100))
+            context = got.by_kind["context"]
+            total = sum(got.by_kind.values())
+            cells = (
+                items,
+                floor,
+                got.graphql_pages,
+                context,
+                f"{context / floor:.2f}x",
+                got.by_kind["poll"],
+                got.by_kind["dispatch"],
+                got.not_modified,
+                total,
+            )
+            print(f"{label:<44}" + "".join(f"{cell:>8}" for cell in cells))
+        print()
+        print(
+            "floor: one GraphQL page per 100 items; context: GraphQL pages + REST diff/protection;"
+        )
+        print("ratio: context / floor (goal <= 1.2x); poll: notifications, blocklist, permission,")
+        print("re-check and mark-read; disp: repository_dispatch shards; 304s counted apart.")
+        violations = github.violations()
+        if violations:
+            raise SystemExit(f"the local GitHub recorded {len(violations)} spec violation(s)")
+    finally:
+        github.close()
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

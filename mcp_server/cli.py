@@ -1,0 +1,100 @@
+"""``tusk mcp serve``: start the policy-enforcing MCP server for one run.
+
+Prints its URL (``http://127.0.0.1:PORT/mcp``) as the first line of stdout,
+then serves until killed. Tokens come only from its own environment
+(``TUSK_AGENT_TOKEN`` for writes, ``TUSK_READ_TOKEN`` for reads, the API base
+from ``TUSK_GITHUB_API_URL``), never from arguments or files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tusk.config import load_secrets, load_settings, resolve_config_path
+from tusk.contracts import ContextDocument, RunMetadata
+from tusk.errors import InputError
+from tusk.github import gateway_from_secrets
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    serve = sub.add_parser("serve", help="serve the tools over streamable HTTP on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free one)")
+    serve.add_argument(
+        "--run-dir", type=Path, required=True, help="audit.jsonl and loop file go here"
+    )
+    serve.add_argument(
+        "--context", type=Path, required=True, help="the run's context document (JSON)"
+    )
+    serve.add_argument("--workspace", type=Path, help="the agent's git checkout, for push_branch")
+    serve.add_argument("--config", help="tusk.yml (default: $TUSK_CONFIG, else ./tusk.yml)")
+    serve.add_argument(
+        "--log-issue-url", help="the run's log issue, when RUN_DIR/run.json does not name it"
+    )
+
+
+def log_issue_url(run_dir: Path, explicit: str | None) -> str:
+    meta = run_dir / "run.json"
+    if meta.is_file():
+        return RunMetadata.model_validate_json(meta.read_text(encoding="utf-8")).log_issue_url
+    if explicit:
+        return explicit
+    raise InputError(
+        f"no log issue for this run: {meta} is missing",
+        "Run build-context first (it writes run.json), or pass --log-issue-url.",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tusk.mcp_server import server as mcp_server
+
+    from tusk.state import StateStore
+
+    settings = load_settings(resolve_config_path(args.config))
+    secrets = load_secrets()
+    tokens = secrets.require("agent_token", "read_token")
+    if not args.context.is_file():
+        raise InputError(
+            f"{args.context}: no such context document", "Pass the merged context JSON."
+        )
+    context = ContextDocument.model_validate_json(args.context.read_text(encoding="utf-8"))
+    run_dir: Path = args.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    url = log_issue_url(run_dir, args.log_issue_url)
+    if args.workspace is not None and not (args.workspace / ".git").exists():
+        raise InputError(f"{args.workspace}: not a git checkout", "Pass the agent's working tree.")
+
+    read_gateway = gateway_from_secrets(secrets, "read")
+    write_gateway = gateway_from_secrets(secrets, "agent")
+    blocklist = StateStore(read_gateway, settings).read_blocklist()  # M7: once, at start
+    writer = StateStore(write_gateway, settings)
+
+    def append_entry(kind: str, text: str) -> str:
+        return writer.append_entry(kind, text, jobid=context.jobid)  # type: ignore[arg-type]
+
+    config = mcp_server.policy_config(settings, context, log_issue_url=url, blocklist=blocklist)
+    runtime = mcp_server.build_runtime(
+        settings=settings,
+        config=config,
+        read_gateway=read_gateway,
+        write_gateway=write_gateway,
+        run_dir=run_dir,
+        secrets=(tokens["agent_token"], tokens["read_token"]),
+        workspace=args.workspace,
+        append_entry=append_entry,
+    )
+    pusher = mcp_server.build_pusher(
+        runtime, read_token=tokens["read_token"], write_token=tokens["agent_token"]
+    )
+    server = mcp_server.build_server(runtime, pusher=pusher)
+    sock = mcp_server.bind(args.port)
+    print(mcp_server.url_of(sock), flush=True)
+    print(
+        f"tusk mcp: serving {len(runtime.config.permissions.operations)} write operation kind(s) "
+        f"for {context.repo}; audit log {run_dir / 'audit.jsonl'}",
+        file=sys.stderr,
+    )
+    mcp_server.serve(server, sock)
+    return 0

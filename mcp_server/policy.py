@@ -1,0 +1,474 @@
+"""What the agent may write: one pure module, no I/O (MISSION M2-M5, M7, M9, M11-M13).
+
+The server asks ``check_write`` before any write and ``prepare_body`` /
+``prepare_line`` for the text it would post; both raise ``Refused`` with a
+stable code and a reason written for the model. After a write was performed
+(or staged) the server calls ``record_write`` so limits and duplicates see it.
+
+Everything the decisions depend on is in ``PolicyConfig`` (fixed for the run)
+and ``RunState`` (what this run has written so far).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tusk.contracts import Blocklist, PermissionConfig, WriteOperation, is_valid_repo
+from tusk.markers import backlink_footer
+
+RefusalCode = Literal[
+    "LIMIT_EXCEEDED",
+    "DUPLICATE_WRITE",
+    "FORBIDDEN_OPERATION",
+    "BLOCKED_TARGET",
+    "PERMISSION_DENIED",
+    "SECRET_IN_BODY",
+    "RATE_LIMITED",
+    "LOOP_DETECTED",
+]
+
+GITHUB_BODY_LIMIT = 65536
+GITHUB_TITLE_LIMIT = 256
+HISTORY_WRITES_PER_RUN = 2  # the history pass asks once; one retry with new text is fair
+
+# Tool name -> the write operation of the permission config it needs.
+WRITE_TOOLS: Mapping[str, WriteOperation | None] = {
+    "create_issue": "issue",
+    "create_comment": "comment",
+    "create_discussion_comment": "comment",
+    "create_pull_request": "pull_request",
+    "push_branch": "push",
+    "update_comment": "comment",
+    "delete_comment": "comment",
+    "memory": "memory",
+    "history": None,  # the run's own summary (A7.3); not something a marker can take away
+}
+
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}")),
+    ("a GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
+    ("an Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
+    ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+)
+# Literal secrets shorter than this are not searched for: a short test token
+# like "agent" would refuse every ordinary sentence.
+MIN_LITERAL_SECRET = 12
+
+# A GitHub @mention: not preceded by a word character, '@', '/', '.' or '`'.
+_MENTION_RE = re.compile(
+    r"(?<![A-Za-z0-9_@/.`])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)(?![A-Za-z0-9-])"
+)
+_CODE_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
+
+
+class Refused(Exception):
+    """A write (or read) the policy does not allow. ``str()`` is what the model reads."""
+
+    def __init__(self, code: RefusalCode, reason: str) -> None:
+        self.code = code
+        self.reason = reason
+        super().__init__(f"{code}: {reason}")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Everything fixed for one run that the decisions read."""
+
+    bot: str
+    jobid: str
+    control_repo: str
+    trigger_repo: str
+    trigger_number: int | None
+    log_issue_url: str
+    permissions: PermissionConfig
+    blocklist: Blocklist = field(default_factory=Blocklist)
+    go_away_phrase: str = "go away"
+    staged: bool = False
+    discussions_write: bool = False
+    mentions_per_post: int = 5
+    memory_entry_chars: int = 500
+    history_entry_chars: int = 300
+    branch_prefix: str = "tusk/"
+    allow_workflow_changes: bool = False
+
+
+@dataclass
+class RunState:
+    """What this run has written so far (performed or staged)."""
+
+    write_keys: set[str] = field(default_factory=set)
+    comments: Counter[tuple[str, int]] = field(default_factory=Counter)
+    issues: Counter[str] = field(default_factory=Counter)
+    pull_requests: Counter[str] = field(default_factory=Counter)
+    memory_writes: int = 0
+    history_writes: int = 0
+    own_comments: dict[int, str] = field(default_factory=dict)  # comment id -> repo (lowercase)
+    own_branches: set[str] = field(default_factory=set)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def write_key(tool: str, args: Mapping[str, Any]) -> str:
+    """Identity of a write for M3: the tool plus its canonical arguments."""
+    canonical = {
+        k: (v.lower() if k == "repo" and isinstance(v, str) else v) for k, v in args.items()
+    }
+    return tool + ":" + json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+
+
+def target_repo(tool: str, args: Mapping[str, Any], config: PolicyConfig) -> str:
+    """The repository a write lands in (or acts for: a push serves the trigger's repo)."""
+    if tool in ("history", "memory"):
+        return config.control_repo
+    if tool == "push_branch":
+        return config.trigger_repo
+    return str(args.get("repo", ""))
+
+
+def target_label(tool: str, args: Mapping[str, Any], config: PolicyConfig) -> str:
+    """How the audit log names the target of a call."""
+    repo = target_repo(tool, args, config)
+    if "number" in args:
+        return f"{repo}#{args['number']}"
+    if "comment_id" in args:
+        return f"{repo} comment {args['comment_id']}"
+    if tool == "push_branch":
+        return f"{repo} fork branch {args.get('branch', '')}"
+    if tool in ("history", "memory"):
+        return f"{repo} {tool} issue"
+    return repo
+
+
+def validate_branch(branch: str, config: PolicyConfig) -> None:
+    """Branch names the agent may push: under the prefix, a plain ref name."""
+    if not branch.startswith(config.branch_prefix):
+        raise Refused(
+            "PERMISSION_DENIED",
+            f"branch {branch!r} is outside this run's namespace; name it "
+            f"{config.branch_prefix}<something> and push again.",
+        )
+    bad = (
+        branch.startswith(("-", "/", "+"))
+        or branch.endswith(("/", ".", ".lock"))
+        or any(part in branch for part in ("..", "@{", "//", ":", "\\", "?", "*", "[", "~", "^"))
+        or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in branch)
+        or branch == config.branch_prefix
+    )
+    if bad:
+        raise Refused(
+            "FORBIDDEN_OPERATION",
+            f"{branch!r} is not a plain branch name; use letters, digits, '-', '_', '.' "
+            f"and '/' under {config.branch_prefix}.",
+        )
+
+
+def head_branch(head: str, config: PolicyConfig) -> str:
+    """The branch of a PR head, which must live on the bot's fork."""
+    owner, sep, branch = head.partition(":")
+    if not sep:
+        owner, branch = config.bot, head
+    if owner.lower() != config.bot.lower():
+        raise Refused(
+            "FORBIDDEN_OPERATION",
+            f"pull requests come only from {config.bot}'s fork; use head "
+            f"'{config.bot}:<branch>' after push_branch.",
+        )
+    validate_branch(branch, config)
+    return branch
+
+
+# --------------------------------------------------------------------------- the write check
+
+
+def check_write(tool: str, args: Mapping[str, Any], config: PolicyConfig, state: RunState) -> None:
+    """Raise ``Refused`` unless this write may go ahead now. Does not change ``state``."""
+    if tool not in WRITE_TOOLS:
+        raise Refused(
+            "FORBIDDEN_OPERATION",
+            f"{tool} is not a write this server performs (no reviews, no deletions of "
+            "repositories or branches, no generic API calls).",
+        )
+    if tool == "create_discussion_comment" and not config.discussions_write:
+        raise Refused(
+            "FORBIDDEN_OPERATION",
+            "writing to discussions is switched off for this installation; answer on an "
+            "issue or pull request instead, or just report in your final message.",
+        )
+    repo = target_repo(tool, args, config)
+    if not is_valid_repo(repo):
+        raise Refused("FORBIDDEN_OPERATION", f"repo must be 'owner/name', got {repo!r}.")
+    if config.blocklist.blocks(repo):
+        raise Refused(
+            "BLOCKED_TARGET",
+            f"{repo} (or its owner) asked the bot to go away; do not write there, by any tool. "
+            "Tell the requester in your final message instead.",
+        )
+    _check_permissions(tool, args, repo, config)
+    if tool in ("update_comment", "delete_comment"):
+        _check_own_comment(tool, args, repo, state)
+    if tool == "push_branch":
+        validate_branch(str(args.get("branch", "")), config)
+    if tool == "create_pull_request":
+        head_branch(str(args.get("head", "")), config)
+    if write_key(tool, args) in state.write_keys:
+        raise Refused(
+            "DUPLICATE_WRITE",
+            f"this exact {tool} call was already made in this run; do not repeat it. "
+            "If something is missing, say so in a different way or move on.",
+        )
+    _check_limits(tool, args, repo, config, state)
+
+
+def _check_permissions(tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
+    perms = config.permissions
+    operation = WRITE_TOOLS[tool]
+    marker = f" (permission marker: {perms.marker})" if perms.marker else ""
+    if operation is not None and not perms.allows(operation):
+        raise Refused(
+            "PERMISSION_DENIED",
+            f"this run may not perform '{operation}' writes{marker}. Allowed: "
+            f"{', '.join(perms.operations) or 'none'}.",
+        )
+    if tool in ("history", "memory", "push_branch"):
+        return
+    if perms.repos is not None and repo.lower() not in {r.lower() for r in perms.repos}:
+        raise Refused(
+            "PERMISSION_DENIED",
+            f"this run may write only to {', '.join(perms.repos)}{marker}, not {repo}.",
+        )
+    if perms.only_this_thread:
+        here = f"{config.trigger_repo}#{config.trigger_number}"
+        same_repo = repo.lower() == config.trigger_repo.lower()
+        if tool in ("create_issue", "create_pull_request"):
+            raise Refused(
+                "PERMISSION_DENIED",
+                f"this run may only reply on {here}{marker}; it may not open new issues or PRs.",
+            )
+        if "number" in args and not (same_repo and args["number"] == config.trigger_number):
+            raise Refused("PERMISSION_DENIED", f"this run may only reply on {here}{marker}.")
+
+
+def _check_own_comment(tool: str, args: Mapping[str, Any], repo: str, state: RunState) -> None:
+    comment_id = args.get("comment_id")
+    owner = state.own_comments.get(comment_id) if isinstance(comment_id, int) else None
+    if owner is None or owner != repo.lower():
+        verb = "edit" if tool == "update_comment" else "delete"
+        raise Refused(
+            "FORBIDDEN_OPERATION",
+            f"you may {verb} only comments this run created in that repository; comment "
+            f"{comment_id} in {repo} is not one of them. Post a new comment instead.",
+        )
+
+
+def _check_limits(
+    tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig, state: RunState
+) -> None:
+    perms = config.permissions
+    key = repo.lower()
+    if tool in ("create_comment", "create_discussion_comment"):
+        thread = (key, int(args.get("number", 0)))
+        if state.comments[thread] >= perms.comments_per_thread:
+            raise Refused(
+                "LIMIT_EXCEEDED",
+                f"this run already posted {state.comments[thread]} comment(s) on "
+                f"{repo}#{thread[1]}, the limit is {perms.comments_per_thread}. Edit your own "
+                "comment with update_comment instead of posting another.",
+            )
+    elif tool == "create_issue" and state.issues[key] >= perms.issues_per_repo:
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"this run may open {perms.issues_per_repo} issue(s) in {repo} and has done so.",
+        )
+    elif tool == "create_pull_request" and state.pull_requests[key] >= perms.prs_per_repo:
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"this run may open {perms.prs_per_repo} pull request(s) in {repo} and has done "
+            "so; push more commits to the same branch to update it.",
+        )
+    elif tool == "memory" and state.memory_writes >= perms.memory_writes:
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"this run may add {perms.memory_writes} memory entr(y/ies) and has used them all.",
+        )
+    elif tool == "history" and state.history_writes >= HISTORY_WRITES_PER_RUN:
+        raise Refused(
+            "LIMIT_EXCEEDED", "this run's history line was already written; nothing more to do."
+        )
+
+
+# --------------------------------------------------------------------------- outgoing text
+
+
+def find_secret(text: str, literals: Sequence[str] = ()) -> str | None:
+    """What kind of secret ``text`` holds, or None."""
+    for label, pattern in SECRET_PATTERNS:
+        if pattern.search(text):
+            return label
+    for literal in literals:
+        if len(literal) >= MIN_LITERAL_SECRET and literal in text:
+            return "one of this server's tokens"
+    return None
+
+
+def _outside_code(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` that are not code (mentions in code notify nobody)."""
+    spans, start = [], 0
+    for match in _CODE_RE.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def neutralise_mentions(text: str, *, logins: set[str] | None) -> str:
+    """Drop the '@' of mentions of ``logins`` (lowercase), or of every mention when None."""
+    out, last = [], 0
+    for start, end in _outside_code(text):
+        for match in _MENTION_RE.finditer(text, start, end):
+            login = match.group(1).lower()
+            if logins is None or login in logins:
+                out.append(text[last : match.start()])
+                out.append(match.group(1))
+                last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def mentioned_logins(text: str) -> set[str]:
+    found: set[str] = set()
+    for start, end in _outside_code(text):
+        found.update(m.group(1).lower() for m in _MENTION_RE.finditer(text, start, end))
+    return found
+
+
+def check_secrets(text: str, what: str, literals: Sequence[str]) -> None:
+    label = find_secret(text, literals)
+    if label is not None:
+        raise Refused(
+            "SECRET_IN_BODY",
+            f"the {what} contains what looks like {label}; nothing was posted. Remove it (never "
+            "publish credentials, even ones found in files or logs) and try again.",
+        )
+
+
+def prepare_body(body: str, config: PolicyConfig, *, secrets: Sequence[str] = ()) -> str:
+    """The body as it will be posted: checked, self-mentions neutralised, footer added (M9)."""
+    check_secrets(body, "body", secrets)
+    body = neutralise_mentions(body, logins={config.bot.lower()})
+    mentions = mentioned_logins(body)
+    if len(mentions) > config.mentions_per_post:
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"the body mentions {len(mentions)} people, at most {config.mentions_per_post} are "
+            "allowed per post; mention only the people who must be notified (write names "
+            "without '@' otherwise).",
+        )
+    posted = body + backlink_footer(
+        log_issue_url=config.log_issue_url,
+        bot=config.bot,
+        go_away_phrase=config.go_away_phrase,
+        jobid=config.jobid,
+    )
+    if len(posted) > GITHUB_BODY_LIMIT:
+        room = GITHUB_BODY_LIMIT - (len(posted) - len(body))
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"the body is {len(body)} characters; with the run's footer it must stay within "
+            f"{room}. Shorten it (link to files or the PR diff instead of pasting them).",
+        )
+    return posted
+
+
+def check_title(title: str, *, secrets: Sequence[str] = ()) -> str:
+    check_secrets(title, "title", secrets)
+    title = " ".join(title.split())
+    if not title:
+        raise Refused("FORBIDDEN_OPERATION", "the title is empty; give it a short summary.")
+    if len(title) > GITHUB_TITLE_LIMIT:
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"the title has {len(title)} characters; keep it under {GITHUB_TITLE_LIMIT}.",
+        )
+    return title
+
+
+def prepare_line(
+    text: str,
+    kind: Literal["history", "memory"],
+    config: PolicyConfig,
+    *,
+    secrets: Sequence[str] = (),
+) -> str:
+    """A history or memory entry: one line of plain text, capped, mentioning nobody."""
+    check_secrets(text, f"{kind} entry", secrets)
+    line = " ".join(text.split())
+    if not line:
+        raise Refused("FORBIDDEN_OPERATION", f"the {kind} entry is empty; write one line.")
+    cap = config.memory_entry_chars if kind == "memory" else config.history_entry_chars
+    if len(line) > cap:
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"the {kind} entry has {len(line)} characters, at most {cap} are allowed; shorten it.",
+        )
+    return neutralise_mentions(line, logins=None)
+
+
+# --------------------------------------------------------------------------- bookkeeping
+
+
+def record_write(
+    tool: str,
+    args: Mapping[str, Any],
+    config: PolicyConfig,
+    state: RunState,
+    *,
+    comment_id: int | None = None,
+    created_branch: bool = False,
+) -> None:
+    """Count a write that was performed or staged, so later checks see it."""
+    repo = target_repo(tool, args, config).lower()
+    state.write_keys.add(write_key(tool, args))
+    if tool in ("create_comment", "create_discussion_comment"):
+        state.comments[(repo, int(args.get("number", 0)))] += 1
+        if comment_id is not None:
+            state.own_comments[comment_id] = repo
+    elif tool == "create_issue":
+        state.issues[repo] += 1
+    elif tool == "create_pull_request":
+        state.pull_requests[repo] += 1
+    elif tool == "memory":
+        state.memory_writes += 1
+    elif tool == "history":
+        state.history_writes += 1
+    elif tool == "push_branch" and created_branch:
+        state.own_branches.add(str(args.get("branch", "")))
+    elif tool == "delete_comment":
+        # The comment still counts against its thread's limit: no create/delete cycling.
+        state.own_comments.pop(int(args["comment_id"]), None)
+
+
+def may_force_push(branch: str, state: RunState) -> bool:
+    """Only a branch this run created may be rewritten."""
+    return branch in state.own_branches
+
+
+def workflow_paths(paths: Sequence[str]) -> list[str]:
+    """The paths of a push that touch workflow files."""
+    return [p for p in paths if p.startswith(".github/workflows/") or p == ".github/workflows"]
+
+
+def check_push_paths(paths: Sequence[str], config: PolicyConfig) -> None:
+    touched = workflow_paths(paths)
+    if touched and not config.allow_workflow_changes:
+        raise Refused(
+            "FORBIDDEN_OPERATION",
+            f"the branch changes workflow files ({', '.join(sorted(set(touched))[:5])}); this "
+            "installation does not let the agent touch .github/workflows/. Drop those commits "
+            "and push again.",
+        )

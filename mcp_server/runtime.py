@@ -1,0 +1,312 @@
+"""The server's per-run machinery around every tool call.
+
+``Runtime.read`` and ``Runtime.write`` wrap the I/O a tool does with the
+things that must happen to every call whatever the tool: the read throttle,
+the policy gate, staged mode, the audit line, loop detection, and scrubbing
+the server's tokens out of anything the model gets back. Tools only say what
+to check and what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.mcpserver.exceptions import ToolError
+from tusk.mcp_server import policy
+from tusk.mcp_server.loops import LoopDetector
+from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
+from tusk.mcp_server.throttle import SlidingWindow
+
+from tusk.audit import AuditLog, canonical_json, digest
+from tusk.errors import UserError
+from tusk.github import Gateway, GitHubError
+
+logger = logging.getLogger(__name__)
+
+LOOP_FILE = "loop-detected.json"
+STAGED_FILE = "staged.jsonl"
+AUDIT_FILE = "audit.jsonl"
+MIN_REDACTED_SECRET = 8  # shorter "tokens" exist only in tests; redacting them would garble text
+
+
+class OperationFailed(GitHubError):
+    """A write that policy allowed but that could not be done; not a refusal."""
+
+    code = "FAILED"
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """What a performed write made; ``message`` is what the model reads."""
+
+    message: str
+    url: str | None = None
+    created: str | None = None  # AuditRecord.created
+    comment_id: int | None = None
+    created_branch: bool = False
+
+
+@dataclass(frozen=True)
+class StagedWrite:
+    """What a write would have done, for staged mode."""
+
+    summary: str
+    request: dict[str, Any]
+
+
+@dataclass
+class Runtime:
+    config: PolicyConfig
+    read_gateway: Gateway
+    write_gateway: Gateway
+    run_dir: Path
+    throttle: SlidingWindow
+    loops: LoopDetector
+    secrets: Sequence[str] = ()
+    state: RunState = field(default_factory=RunState)
+    workspace: Path | None = None
+    append_entry: Callable[[str, str], str] | None = None  # (kind, text) -> comment URL
+    clock: Callable[[], float] = time.monotonic
+    audit: AuditLog = field(init=False)
+    _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+
+    def __post_init__(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.audit = AuditLog(self.run_dir / AUDIT_FILE)
+
+    # ----------------------------------------------------------------- text the model sees
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            if len(secret) >= MIN_REDACTED_SECRET:
+                text = text.replace(secret, "[redacted]")
+        return text
+
+    def _fail(self, message: str) -> ToolError:
+        return ToolError(self.redact(message))
+
+    # ----------------------------------------------------------------- reads
+
+    async def read(self, tool: str, args: Mapping[str, Any], fetch: Callable[[], Any]) -> str:
+        """Run a read on the read token behind the throttle; returns JSON text."""
+        started = self.clock()
+        target = str(args.get("repo", "")) or tool
+        wait = self.throttle.try_acquire()
+        if wait is not None:
+            refused = Refused(
+                "RATE_LIMITED",
+                f"too many reads: at most {self.throttle.limit} per "
+                f"{self.throttle.window:g} s. Wait about {wait:.0f} s, and read less: reuse "
+                "what you already fetched.",
+            )
+            return self._refuse(tool, "read", target, args, refused, started)
+        try:
+            result = await anyio.to_thread.run_sync(fetch)
+        except Exception as error:
+            return self._failed(tool, "read", target, args, error, started)
+        text = self.redact(result if isinstance(result, str) else json.dumps(result, indent=1))
+        self._audit(tool, "read", target, args, "allowed", started=started)
+        return self._check_loop(tool, args, text)
+
+    # ----------------------------------------------------------------- writes
+
+    async def write(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        *,
+        prepare: Callable[[], Mapping[str, Any]] | None = None,
+        perform: Callable[[Mapping[str, Any]], WriteOutcome],
+        stage: Callable[[Mapping[str, Any]], StagedWrite],
+    ) -> str:
+        """Gate, then perform (or stage) one write, and record it.
+
+        ``prepare`` turns the model's arguments into what will be sent (footer,
+        neutralised mentions) and may refuse; ``perform`` does the I/O in a
+        worker thread; ``stage`` describes what it would have done.
+        """
+        started = self.clock()
+        target = policy.target_label(tool, args, self.config)
+        async with self._write_lock:
+            try:
+                policy.check_write(tool, args, self.config, self.state)
+                prepared = prepare() if prepare else dict(args)
+            except Refused as refused:
+                return self._refuse(tool, "write", target, args, refused, started)
+            if self.config.staged:
+                staged = stage(prepared)
+                self._record_staged(tool, target, staged)
+                policy.record_write(tool, args, self.config, self.state)
+                self._audit(
+                    tool, "write", target, args, "staged", reason=staged.summary, started=started
+                )
+                message = (
+                    f"STAGED: this installation runs in staged mode, so nothing was posted. "
+                    f"Recorded for review: {staged.summary}. Carry on as if it had been done."
+                )
+                return self._check_loop(tool, args, message)
+            try:
+                outcome = await anyio.to_thread.run_sync(lambda: perform(prepared))
+            except Refused as refused:  # a check only the I/O side can make (e.g. a push's files)
+                return self._refuse(tool, "write", target, args, refused, started)
+            except Exception as error:
+                return self._failed(tool, "write", target, args, error, started)
+            policy.record_write(
+                tool,
+                args,
+                self.config,
+                self.state,
+                comment_id=outcome.comment_id,
+                created_branch=outcome.created_branch,
+            )
+            self._audit(
+                tool,
+                "write",
+                target,
+                args,
+                "allowed",
+                url=outcome.url,
+                created=outcome.created,
+                started=started,
+            )
+        return self._check_loop(tool, args, self.redact(outcome.message))
+
+    def refuse_now(
+        self, tool: str, args: Mapping[str, Any], refused: Refused, started: float
+    ) -> str:
+        """Record and raise a refusal found before ``write`` could be called."""
+        return self._refuse(
+            tool, "write", policy.target_label(tool, args, self.config), args, refused, started
+        )
+
+    def fail_now(self, tool: str, args: Mapping[str, Any], error: Exception, started: float) -> str:
+        return self._failed(
+            tool, "write", policy.target_label(tool, args, self.config), args, error, started
+        )
+
+    # ----------------------------------------------------------------- recording
+
+    def _audit(
+        self,
+        tool: str,
+        kind: str,
+        target: str,
+        args: Mapping[str, Any],
+        decision: str,
+        *,
+        started: float,
+        code: str | None = None,
+        reason: str | None = None,
+        url: str | None = None,
+        created: str | None = None,
+    ) -> None:
+        self.audit.append(
+            tool=tool,
+            kind=kind,
+            target=target,
+            args={"tool": tool, **args},
+            decision=decision,  # type: ignore[arg-type]
+            code=code,
+            reason=self.redact(reason) if reason else None,
+            url=url,
+            created=created,
+            duration_ms=(self.clock() - started) * 1000.0,
+        )
+
+    def _refuse(
+        self,
+        tool: str,
+        kind: str,
+        target: str,
+        args: Mapping[str, Any],
+        refused: Refused,
+        started: float,
+    ) -> str:
+        self._audit(
+            tool,
+            kind,
+            target,
+            args,
+            "refused",
+            code=refused.code,
+            reason=refused.reason,
+            started=started,
+        )
+        self._check_loop(tool, args, str(refused))
+        raise self._fail(str(refused))
+
+    def _failed(
+        self,
+        tool: str,
+        kind: str,
+        target: str,
+        args: Mapping[str, Any],
+        error: Exception,
+        started: float,
+    ) -> str:
+        if isinstance(error, GitHubError):
+            message = f"{getattr(error, 'code', 'GITHUB_ERROR')}: {error}"
+        elif isinstance(error, UserError):
+            message = f"FAILED: {error.title}. {error.hint}".strip()
+        else:  # a bug: the traceback goes to the server's stderr, the model gets the gist
+            logger.exception("tool %s crashed", tool)
+            message = f"FAILED: internal error in {tool} ({type(error).__name__}); try another way"
+        self._audit(tool, kind, target, args, "failed", reason=message, started=started)
+        self._check_loop(tool, args, message)
+        raise self._fail(message)
+
+    def _record_staged(self, tool: str, target: str, staged: StagedWrite) -> None:
+        line = {
+            "time": datetime.now(UTC).isoformat(),
+            "tool": tool,
+            "target": target,
+            "summary": staged.summary,
+            "request": staged.request,
+        }
+        with (self.run_dir / STAGED_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(self.redact(canonical_json(line)) + "\n")
+
+    def _check_loop(self, tool: str, args: Mapping[str, Any], result: str) -> str:
+        """Pass ``result`` through unless it completes a loop (M8)."""
+        verdict = self.loops.observe(tool, digest(dict(args)), digest(result))
+        if not verdict.looping:
+            return result
+        refused = Refused(
+            "LOOP_DETECTED",
+            f"you made this same {tool} call {verdict.repeats} times in a row and got the same "
+            "result each time. Stop repeating it; the session is being ended.",
+        )
+        self._write_loop_file(tool, args, verdict.repeats)
+        self._audit(
+            tool,
+            "read" if tool not in policy.WRITE_TOOLS else "write",
+            tool,
+            args,
+            "refused",
+            code=refused.code,
+            reason=refused.reason,
+            started=self.clock(),
+        )
+        raise self._fail(str(refused))
+
+    def _write_loop_file(self, tool: str, args: Mapping[str, Any], repeats: int) -> None:
+        info = {
+            "time": datetime.now(UTC).isoformat(),
+            "tool": tool,
+            "args_digest": digest(dict(args)),
+            "repeats": repeats,
+            "threshold": self.loops.threshold,
+        }
+        path = self.run_dir / LOOP_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)  # run-claude sees the whole file or none

@@ -1,0 +1,185 @@
+"""The MCP server named ``github``: the agent's only road to GitHub (MISSION M1-M13, T4).
+
+``build_runtime`` turns settings, the context document and the run's
+metadata into the per-run machinery; ``build_server`` registers the tools on
+an ``MCPServer``; ``serve`` runs it over streamable HTTP on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import SecretStr
+from tusk.mcp_server import read_tools, write_tools
+from tusk.mcp_server.git_push import Pusher
+from tusk.mcp_server.loops import LoopDetector
+from tusk.mcp_server.policy import PolicyConfig
+from tusk.mcp_server.runtime import Runtime
+from tusk.mcp_server.throttle import SlidingWindow
+
+from tusk.config import Settings
+from tusk.contracts import Blocklist, ContextDocument, PermissionConfig
+from tusk.github import Gateway
+
+SERVER_NAME = "github"
+MCP_PATH = "/mcp"
+
+INSTRUCTIONS = (
+    "These tools are your only access to GitHub. Reads use a read-only token and are "
+    "rate-limited; writes are checked against this run's policy (limits per thread and "
+    "repository, no duplicate writes, no edits of other people's content, no reviews) and "
+    "recorded. A refused call returns an error starting with a code such as LIMIT_EXCEEDED or "
+    "DUPLICATE_WRITE and the reason: read it, do not retry the same call, adapt or report."
+)
+
+
+def narrowed_permissions(permissions: PermissionConfig, settings: Settings) -> PermissionConfig:
+    """The context's permissions, never looser than this installation's limits.
+
+    A marker can only narrow the defaults; capping here too means a context
+    document built with older or looser settings cannot widen them.
+    """
+    limits = settings.limits
+    return permissions.model_copy(
+        update={
+            "comments_per_thread": min(permissions.comments_per_thread, limits.comments_per_thread),
+            "issues_per_repo": min(permissions.issues_per_repo, limits.issues_per_repo),
+            "prs_per_repo": min(permissions.prs_per_repo, limits.prs_per_repo),
+            "memory_writes": min(permissions.memory_writes, limits.memory_writes_per_run),
+        }
+    )
+
+
+def policy_config(
+    settings: Settings, context: ContextDocument, *, log_issue_url: str, blocklist: Blocklist
+) -> PolicyConfig:
+    return PolicyConfig(
+        bot=settings.bot,
+        jobid=context.jobid,
+        control_repo=settings.control_repo,
+        trigger_repo=context.repo,
+        trigger_number=context.trigger.number,
+        log_issue_url=log_issue_url,
+        permissions=narrowed_permissions(context.permission_config, settings),
+        blocklist=blocklist,
+        go_away_phrase=settings.go_away.phrase,
+        staged=settings.staged,
+        discussions_write=settings.discussions_write,
+        mentions_per_post=settings.limits.mentions_per_post,
+        memory_entry_chars=settings.limits.memory_entry_chars,
+        history_entry_chars=settings.limits.history_entry_chars,
+        branch_prefix=settings.agent.branch_prefix,
+        allow_workflow_changes=settings.agent.allow_workflow_changes,
+    )
+
+
+def build_runtime(
+    *,
+    settings: Settings,
+    config: PolicyConfig,
+    read_gateway: Gateway,
+    write_gateway: Gateway,
+    run_dir: Path,
+    secrets: tuple[SecretStr, ...],
+    workspace: Path | None = None,
+    append_entry: Callable[[str, str], str] | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Runtime:
+    kwargs = {"clock": clock} if clock else {}
+    return Runtime(
+        config=config,
+        read_gateway=read_gateway,
+        write_gateway=write_gateway,
+        run_dir=run_dir,
+        throttle=SlidingWindow(
+            limit=settings.limits.reads_per_window,
+            window=settings.limits.read_window_seconds,
+            **kwargs,
+        ),
+        loops=LoopDetector(settings.limits.loop_threshold),
+        secrets=tuple(s.get_secret_value() for s in secrets),
+        workspace=workspace,
+        append_entry=append_entry,
+    )
+
+
+def build_server(runtime: Runtime, *, pusher: Pusher | None = None) -> MCPServer:
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    read_tools.register(server, runtime)
+    write_tools.register(server, runtime, pusher=pusher)
+    return server
+
+
+def build_pusher(
+    runtime: Runtime, *, read_token: SecretStr, write_token: SecretStr
+) -> Pusher | None:
+    if runtime.workspace is None:
+        return None
+    return Pusher(
+        config=runtime.config,
+        state=runtime.state,
+        workspace=runtime.workspace,
+        read_gateway=runtime.read_gateway,
+        write_gateway=runtime.write_gateway,
+        read_token=read_token.get_secret_value(),
+        write_token=write_token.get_secret_value(),
+    )
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (port 0 picks a free one), so the URL is known first."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit this; without it a tool call's small response
+    # writes meet delayed ACKs and each call costs ~40 ms more.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    return f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
+
+
+def _uvicorn(server: MCPServer) -> Any:
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    return uvicorn.Server(config)
+
+
+def serve(server: MCPServer, sock: socket.socket) -> None:
+    """Serve until the process is stopped."""
+    _uvicorn(server).run(sockets=[sock])
+
+
+def start_in_thread(server: MCPServer, *, port: int = 0) -> tuple[str, Callable[[], None]]:
+    """Serve from a background thread (tests, benchmarks, in-process supervisors).
+
+    Returns the URL and a function that stops the server.
+    """
+    sock = bind(port)
+    uv = _uvicorn(server)
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not uv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            sock.close()
+            raise RuntimeError("the MCP server did not start within 10 s")
+        time.sleep(0.01)
+
+    def stop() -> None:
+        uv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+    return url_of(sock), stop

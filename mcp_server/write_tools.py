@@ -1,0 +1,338 @@
+"""Write tools: the only ways the agent can change anything on GitHub (M2).
+
+Each tool names its arguments exactly as MISSION and the agent prompt do,
+leaves every decision to ``policy`` (through ``Runtime.write``), and says
+what it would do in staged mode. There is deliberately no review tool and no
+tool that calls an arbitrary endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from tusk.mcp_server import policy
+from tusk.mcp_server.git_push import Pusher, PushFailed
+from tusk.mcp_server.policy import Refused
+from tusk.mcp_server.runtime import OperationFailed, Runtime, StagedWrite, WriteOutcome
+
+from tusk.github import Gateway
+
+CREATE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+)
+PUSH = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+)
+EDIT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True
+)
+
+DISCUSSION_ID_QUERY = """
+query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) { discussion(number: $number) { id } }
+}
+"""
+ADD_DISCUSSION_COMMENT = """
+mutation($discussionId: ID!, $body: String!) {
+  addDiscussionComment(input: {discussionId: $discussionId, body: $body}) { comment { id url } }
+}
+"""
+
+
+def staged_request(
+    method: str, path: str, payload: Mapping[str, Any] | None, summary: str
+) -> StagedWrite:
+    return StagedWrite(
+        summary=summary, request={"method": method, "path": path, "json": dict(payload or {})}
+    )
+
+
+def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = None) -> None:
+    """Add the write tools to ``server``."""
+    gw: Gateway = runtime.write_gateway
+    config = runtime.config
+    secrets = runtime.secrets
+
+    def body_of(args: Mapping[str, Any]) -> Callable[[], Mapping[str, Any]]:
+        def prepare() -> Mapping[str, Any]:
+            out = dict(args)
+            if "title" in out:
+                out["title"] = policy.check_title(out["title"], secrets=secrets)
+            out["body"] = policy.prepare_body(out["body"], config, secrets=secrets)
+            return out
+
+        return prepare
+
+    @server.tool(name="create_issue", annotations=CREATE, structured_output=False)
+    async def create_issue(repo: str, title: str, body: str) -> str:
+        """Open a new issue in repo ("owner/name").
+
+        Limited to one issue per repository per run unless configured otherwise;
+        an identical call is refused the second time. A footer linking to this
+        run's log is added to the body. Never put secrets in the body.
+        """
+        args = {"repo": repo, "title": title, "body": body}
+
+        def perform(p: Mapping[str, Any]) -> WriteOutcome:
+            data = gw.post(
+                f"/repos/{repo}/issues", json={"title": p["title"], "body": p["body"]}
+            ).body
+            return WriteOutcome(
+                f"created issue #{data['number']}: {data['html_url']}", data["html_url"], "issue"
+            )
+
+        def stage(p: Mapping[str, Any]) -> StagedWrite:
+            return staged_request(
+                "POST",
+                f"/repos/{repo}/issues",
+                {"title": p["title"], "body": p["body"]},
+                f"open an issue in {repo} titled {p['title']!r}",
+            )
+
+        return await runtime.write(
+            "create_issue", args, prepare=body_of(args), perform=perform, stage=stage
+        )
+
+    @server.tool(name="create_comment", annotations=CREATE, structured_output=False)
+    async def create_comment(repo: str, number: int, body: str) -> str:
+        """Comment on an issue or on a pull request's conversation (number is the issue/PR number).
+
+        At most a few comments per thread per run (2 by default): prefer one
+        complete comment, and fix a mistake with update_comment rather than a
+        new comment. An identical comment is refused. Mentioning the bot itself
+        is neutralised and too many @mentions are refused. A footer linking to
+        this run's log is added.
+        """
+        args = {"repo": repo, "number": number, "body": body}
+        path = f"/repos/{repo}/issues/{number}/comments"
+
+        def perform(p: Mapping[str, Any]) -> WriteOutcome:
+            data = gw.post(path, json={"body": p["body"]}).body
+            return WriteOutcome(
+                f"commented on {repo}#{number}: {data['html_url']} (comment id {data['id']})",
+                data["html_url"],
+                "comment",
+                comment_id=int(data["id"]),
+            )
+
+        def stage(p: Mapping[str, Any]) -> StagedWrite:
+            return staged_request("POST", path, {"body": p["body"]}, f"comment on {repo}#{number}")
+
+        return await runtime.write(
+            "create_comment", args, prepare=body_of(args), perform=perform, stage=stage
+        )
+
+    @server.tool(name="create_pull_request", annotations=CREATE, structured_output=False)
+    async def create_pull_request(repo: str, title: str, body: str, head: str, base: str) -> str:
+        """Open a pull request on repo from a branch of the bot's fork.
+
+        Push the branch first with push_branch. head is "<bot>:<branch>" (or
+        just the branch name); base is the target branch in repo, usually its
+        default branch. One pull request per repository per run by default; to
+        change it later, push more commits to the same branch.
+        """
+        args = {"repo": repo, "title": title, "body": body, "head": head, "base": base}
+        path = f"/repos/{repo}/pulls"
+
+        def payload(p: Mapping[str, Any]) -> dict[str, Any]:
+            branch = policy.head_branch(head, config)
+            return {
+                "title": p["title"],
+                "body": p["body"],
+                "head": f"{config.bot}:{branch}",
+                "base": base,
+            }
+
+        def perform(p: Mapping[str, Any]) -> WriteOutcome:
+            data = gw.post(path, json=payload(p)).body
+            return WriteOutcome(
+                f"opened pull request #{data['number']}: {data['html_url']}",
+                data["html_url"],
+                "pull_request",
+            )
+
+        def stage(p: Mapping[str, Any]) -> StagedWrite:
+            return staged_request(
+                "POST", path, payload(p), f"open a pull request on {repo} from {head} into {base}"
+            )
+
+        return await runtime.write(
+            "create_pull_request", args, prepare=body_of(args), perform=perform, stage=stage
+        )
+
+    @server.tool(
+        name="push_branch",
+        annotations=PUSH,
+        structured_output=False,
+        description=(
+            "Push a branch of your local workspace to the bot's fork of the repository you work "
+            f'on. The branch name must start with "{config.branch_prefix}"; commit first. The '
+            "fork is created if it does not exist. Changes under .github/workflows/ are refused "
+            "unless the installation allows them. A branch this run did not create is only "
+            "fast-forwarded, never overwritten; nothing is ever deleted. Then open a pull "
+            "request with create_pull_request."
+        ),
+    )
+    async def push_branch(branch: str) -> str:
+        started = runtime.clock()
+        if pusher is None:
+            return runtime.fail_now(
+                "push_branch",
+                {"branch": branch},
+                PushFailed("this server has no workspace to push from"),
+                started,
+            )
+        try:
+            sha = await anyio.to_thread.run_sync(lambda: pusher.take_from_workspace(branch))
+        except Refused as refused:
+            return runtime.refuse_now("push_branch", {"branch": branch}, refused, started)
+        except PushFailed as error:
+            return runtime.fail_now("push_branch", {"branch": branch}, error, started)
+        args = {"branch": branch, "sha": sha}
+
+        def stage(_: Mapping[str, Any]) -> StagedWrite:
+            return StagedWrite(
+                summary=(
+                    f"push {branch} at {sha[:12]} to {config.bot}'s fork of {config.trigger_repo}"
+                ),
+                request={"git": "push", "branch": branch, "sha": sha},
+            )
+
+        return await runtime.write(
+            "push_branch", args, perform=lambda _: pusher.push(branch), stage=stage
+        )
+
+    @server.tool(name="update_comment", annotations=EDIT, structured_output=False)
+    async def update_comment(repo: str, comment_id: int, body: str) -> str:
+        """Replace the body of a comment this run created (comment_id from create_comment).
+
+        Comments written by anyone else, or by earlier runs, cannot be edited.
+        """
+        args = {"repo": repo, "comment_id": comment_id, "body": body}
+        path = f"/repos/{repo}/issues/comments/{comment_id}"
+
+        def perform(p: Mapping[str, Any]) -> WriteOutcome:
+            data = gw.patch(path, json={"body": p["body"]}).body
+            return WriteOutcome(
+                f"updated comment {comment_id}: {data['html_url']}", data["html_url"]
+            )
+
+        def stage(p: Mapping[str, Any]) -> StagedWrite:
+            return staged_request(
+                "PATCH", path, {"body": p["body"]}, f"edit comment {comment_id} in {repo}"
+            )
+
+        return await runtime.write(
+            "update_comment", args, prepare=body_of(args), perform=perform, stage=stage
+        )
+
+    @server.tool(name="delete_comment", annotations=EDIT, structured_output=False)
+    async def delete_comment(repo: str, comment_id: int) -> str:
+        """Delete a comment this run created.
+
+        Comments by anyone else, or from earlier runs, cannot be deleted.
+        Deleting does not give back a comment slot on that thread.
+        """
+        args = {"repo": repo, "comment_id": comment_id}
+        path = f"/repos/{repo}/issues/comments/{comment_id}"
+
+        def perform(_: Mapping[str, Any]) -> WriteOutcome:
+            gw.delete(path)
+            return WriteOutcome(f"deleted comment {comment_id} in {repo}")
+
+        def stage(_: Mapping[str, Any]) -> StagedWrite:
+            return staged_request("DELETE", path, None, f"delete comment {comment_id} in {repo}")
+
+        return await runtime.write("delete_comment", args, perform=perform, stage=stage)
+
+    def state_tool(kind: str) -> Callable[[str], Any]:
+        async def tool(text: str) -> str:
+            args = {"text": text}
+
+            def prepare() -> Mapping[str, Any]:
+                return {"text": policy.prepare_line(text, kind, config, secrets=secrets)}  # type: ignore[arg-type]
+
+            def perform(p: Mapping[str, Any]) -> WriteOutcome:
+                if runtime.append_entry is None:
+                    raise OperationFailed(f"the {kind} issue is not available to this server")
+                url = runtime.append_entry(kind, p["text"])
+                return WriteOutcome(f"{kind} entry saved: {url}", url, kind)
+
+            def stage(p: Mapping[str, Any]) -> StagedWrite:
+                return StagedWrite(
+                    summary=f"append to the {kind} issue: {p['text']!r}",
+                    request={"state": kind, "text": p["text"]},
+                )
+
+            return await runtime.write(kind, args, prepare=prepare, perform=perform, stage=stage)
+
+        return tool
+
+    server.tool(
+        name="history",
+        annotations=CREATE,
+        structured_output=False,
+        description=(
+            "Append one line of plain text to the bot's run history: what this run did and its "
+            "outcome, for future runs to read. Call it when asked for the run summary. One line, "
+            f"at most {config.history_entry_chars} characters, no @mentions."
+        ),
+    )(state_tool("history"))
+
+    server.tool(
+        name="memory",
+        annotations=CREATE,
+        structured_output=False,
+        description=(
+            "Save one line to the bot's long-term memory, shown to every future run: a durable "
+            "fact or lesson (a maintainer's preference, a repository convention), not a log of "
+            f"this run. At most {config.permissions.memory_writes} per run, "
+            f"{config.memory_entry_chars} characters each; entries are never edited or deleted."
+        ),
+    )(state_tool("memory"))
+
+    if config.discussions_write:
+
+        @server.tool(name="create_discussion_comment", annotations=CREATE, structured_output=False)
+        async def create_discussion_comment(repo: str, number: int, body: str) -> str:
+            """Comment on a GitHub discussion (number is the discussion number).
+
+            The same per-thread limits and body checks as create_comment apply.
+            """
+            args = {"repo": repo, "number": number, "body": body}
+            owner, _, name = repo.partition("/")
+
+            def perform(p: Mapping[str, Any]) -> WriteOutcome:
+                found = gw.graphql(
+                    DISCUSSION_ID_QUERY, {"owner": owner, "name": name, "number": number}
+                )
+                discussion = (found.get("repository") or {}).get("discussion")
+                if not discussion:
+                    raise OperationFailed(f"no discussion #{number} in {repo}")
+                data = gw.graphql(
+                    ADD_DISCUSSION_COMMENT, {"discussionId": discussion["id"], "body": p["body"]}
+                )
+                comment = data["addDiscussionComment"]["comment"]
+                return WriteOutcome(
+                    f"commented on discussion {repo}#{number}: {comment['url']}",
+                    comment["url"],
+                    "comment",
+                )
+
+            def stage(p: Mapping[str, Any]) -> StagedWrite:
+                return StagedWrite(
+                    summary=f"comment on discussion {repo}#{number}",
+                    request={"graphql": "addDiscussionComment", "body": p["body"]},
+                )
+
+            return await runtime.write(
+                "create_discussion_comment",
+                args,
+                prepare=body_of(args),
+                perform=perform,
+                stage=stage,
+            )

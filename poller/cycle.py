@@ -1,0 +1,183 @@
+"""One poll cycle at the edge: fetch, decide (``core``), dispatch, mark read.
+
+Nothing is stored between runs. A thread is marked read only when every
+trigger it carried was dispatched (or deliberately skipped); otherwise it
+stays unread and the next cycle sees it again. Job ids come from the trigger,
+so a repeat after a crash is recognised downstream (MISSION P1, P8).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+from tusk.poller import context, notifications
+from tusk.poller.authorization import fetch_trust_level
+from tusk.poller.core import (
+    Candidate,
+    GoAwayWork,
+    PollState,
+    Skipped,
+    Thread,
+    after_cycle,
+    locate_triggers,
+    needs_trust_level,
+    nodes_of,
+    plan,
+    poll,
+)
+from tusk.poller.dispatch import dispatch_go_away, dispatch_task
+from tusk.poller.jobids import job_id
+
+from tusk.config import Settings
+from tusk.contracts import Blocklist, TrustLevel
+from tusk.errors import TuskError
+from tusk.github import Gateway
+
+log = logging.getLogger(__name__)
+
+ContextFetcher = Callable[[Gateway, context.ThreadRef, str], context.Fetched]
+
+
+def _default_fetcher(gateway: Gateway, ref: context.ThreadRef, bot: str) -> context.Fetched:
+    return context.fetch_context(gateway, ref, bot=bot)
+
+
+@dataclass
+class CycleReport:
+    status: int = 0
+    threads: int = 0
+    dispatched: list[str] = field(default_factory=list)
+    go_aways: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    marked_read: list[str] = field(default_factory=list)
+    left_unread: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        if self.status == 304:
+            return ["notifications: 304 not modified, nothing to do"]
+        out = [f"notifications: {self.threads} unread thread(s)"]
+        out += [f"dispatched {jobid}" for jobid in self.dispatched]
+        out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
+        out += [f"skipped: {reason}" for reason in self.skipped]
+        out += [f"left unread: {thread}" for thread in self.left_unread]
+        out += [f"error: {error}" for error in self.errors]
+        return out
+
+
+class Poller:
+    """The poller's edge. ``bot`` reads notifications and context; ``dispatcher``
+    sends ``repository_dispatch`` to the control repository (MISSION T2)."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        bot: Gateway,
+        dispatcher: Gateway,
+        read_blocklist: Callable[[], Blocklist],
+        fetch_context: ContextFetcher = _default_fetcher,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        after_dispatch: Callable[[Thread], None] = lambda thread: None,
+    ) -> None:
+        self.settings = settings
+        self.bot = bot
+        self.dispatcher = dispatcher
+        self._read_blocklist = read_blocklist
+        self._fetch_context = fetch_context
+        self._clock = clock
+        self._after_dispatch = after_dispatch  # a seam for crash tests
+        # Jobs this process already sent. Only a courtesy for --loop (a thread left
+        # unread is read again next cycle); correctness rests on the job ids.
+        self._sent: set[str] = set()
+
+    def cycle(self, state: PollState) -> tuple[PollState, CycleReport]:
+        response = notifications.fetch(self.bot, if_modified_since=state.last_modified)
+        state, threads = poll(state, response)
+        report = CycleReport(status=response.status, threads=len(threads))
+        if not threads:
+            return state, report
+        blocklist = self._read_blocklist()  # once per cycle
+        all_done = True
+        for thread in threads:
+            done = self._handle_thread(thread, blocklist, report)
+            if done and notifications.mark_read(self.bot, thread).marked:
+                report.marked_read.append(thread.id)
+            else:
+                all_done = False
+                report.left_unread.append(f"{thread.repo} {thread.title!r} (thread {thread.id})")
+        return after_cycle(state, all_threads_done=all_done), report
+
+    def _handle_thread(self, thread: Thread, blocklist: Blocklist, report: CycleReport) -> bool:
+        """Dispatch every trigger of ``thread``; True when it may be marked read."""
+        kind = thread.kind
+        if kind is None:
+            report.skipped.append(
+                f"{thread.repo}: {thread.subject_type} notifications carry no task"
+            )
+            return True
+        if blocklist.blocks(thread.repo):
+            report.skipped.append(f"{thread.repo} is on the blocklist")
+            return True
+        ref = context.ThreadRef(
+            repo=thread.repo, kind=kind, number=thread.number, title=thread.title
+        )
+        try:
+            fetched = self._fetch_context(self.bot, ref, self.settings.bot)
+            candidates, skipped = locate_triggers(
+                nodes_of(fetched.raw), since=thread.last_read_at, settings=self.settings
+            )
+            report.skipped += [
+                f"{s.node.url if s.node else thread.repo}: {s.reason}" for s in skipped
+            ]
+            for candidate in candidates:
+                self._handle_candidate(candidate, thread, fetched.raw, blocklist, report)
+            self._after_dispatch(thread)
+        except (TuskError, LookupError, ValidationError) as error:
+            log.error("thread %s in %s: %s", thread.id, thread.repo, error)
+            report.errors.append(f"{thread.repo} {thread.title!r}: {error}")
+            return False
+        return True
+
+    def _handle_candidate(
+        self,
+        candidate: Candidate,
+        thread: Thread,
+        raw: dict[str, Any],
+        blocklist: Blocklist,
+        report: CycleReport,
+    ) -> None:
+        node = candidate.node
+        if job_id(thread.repo, node.type, node.id) in self._sent:
+            return
+        trust: TrustLevel = "external"
+        if needs_trust_level(candidate, self.settings):
+            trust = fetch_trust_level(self.bot, repo=thread.repo, login=node.author)
+        work = plan(
+            candidate,
+            repo=thread.repo,
+            trust=trust,
+            settings=self.settings,
+            blocklist=blocklist,
+            now=self._clock(),
+        )
+        if isinstance(work, Skipped):
+            log.info("skipped %s: %s", node.url, work.reason)
+            report.skipped.append(f"{node.url}: {work.reason}")
+        elif isinstance(work, GoAwayWork):
+            dispatch_go_away(self.dispatcher, self.settings, work)
+            self._sent.add(work.request.jobid)
+            report.go_aways.append(work.request.jobid)
+        else:
+            dispatch_task(self.dispatcher, self.settings, work, raw)
+            self._sent.add(work.jobid)
+            report.dispatched.append(work.jobid)
+
+
+def run_once(poller: Poller, state: PollState | None = None) -> tuple[PollState, CycleReport]:
+    return poller.cycle(state or PollState())

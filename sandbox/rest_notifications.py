@@ -1,0 +1,149 @@
+"""REST handlers: the notifications inbox, with GitHub's conditional-request behaviour.
+
+``Last-Modified`` is the time the user's inbox last changed; a request whose
+``If-Modified-Since`` is not older is answered 304 without a body (and the
+server does not count it against the rate limit). ``X-Poll-Interval`` asks
+pollers to wait 60 seconds.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from email.utils import format_datetime, parsedate_to_datetime
+
+from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
+from tusk.sandbox.world import SandboxError, Thread, parse_time
+
+POLL_INTERVAL = "60"
+PARTICIPATING = frozenset(
+    {"author", "comment", "mention", "team_mention", "review_requested", "assign", "state_change"}
+)
+
+
+def _inbox_headers(call: Call, login: str) -> tuple[dict[str, str], datetime | None]:
+    modified = call.world.inbox_modified.get(login.lower())
+    headers = {"X-Poll-Interval": POLL_INTERVAL}
+    if modified is not None:
+        headers["Last-Modified"] = format_datetime(modified, usegmt=True)
+    return headers, modified
+
+
+def _not_modified(call: Call, modified: datetime | None) -> bool:
+    since = call.headers.get("if-modified-since")
+    if not since or modified is None:
+        return False
+    try:
+        return modified <= parsedate_to_datetime(since)
+    except (TypeError, ValueError):
+        return False
+
+
+def _time_arg(call: Call, name: str) -> datetime | None:
+    text = call.arg(name)
+    if not text:
+        return None
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise validation_failed("Notification", name) from None
+
+
+def _threads(call: Call, login: str, repo_name: str | None) -> list[Thread]:
+    show_all = call.arg("all") == "true"
+    participating = call.arg("participating") == "true"
+    since, before = _time_arg(call, "since"), _time_arg(call, "before")
+    items = []
+    for thread in call.world.threads:
+        if thread.user.lower() != login.lower() or thread.done:
+            continue
+        if repo_name and thread.repo.lower() != repo_name.lower():
+            continue
+        if not show_all and not thread.unread:
+            continue
+        if participating and thread.reason not in PARTICIPATING:
+            continue
+        if since and thread.updated_at < since:
+            continue
+        if before and thread.updated_at >= before:
+            continue
+        items.append(thread)
+    return sorted(items, key=lambda t: (t.updated_at, t.id), reverse=True)
+
+
+@handles("activity/list-notifications-for-authenticated-user")
+def list_notifications(call: Call) -> Reply:
+    login = call.require_user()
+    call.require_scope("notifications", "repo")
+    headers, modified = _inbox_headers(call, login)
+    if _not_modified(call, modified):
+        return Reply(304, None, headers)
+    reply = listing(
+        call, [call.shapes.thread(t) for t in _threads(call, login, None)], default=50, maximum=50
+    )
+    reply.headers.update(headers)
+    return reply
+
+
+@handles("activity/list-repo-notifications-for-authenticated-user")
+def list_repo_notifications(call: Call) -> Reply:
+    login = call.require_user()
+    call.require_scope("notifications", "repo")
+    repo = call.repo()
+    headers, modified = _inbox_headers(call, login)
+    if _not_modified(call, modified):
+        return Reply(304, None, headers)
+    reply = listing(call, [call.shapes.thread(t) for t in _threads(call, login, repo.full_name)])
+    reply.headers.update(headers)
+    return reply
+
+
+def _thread(call: Call) -> Thread:
+    login = call.require_user()
+    call.require_scope("notifications", "repo")
+    wanted = call.int_param("thread_id")
+    for thread in call.world.threads:
+        if thread.id == wanted and thread.user.lower() == login.lower():
+            return thread
+    raise SandboxError(404, "Not Found")
+
+
+@handles("activity/get-thread")
+def get_thread(call: Call) -> Reply:
+    return Reply(200, call.shapes.thread(_thread(call)))
+
+
+@handles("activity/mark-thread-as-read")
+def mark_read(call: Call) -> Reply:
+    thread = _thread(call)
+    if thread.unread:
+        moment = call.world.clock.tick()
+        thread.unread = False
+        thread.last_read_at = moment
+        call.world.touch_inbox(thread.user, moment)
+    return Reply(205)
+
+
+@handles("activity/mark-thread-as-done")
+def mark_done(call: Call) -> Reply:
+    thread = _thread(call)
+    moment = call.world.clock.tick()
+    thread.unread = False
+    thread.done = True
+    thread.last_read_at = thread.last_read_at or moment
+    call.world.touch_inbox(thread.user, moment)
+    return Reply(204)
+
+
+@handles("activity/mark-notifications-as-read")
+def mark_all_read(call: Call) -> Reply:
+    login = call.require_user()
+    call.require_scope("notifications", "repo")
+    cutoff_text = call.field("last_read_at")
+    moment = call.world.clock.tick()
+    cutoff = parse_time(cutoff_text) if cutoff_text else moment
+    for thread in call.world.threads:
+        if thread.user.lower() == login.lower() and thread.unread and thread.updated_at <= cutoff:
+            thread.unread = False
+            thread.last_read_at = moment
+    call.world.touch_inbox(login, moment)
+    return Reply(205)

@@ -1,0 +1,507 @@
+"""The local GitHub's state: plain data classes plus the behaviours GitHub attaches to them.
+
+Nothing here does I/O except through ``World.git`` (bare repositories on
+disk). The server serialises access with ``World.lock``; the methods assume
+the caller holds it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+BODY_LIMIT = 65_536
+COMMENT_LIMIT = 2_500
+PERMISSIONS = ("none", "read", "triage", "write", "maintain", "admin")
+PUSH_PERMISSIONS = frozenset({"write", "maintain", "admin"})
+
+SubjectKind = Literal["Issue", "PullRequest", "Discussion"]
+
+
+class Clock:
+    """Timestamps for state changes: real time, but strictly increasing by whole seconds.
+
+    ``Last-Modified`` has one-second resolution, so two changes inside one
+    second must still get different times or a poller would miss the second.
+    """
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._last = (start or _utc_now()) - timedelta(seconds=1)
+        self._fixed = start is not None
+
+    def tick(self) -> datetime:
+        candidate = self._last + timedelta(seconds=1)
+        if not self._fixed:
+            candidate = max(candidate, _utc_now())
+        self._last = candidate
+        return candidate
+
+    def peek(self) -> datetime:
+        return self._last
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass
+class User:
+    login: str
+    id: int
+    type: str = "User"
+    name: str | None = None
+    email: str | None = None
+
+
+@dataclass
+class Token:
+    name: str
+    user: str
+    scopes: list[str]
+    read_only: bool = False
+
+
+@dataclass
+class Reaction:
+    id: int
+    user: str
+    content: str
+    created_at: datetime
+
+
+@dataclass
+class Comment:
+    id: int
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    reactions: list[Reaction] = field(default_factory=list)
+
+
+@dataclass
+class ReviewComment:
+    id: int
+    review_id: int | None
+    author: str
+    body: str
+    path: str
+    line: int | None
+    side: str
+    created_at: datetime
+    updated_at: datetime
+    commit_id: str = ""
+    in_reply_to: int | None = None
+
+
+@dataclass
+class Review:
+    id: int
+    author: str
+    body: str
+    state: str
+    submitted_at: datetime
+    commit_id: str = ""
+
+
+@dataclass
+class PullInfo:
+    head_repo: str  # full name of the repository holding the head branch ("" once deleted)
+    head_ref: str
+    base_ref: str
+    draft: bool = False
+    merged: bool = False
+    merged_at: datetime | None = None
+    maintainer_can_modify: bool = False
+    reviews: list[Review] = field(default_factory=list)
+    review_comments: list[ReviewComment] = field(default_factory=list)
+
+
+@dataclass
+class Issue:
+    number: int
+    id: int
+    author: str
+    title: str
+    body: str | None
+    created_at: datetime
+    updated_at: datetime
+    state: str = "open"
+    state_reason: str | None = None
+    closed_at: datetime | None = None
+    labels: list[str] = field(default_factory=list)
+    assignees: list[str] = field(default_factory=list)
+    milestone: str | None = None
+    locked: bool = False
+    comments: list[Comment] = field(default_factory=list)
+    reactions: list[Reaction] = field(default_factory=list)
+    pull: PullInfo | None = None
+    subscribers: set[str] = field(default_factory=set)
+
+
+@dataclass
+class DiscussionComment:
+    id: int
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    replies: list[DiscussionComment] = field(default_factory=list)
+    reply_to: int | None = None
+
+
+@dataclass
+class Discussion:
+    number: int
+    id: int
+    author: str
+    title: str
+    body: str
+    category: str
+    created_at: datetime
+    updated_at: datetime
+    closed: bool = False
+    comments: list[DiscussionComment] = field(default_factory=list)
+
+
+@dataclass
+class Label:
+    id: int
+    name: str
+    color: str = "ededed"
+    description: str | None = None
+
+
+@dataclass
+class Artifact:
+    id: int
+    name: str
+    data: bytes
+    created_at: datetime
+    expires_at: datetime
+    run_id: int
+    head_branch: str
+
+
+@dataclass
+class Repo:
+    owner: str
+    name: str
+    id: int
+    created_at: datetime
+    updated_at: datetime
+    pushed_at: datetime
+    private: bool = False
+    default_branch: str = "main"
+    description: str | None = None
+    collaborators: dict[str, str] = field(default_factory=dict)
+    fork_of: str | None = None
+    archived: bool = False
+    has_discussions: bool = True
+    protected: dict[str, dict[str, Any]] = field(default_factory=dict)
+    labels: dict[str, Label] = field(default_factory=dict)
+    issues: dict[int, Issue] = field(default_factory=dict)
+    discussions: dict[int, Discussion] = field(default_factory=dict)
+    artifacts: dict[int, Artifact] = field(default_factory=dict)
+    next_number: int = 1
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+@dataclass
+class Thread:
+    """One notification thread of one user about one subject."""
+
+    id: int
+    user: str
+    repo: str
+    kind: SubjectKind
+    number: int
+    reason: str
+    updated_at: datetime
+    unread: bool = True
+    last_read_at: datetime | None = None
+    latest_comment: tuple[str, int] | None = None  # ("issues"|"pulls", comment id)
+    done: bool = False
+
+
+@dataclass
+class Dispatch:
+    repo: str
+    event_type: str
+    client_payload: dict[str, Any]
+    token: str | None
+    at: str
+
+
+# --------------------------------------------------------------------------- the world
+
+MENTION = re.compile(r"(?<![\w@/.`-])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?)(?![\w-])")
+FENCE = re.compile(r"```.*?(```|$)|~~~.*?(~~~|$)", re.DOTALL)
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+QUOTE_LINE = re.compile(r"^\s*>.*$", re.MULTILINE)
+
+
+def mentioned_logins(text: str | None) -> list[str]:
+    """Logins @mentioned in markdown, ignoring code (as GitHub does) and quoted lines."""
+    if not text:
+        return []
+    stripped = QUOTE_LINE.sub("", INLINE_CODE.sub("", FENCE.sub("", text)))
+    seen: list[str] = []
+    for login in MENTION.findall(stripped):
+        if login.lower() not in (s.lower() for s in seen):
+            seen.append(login)
+    return seen
+
+
+class SandboxError(Exception):
+    """A request GitHub would refuse; carries the status and GitHub's error body."""
+
+    def __init__(self, status: int, message: str, errors: list[Any] | None = None, **extra: Any):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.errors = errors
+        self.extra = extra
+
+
+@dataclass
+class World:
+    users: dict[str, User] = field(default_factory=dict)
+    tokens: dict[str, Token] = field(default_factory=dict)
+    repos: dict[str, Repo] = field(default_factory=dict)  # key: full name, lower case
+    threads: list[Thread] = field(default_factory=list)
+    dispatches: list[Dispatch] = field(default_factory=list)
+    inbox_modified: dict[str, datetime] = field(default_factory=dict)
+    clock: Clock = field(default_factory=Clock)
+    git: Any = None  # tusk.sandbox.gitstore.GitStore
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    rate_used: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    _next_id: int = 1000
+
+    def new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    # -- lookups
+
+    def user(self, login: str) -> User | None:
+        return self.users.get(login.lower())
+
+    def repo(self, owner: str, name: str) -> Repo | None:
+        return self.repos.get(f"{owner}/{name}".lower())
+
+    def permission(self, repo: Repo, login: str | None) -> str:
+        """The highest grant ``login`` holds on ``repo`` (owner: admin)."""
+        if login is None:
+            return "none" if repo.private else "read"
+        if login.lower() == repo.owner.lower():
+            return "admin"
+        granted = {k.lower(): v for k, v in repo.collaborators.items()}.get(login.lower())
+        if granted:
+            return granted
+        return "none" if repo.private else "read"
+
+    def can_push(self, repo: Repo, login: str | None) -> bool:
+        return self.permission(repo, login) in PUSH_PERMISSIONS
+
+    def can_see(self, repo: Repo, login: str | None) -> bool:
+        return self.permission(repo, login) != "none"
+
+    def add_repo(self, repo: Repo) -> None:
+        self.repos[repo.full_name.lower()] = repo
+
+    def forks_of(self, repo: Repo) -> list[Repo]:
+        return [
+            r for r in self.repos.values() if (r.fork_of or "").lower() == repo.full_name.lower()
+        ]
+
+    # -- notifications
+
+    def touch_inbox(self, login: str, moment: datetime) -> None:
+        self.inbox_modified[login.lower()] = moment
+
+    def thread_for(self, login: str, repo: Repo, kind: SubjectKind, number: int) -> Thread | None:
+        for thread in self.threads:
+            if (
+                thread.user.lower() == login.lower()
+                and thread.repo.lower() == repo.full_name.lower()
+                and thread.number == number
+            ):
+                return thread
+        return None
+
+    def notify_activity(
+        self,
+        repo: Repo,
+        kind: SubjectKind,
+        number: int,
+        actor: str,
+        text: str | None,
+        moment: datetime,
+        *,
+        subscribers: set[str],
+        author: str,
+        latest_comment: tuple[str, int] | None,
+    ) -> None:
+        """Deliver notifications for new content by ``actor`` as GitHub would.
+
+        Mentioned users get a thread whose reason becomes ``mention`` and stays
+        so (sticky); subscribers (author, earlier commenters, earlier mentions)
+        get their existing thread bumped, or one with reason ``comment``.
+        The actor never notifies themself; users who cannot see the repository
+        are not notified.
+        """
+        mentioned = [m for m in mentioned_logins(text) if self.user(m) is not None]
+        recipients: dict[str, str] = {}
+        for login in subscribers:
+            recipients[login.lower()] = "author" if login.lower() == author.lower() else "comment"
+        for login in mentioned:
+            recipients[self.users[login.lower()].login.lower()] = "mention"
+        for login, reason in recipients.items():
+            user = self.user(login)
+            if user is None or login == actor.lower() or not self.can_see(repo, user.login):
+                continue
+            thread = self.thread_for(user.login, repo, kind, number)
+            if thread is None:
+                thread = Thread(
+                    id=self.new_id(),
+                    user=user.login,
+                    repo=repo.full_name,
+                    kind=kind,
+                    number=number,
+                    reason=reason,
+                    updated_at=moment,
+                )
+                self.threads.append(thread)
+            elif reason == "mention":
+                thread.reason = "mention"  # sticky from now on
+            thread.unread = True
+            thread.done = False
+            thread.updated_at = moment
+            thread.latest_comment = latest_comment
+            self.touch_inbox(user.login, moment)
+
+    def record_activity(
+        self,
+        repo: Repo,
+        issue: Issue,
+        actor: str,
+        text: str | None,
+        moment: datetime,
+        latest_comment: tuple[str, int] | None = None,
+    ) -> None:
+        """New content on an issue or PR: notify, then subscribe the actor and the mentioned."""
+        kind: SubjectKind = "PullRequest" if issue.pull else "Issue"
+        subscribers = set(issue.subscribers)
+        self.notify_activity(
+            repo,
+            kind,
+            issue.number,
+            actor,
+            text,
+            moment,
+            subscribers=subscribers,
+            author=issue.author,
+            latest_comment=latest_comment,
+        )
+        issue.subscribers.add(actor)
+        issue.subscribers.update(m for m in mentioned_logins(text) if self.user(m))
+
+    def check_body(self, body: str | None, resource: str) -> None:
+        if body is not None and len(body) > BODY_LIMIT:
+            raise SandboxError(
+                422,
+                "Validation Failed",
+                errors=[
+                    {
+                        "resource": resource,
+                        "code": "custom",
+                        "field": "body",
+                        "message": f"body is too long (maximum is {BODY_LIMIT} characters)",
+                    }
+                ],
+            )
+
+    def add_comment(
+        self, repo: Repo, issue: Issue, author: str, body: str, moment: datetime
+    ) -> Comment:
+        if len(issue.comments) >= COMMENT_LIMIT:
+            raise SandboxError(
+                403, f"Commenting is disabled on issues with more than {COMMENT_LIMIT} comments"
+            )
+        self.check_body(body, "IssueComment")
+        comment = Comment(
+            id=self.new_id(), author=author, body=body, created_at=moment, updated_at=moment
+        )
+        issue.comments.append(comment)
+        issue.updated_at = moment
+        self.record_activity(repo, issue, author, body, moment, ("issues", comment.id))
+        return comment
+
+    def find_comment(self, repo: Repo, comment_id: int) -> tuple[Issue, Comment] | None:
+        for issue in repo.issues.values():
+            for comment in issue.comments:
+                if comment.id == comment_id:
+                    return issue, comment
+        return None
+
+    def find_review_comment(
+        self, repo: Repo, comment_id: int
+    ) -> tuple[Issue, ReviewComment] | None:
+        for issue in repo.issues.values():
+            if issue.pull is None:
+                continue
+            for comment in issue.pull.review_comments:
+                if comment.id == comment_id:
+                    return issue, comment
+        return None
+
+    def ensure_labels(self, repo: Repo, names: list[str]) -> None:
+        # GitHub creates a missing label on the fly with the default colour.
+        for name in names:
+            if name.lower() not in {k.lower() for k in repo.labels}:
+                repo.labels[name] = Label(id=self.new_id(), name=name)
+
+    def delete_repo(self, repo: Repo, moment: datetime) -> None:
+        """Delete a repository; open PRs whose head lives in it are closed."""
+        for other in self.repos.values():
+            for issue in other.issues.values():
+                pull = issue.pull
+                if pull and pull.head_repo.lower() == repo.full_name.lower():
+                    pull.head_repo = ""
+                    if issue.state == "open" and other is not repo:
+                        issue.state = "closed"
+                        issue.closed_at = moment
+                        issue.updated_at = moment
+        del self.repos[repo.full_name.lower()]
+        self.threads = [t for t in self.threads if t.repo.lower() != repo.full_name.lower()]
+        if self.git is not None:
+            self.git.remove(repo.full_name)
+
+
+CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b", re.IGNORECASE)
+
+
+def closes_issue(body: str | None, number: int) -> bool:
+    """Whether a PR body links issue ``number`` with a closing keyword ("Fixes #12")."""
+    return any(int(found) == number for found in CLOSING.findall(body or ""))

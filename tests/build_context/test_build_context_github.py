@@ -1,0 +1,355 @@
+"""build-context against the local GitHub: the log issue, its limit, races, history and memory."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from bc_samples import REPO, comment, document, issue, issue_document, settings, trigger_comment
+from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context import main as build_main
+
+from tusk import cli
+from tusk.config import Settings
+from tusk.contracts import ContextDocument, RunMetadata
+from tusk.github import Gateway
+from tusk.log_issue import claim_log_issue, find_log_issues, record_failure
+from tusk.markers import parse_markers
+from tusk.state import StateStore
+
+CONTROL = "alice/tusk-control"
+RUN_URL = "https://github.com/alice/tusk-control/actions/runs/77"
+
+SCENARIO: dict[str, Any] = {
+    "now": "2026-11-30T11:30:00Z",  # after the samples' trigger
+    "users": [{"login": "alice"}, {"login": "tusk-bot"}, {"login": "mallory"}],
+    "tokens": {"agent": {"user": "tusk-bot", "scopes": ["repo"]}},
+    "repos": [
+        {
+            "name": "alice/widgets",
+            "collaborators": {"tusk-bot": "write"},
+            "issues": [{"number": 7, "author": "alice", "title": "Widget breaks", "body": "x"}],
+        },
+        {
+            "name": CONTROL,
+            "private": True,
+            "collaborators": {"tusk-bot": "write"},
+            "labels": ["workflow", "bug"],
+        },
+    ],
+}
+
+
+@pytest.fixture
+def github(local_github: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    local_github.load(SCENARIO)
+    monkeypatch.setenv("TUSK_AGENT_TOKEN", "agent")
+    monkeypatch.setenv("TUSK_GITHUB_API_URL", local_github.url)
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+    return local_github
+
+
+def write_inputs(tmp_path: Path, doc: ContextDocument, config: Settings) -> tuple[Path, Path]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    context_file = tmp_path / "context.json"
+    context_file.write_text(doc.model_dump_json(), encoding="utf-8")
+    config_file = tmp_path / "tusk.yml"
+    config_file.write_text(
+        yaml.safe_dump(config.model_dump(mode="json", exclude_defaults=True)), encoding="utf-8"
+    )
+    return context_file, config_file
+
+
+def run_cli(
+    tmp_path: Path, doc: ContextDocument, config: Settings, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, dict[str, str], Path]:
+    context_file, config_file = write_inputs(tmp_path, doc, config)
+    output = tmp_path / "github_output"
+    output.write_text("", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    out_dir = tmp_path / "run"
+    code = cli.main(
+        [
+            "build-context",
+            "--context-file",
+            str(context_file),
+            "--config",
+            str(config_file),
+            "--output-dir",
+            str(out_dir),
+            "--run-url",
+            RUN_URL,
+        ]
+    )
+    return code, parse_outputs(output.read_text(encoding="utf-8")), out_dir
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    outputs: dict[str, str] = {}
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        if "<<" in lines[index]:
+            name, delimiter = lines[index].split("<<", 1)
+            end = lines.index(delimiter, index + 1)
+            outputs[name] = "\n".join(lines[index + 1 : end])
+            index = end
+        index += 1
+    return outputs
+
+
+def control_issues(gateway: Gateway) -> list[dict[str, Any]]:
+    return list(gateway.paginate(f"/repos/{CONTROL}/issues", params={"state": "all"}))
+
+
+def test_log_issue_title_label_marker_and_body_are_as_specified(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = issue_document(
+        [comment(1, "I see it too <!-- psst -->", login="mallory", association="NONE")]
+    )
+    code, outputs, out_dir = run_cli(tmp_path, doc, settings(), monkeypatch)
+    assert code == 0
+    [logged] = control_issues(github.gateway("agent"))
+    assert logged["title"] == "[Agent Log] alice/widgets #7 — 2026-11-30 11:00"
+    assert [label["name"] for label in logged["labels"]] == ["workflow"]
+    assert logged["user"]["login"] == "tusk-bot"
+    body = logged["body"]
+    assert parse_markers(body, "job") == [{"jobid": doc.jobid, "repo": REPO}]
+    assert body.split("\n")[1:4] == ["# Task", "", "> @&#8203;tusk-bot please fix the resize bug"]
+    context_md = (out_dir / "context.md").read_text(encoding="utf-8")
+    assert "\n# Context\n\n" in body
+    quoted = body.split("\n# Context\n\n", 1)[1].rstrip("\n").split("\n")
+    assert all(line.startswith(">") for line in quoted)
+    assert len(quoted) == len(context_md.rstrip("\n").split("\n"))
+    # outputs and files
+    assert outputs["proceed"] == "true"
+    assert outputs["log-issue-number"] == str(logged["number"])
+    assert outputs["log-issue-url"] == logged["html_url"]
+    metadata = RunMetadata.model_validate_json(Path(outputs["run-json"]).read_text("utf-8"))
+    assert metadata.log_issue_number == logged["number"]
+    assert metadata.jobid == doc.jobid and metadata.control_repo == CONTROL
+    assert Path(metadata.task_path).read_text("utf-8").startswith("# Task")
+    assert metadata.diff_path is None and outputs["diff-path"] == ""
+    assert outputs["context-cut"] == "false" and outputs["full-context-path"] == ""
+    assert set(outputs) == set(build_main.EMPTY_OUTPUTS)
+
+
+def test_an_oversized_context_respects_the_limit_and_links_the_rest(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    comments = [comment(i, f"comment {i} " + "z" * 900) for i in range(1, 151)]
+    doc = issue_document(comments)
+    code, outputs, out_dir = run_cli(tmp_path, doc, settings(context_chars=200_000), monkeypatch)
+    assert code == 0
+    [logged] = control_issues(github.gateway("agent"))
+    body = logged["body"]
+    assert len((out_dir / "context.md").read_text("utf-8")) > 100_000
+    assert 60_000 < len(body) <= 65_536
+    assert body.startswith("<!-- tusk:job ")
+    assert "> @&#8203;tusk-bot please fix the resize bug" in body  # the task stays whole
+    assert "The context was cut here" in body
+    assert f"tusk-context-{doc.jobid}" in body and RUN_URL in body
+    assert outputs["context-cut"] == "true"
+    full = Path(outputs["full-context-path"]).read_text("utf-8")
+    assert full == (out_dir / "context.md").read_text("utf-8")
+    shown = body.split("\n# Context\n\n", 1)[1].split("\n\nThe context was cut here", 1)[0]
+    assert shown.count("\n") + 1 < full.count("\n")
+    assert outputs["artifact-name"] == f"tusk-context-{doc.jobid}"
+
+
+def test_a_redelivered_job_opens_no_second_log_issue_and_stops(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = issue_document([])
+    first_code, first, _ = run_cli(tmp_path / "a", doc, settings(), monkeypatch)
+    second_code, second, second_dir = run_cli(tmp_path / "b", doc, settings(), monkeypatch)
+    assert (first_code, second_code) == (0, 0)
+    assert first["proceed"] == "true" and second["proceed"] == "false"
+    assert second["log-issue-number"] == first["log-issue-number"]
+    assert set(second) == set(build_main.EMPTY_OUTPUTS)
+    assert len(control_issues(github.gateway("agent"))) == 1
+    assert not (second_dir / "run.json").exists()
+
+
+class RacingGateway(Gateway):
+    """Lets a rival run create its log issue between our first look and our creation."""
+
+    def __init__(self, rival: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rival = rival
+
+    def post(self, path: str, json: Any = None, **kwargs: Any) -> Any:
+        if self.rival is not None and path.endswith("/issues"):
+            rival, self.rival = self.rival, None
+            rival()
+        return super().post(path, json, **kwargs)
+
+
+def test_two_racing_claims_leave_one_open_log_issue_and_the_lowest_number_wins(
+    github: Any,
+) -> None:
+    config = settings()
+    body = bc.log_issue_body(
+        jobid="alice-widgets-9000",
+        repo=REPO,
+        task_text="t",
+        context_text="c",
+        artifact_name="a",
+        artifact_url=None,
+    ).body
+    claim = dict(jobid="alice-widgets-9000", title="[Agent Log] x", body=body, labels=["workflow"])
+    rival_result: list[Any] = []
+
+    def rival() -> None:
+        rival_result.append(claim_log_issue(github.gateway("agent"), config, **claim))
+
+    ours = RacingGateway(
+        rival,
+        api_url=github.url,
+        token=github.gateway("agent")._token,
+        token_name="agent",
+        sleep=github.sleeps.append,
+    )
+    mine = claim_log_issue(ours, config, **claim)
+    [theirs] = rival_result
+    assert theirs.won and not mine.won
+    assert mine.number == theirs.number
+    issues = {i["number"]: i for i in control_issues(github.gateway("agent"))}
+    assert len(issues) == 2
+    open_ones = [n for n, i in issues.items() if i["state"] == "open"]
+    assert open_ones == [theirs.number] == [min(issues)]
+    loser = next(i for n, i in issues.items() if n != theirs.number)
+    assert (loser["state"], loser["state_reason"]) == ("closed", "duplicate")
+
+
+def test_two_concurrent_builds_for_one_job_leave_one_open_log_issue(
+    github: Any, tmp_path: Path
+) -> None:
+    doc = issue_document([comment(1, "hello")])
+    config = settings()
+    barrier = threading.Barrier(2)
+    results: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
+
+    class Synchronised(Gateway):
+        waited = False
+
+        def post(self, path: str, json: Any = None, **kwargs: Any) -> Any:
+            if not self.waited and path.endswith("/issues"):
+                self.waited = True
+                barrier.wait(timeout=30)  # both have looked, neither has created
+            return super().post(path, json, **kwargs)
+
+    def build(name: str) -> None:
+        try:
+            gateway = Synchronised(
+                api_url=github.url,
+                token=github.gateway("agent")._token,
+                token_name="agent",
+                sleep=github.sleeps.append,
+            )
+            results.append(
+                build_main.build_and_claim(
+                    doc,
+                    config,
+                    gateway,
+                    context_file=tmp_path / "context.json",
+                    out_dir=tmp_path / name,
+                    artifact_name="a",
+                    run_url=None,
+                )
+            )
+        except BaseException as error:  # re-raised below, in the test's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=build, args=(n,)) for n in ("one", "two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert sorted(r["proceed"] for r in results) == [False, True]
+    issues = control_issues(github.gateway("agent"))
+    assert len(issues) == 2
+    assert [i["number"] for i in issues if i["state"] == "open"] == [
+        min(i["number"] for i in issues)
+    ]
+    assert {r["log-issue-number"] for r in results} == {min(i["number"] for i in issues)}
+
+
+def test_history_and_memory_are_read_as_specified(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = settings(history_entries=3, memory_total_chars=250)
+    store = StateStore(github.gateway("agent"), config)
+    for n in range(6):
+        store.append_entry("history", f"run {n}: " + "h" * 150, jobid=f"job-{n:03d}")
+    for n in range(5):
+        store.append_entry("memory", f"fact {n} " + "m" * 90, jobid=f"job-{n:03d}")
+    code, _outputs, out_dir = run_cli(tmp_path, issue_document([]), config, monkeypatch)
+    assert code == 0
+    context_md = (out_dir / "context.md").read_text("utf-8")
+    history = context_md.split("## Agent history", 1)[1].split("## Memory", 1)[0]
+    assert [n for n in range(6) if f"run {n}: " in history] == [3, 4, 5]
+    assert history.index("run 5") < history.index("run 4") < history.index("run 3")
+    assert "run 5: " + "h" * 150 in history  # never truncated
+    memory = context_md.split("## Memory", 1)[1].split("## Left out", 1)[0]
+    assert [n for n in range(5) if f"fact {n} " in memory] == [3, 4]
+    assert "3 older entries left out" in memory
+
+
+def test_a_failure_record_does_not_take_the_jobs_claim(github: Any) -> None:
+    config = settings()
+    gateway = github.gateway("agent")
+    url = record_failure(
+        gateway, config, jobid="alice-widgets-9000", repo=REPO, title="shards lost", body="x"
+    )
+    [failure] = control_issues(gateway)
+    assert failure["html_url"] == url
+    assert sorted(label["name"] for label in failure["labels"]) == ["bug", "workflow"]
+    body = bc.log_issue_body(
+        jobid="alice-widgets-9000",
+        repo=REPO,
+        task_text="t",
+        context_text="c",
+        artifact_name="a",
+        artifact_url=None,
+    ).body
+    claim = claim_log_issue(
+        gateway,
+        config,
+        jobid="alice-widgets-9000",
+        title="[Agent Log] x",
+        body=body,
+        labels=["workflow"],
+    )
+    assert claim.won
+    found = find_log_issues(gateway, config, jobid="alice-widgets-9000", state="all")
+    assert [(i.failure, i.repo) for i in found] == [(True, REPO), (False, REPO)]
+    assert [i.number for i in find_log_issues(gateway, config, repo="ALICE/widgets")] == [
+        i.number for i in found
+    ]
+    assert find_log_issues(gateway, config, owner="bob") == []
+
+
+def test_pr_build_writes_the_diff_file(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = {
+        "issue": issue(),
+        "pull_request": {"head": {"ref": "fix"}, "base": {"ref": "main"}},
+        "comments": [trigger_comment()],
+        "diff": "diff --git a/x b/x\n+y\n" * 10,
+    }
+    code, outputs, out_dir = run_cli(tmp_path, document(raw), settings(), monkeypatch)
+    assert code == 0
+    assert Path(outputs["diff-path"]).read_text("utf-8") == raw["diff"]
+    metadata = json.loads(Path(outputs["run-json"]).read_text("utf-8"))
+    assert metadata["diff_path"] == outputs["diff-path"]
+    assert "+y" not in (out_dir / "context.md").read_text("utf-8")

@@ -1,0 +1,256 @@
+"""go-away against the local GitHub: scope rules, the blocklist, cleanup and its report."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from go_away_world import BOT, CONTROL, open_fork_pull, request, scenario, settings
+from tusk.actions.go_away import main
+
+from tusk.contracts import GoAwayRequest
+from tusk.state import StateStore
+
+
+def run_go_away(
+    local_github: Any,
+    go_away_request: GoAwayRequest,
+    *,
+    token: str = "agent",
+    reaction: str | None = "+1",
+    pauses: list[float] | None = None,
+) -> int:
+    return main.execute(
+        go_away_request,
+        gateway=local_github.gateway(token),
+        settings=settings(),
+        reaction=reaction,
+        sleep=(pauses if pauses is not None else []).append,
+    )
+
+
+def repo_state(local_github: Any, name: str) -> dict[str, Any] | None:
+    return local_github.state()["repos"].get(name)
+
+
+def comment_ids(local_github: Any, name: str) -> set[int]:
+    repo = repo_state(local_github, name)
+    assert repo is not None
+    return {c["id"] for issue in repo["issues"].values() for c in issue["comments"]}
+
+
+def review_comment_ids(local_github: Any, name: str) -> set[int]:
+    repo = repo_state(local_github, name)
+    assert repo is not None
+    pulls = [i["pull"] for i in repo["issues"].values() if i["pull"]]
+    return {c["id"] for pull in pulls for c in pull["review_comments"]}
+
+
+def control_issues(local_github: Any) -> dict[int, dict[str, Any]]:
+    repo = repo_state(local_github, CONTROL)
+    assert repo is not None
+    return {int(n): issue for n, issue in repo["issues"].items()}
+
+
+def go_away_log(local_github: Any) -> dict[str, Any]:
+    (log,) = [i for i in control_issues(local_github).values() if "go away" in i["title"]]
+    return log
+
+
+def blocklist(local_github: Any) -> Any:
+    return StateStore(local_github.gateway("bot-read"), settings()).read_blocklist()
+
+
+@pytest.fixture
+def world(local_github: Any) -> Any:
+    local_github.load(scenario())
+    return local_github
+
+
+def test_collaborator_blocks_the_repository_and_the_bot_leaves_it(world: Any) -> None:
+    fork_pull = open_fork_pull(world.gateway("agent"))
+    pauses: list[float] = []
+
+    assert run_go_away(world, request("bob"), pauses=pauses) == 0
+
+    blocked = blocklist(world)
+    assert [e.repo for e in blocked.repos] == ["alice/widgets"]
+    assert [e.user for e in blocked.users] == ["bob"]
+    assert blocked.repos[0].source_url == request("bob").comment_url
+    # The fork is gone and its pull request closed with it.
+    assert repo_state(world, f"{BOT}/widgets") is None
+    pull = repo_state(world, "alice/widgets")["issues"][str(fork_pull["number"])]
+    assert pull["state"] == "closed"
+    # Only the bot's comments went, conversation and review comments alike.
+    assert comment_ids(world, "alice/widgets") == {501, 503, 504}
+    assert review_comment_ids(world, "alice/widgets") == {802}
+    # The submitted review cannot be deleted: it stays, and is listed.
+    reviews = repo_state(world, "alice/widgets")["issues"]["2"]["pull"]["reviews"]
+    assert {r["id"] for r in reviews} == {701, 702}
+    # bob owns bob/tools: the bot leaves it too (fork and comment).
+    assert comment_ids(world, "bob/tools") == {902}
+    assert repo_state(world, f"{BOT}/tools") is None
+    # Repositories nobody sent it away from keep everything.
+    assert comment_ids(world, "alice/other") == {951}
+    assert comment_ids(world, "carol/notes") == {961}
+    # A pause between each two of the 7 deletes: 2 forks, 4 comments, 1 review comment.
+    assert pauses == [1.0] * 6
+
+    issues = control_issues(world)
+    assert (issues[1]["state"], issues[1]["state_reason"]) == ("closed", "not_planned")
+    assert (issues[3]["state"], issues[3]["state_reason"]) == ("closed", "not_planned")
+    assert issues[2]["state"] == "open"  # carol/notes was not affected
+
+    log = go_away_log(world)
+    assert (log["state"], log["state_reason"], log["labels"]) == (
+        "closed",
+        "not_planned",
+        ["workflow"],
+    )
+    body = log["body"]
+    assert "- The repository `alice/widgets`: `bob` has the `write` role there." in body
+    assert "- Every repository owned by `bob`." in body
+    fork_row = "`tusk-bot/widgets` deleted, closing 1 open pull request(s) | 3 | 1 | 0 |"
+    assert f"| `alice/widgets` | {fork_row}" in body
+    assert "| `bob/tools` | `tusk-bot/tools` deleted | 1 | 0 | 0 |" in body
+    assert "pullrequestreview-701" in body
+    assert "## Problems\n\nNone." in body
+    assert "@bob" not in body and "@alice" not in body  # notifies nobody
+
+    reactions = repo_state(world, "alice/widgets")["issues"]["1"]["comments"]
+    (go_away_comment,) = [c for c in reactions if c["id"] == 503]
+    assert [(r["user"], r["content"]) for r in go_away_comment["reactions"]] == [(BOT, "+1")]
+
+
+def test_collaborator_permission_is_asked_of_the_permission_endpoint(world: Any) -> None:
+    run_go_away(world, request("bob"))
+    paths = [e["path"] for e in world.journal()]
+    assert "/repos/alice/widgets/collaborators/bob/permission" in paths
+
+
+def test_non_collaborator_blocks_only_their_own_repositories(world: Any) -> None:
+    assert run_go_away(world, request("carol", "504")) == 0
+
+    blocked = blocklist(world)
+    assert blocked.repos == ()
+    assert [e.user for e in blocked.users] == ["carol"]
+    assert comment_ids(world, "alice/widgets") == {501, 502, 503, 504, 505, 601}
+    assert repo_state(world, f"{BOT}/widgets") is not None
+    assert comment_ids(world, "carol/notes") == set()
+    issues = control_issues(world)
+    assert issues[1]["state"] == "open"
+    assert issues[2]["state_reason"] == "not_planned"
+    assert (
+        "Not `alice/widgets` itself: `carol`'s role there is `read`" in go_away_log(world)["body"]
+    )
+
+
+def test_owner_blocks_the_repository_and_everything_they_own(world: Any) -> None:
+    assert run_go_away(world, request("alice", "501")) == 0
+
+    blocked = blocklist(world)
+    assert [e.repo for e in blocked.repos] == ["alice/widgets"]
+    assert [e.user for e in blocked.users] == ["alice"]
+    assert comment_ids(world, "alice/other") == set()
+    assert comment_ids(world, "alice/widgets") == {501, 503, 504}
+    assert comment_ids(world, "bob/tools") == {901, 902}
+
+
+def test_repeating_a_go_away_changes_nothing_more(world: Any) -> None:
+    assert run_go_away(world, request("bob")) == 0
+    before = blocklist(world)
+    journal_before = len(world.journal())
+
+    again = request("bob", jobid="alice-widgets-ic-bob-again")
+    assert run_go_away(world, again) == 0
+
+    assert blocklist(world) == before
+    deletes = [e for e in world.journal()[journal_before:] if e["method"] == "DELETE"]
+    assert deletes == []
+    second = [
+        i
+        for i in control_issues(world).values()
+        if "go away" in i["title"] and "alice-widgets-ic-bob-again" in i["body"]
+    ]
+    assert "The blocklist already held these entries; nothing changed." in second[0]["body"]
+
+
+def test_redelivered_job_is_handled_once(world: Any) -> None:
+    assert run_go_away(world, request("bob")) == 0
+    journal_before = len(world.journal())
+
+    assert run_go_away(world, request("bob")) == 0
+
+    later = world.journal()[journal_before:]
+    assert [e for e in later if e["method"] != "GET"] == []
+    assert len([i for i in control_issues(world).values() if "go away" in i["title"]]) == 1
+
+
+def test_two_concurrent_go_aways_lose_neither_update(world: Any) -> None:
+    # bob and alice both send the bot away from alice/widgets at once: their
+    # blocklist updates race, and so do their deletes there.
+    open_fork_pull(world.gateway("agent"))
+    results: dict[str, int] = {}
+
+    def go(actor: str, comment_id: str) -> None:
+        results[actor] = run_go_away(world, request(actor, comment_id))
+
+    threads = [
+        threading.Thread(target=go, args=("bob", "503")),
+        threading.Thread(target=go, args=("alice", "501")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert results == {"bob": 0, "alice": 0}  # deleted by the other is not a failure
+    blocked = blocklist(world)
+    assert [e.repo for e in blocked.repos] == ["alice/widgets"]
+    assert sorted(e.user for e in blocked.users) == ["alice", "bob"]
+    assert comment_ids(world, "alice/widgets") == {501, 503, 504}
+    assert comment_ids(world, "alice/other") == set()
+    assert comment_ids(world, "bob/tools") == {902}
+    assert repo_state(world, f"{BOT}/widgets") is None
+
+
+def test_token_without_delete_repo_still_blocks_and_reports_what_to_do(world: Any) -> None:
+    assert run_go_away(world, request("bob"), token="agent-no-delete") == 1
+
+    blocked = blocklist(world)
+    assert [e.repo for e in blocked.repos] == ["alice/widgets"]
+    assert repo_state(world, f"{BOT}/widgets") is not None
+    assert comment_ids(world, "alice/widgets") == {501, 503, 504}  # the rest went on
+    body = go_away_log(world)["body"]
+    assert "**could not delete the bot's fork tusk-bot/widgets** (`alice/widgets`)" in body
+    assert "Give the agent token the `delete_repo` scope" in body
+    assert "`tusk-bot/widgets` **not deleted**" in body
+    assert go_away_log(world)["state_reason"] == "not_planned"
+
+
+def test_unreadable_permission_falls_back_to_the_user_block_and_says_so(
+    local_github: Any,
+) -> None:
+    # Without push access GitHub refuses to tell anyone's permission.
+    world = scenario()
+    widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
+    del widgets["collaborators"][BOT]
+    local_github.load(world)
+
+    assert run_go_away(local_github, request("bob")) == 1
+
+    blocked = blocklist(local_github)
+    assert blocked.repos == ()
+    assert [e.user for e in blocked.users] == ["bob"]
+    body = go_away_log(local_github)["body"]
+    assert "**could not check whether `bob` may write to alice/widgets**" in body
+    assert "Only the user-level block was applied." in body
+    assert "`bob`'s role there is `unknown`" in body
+
+
+def test_reaction_can_be_turned_off(world: Any) -> None:
+    assert run_go_away(world, request("bob"), reaction=None) == 0
+    comments = repo_state(world, "alice/widgets")["issues"]["1"]["comments"]
+    assert all(not c["reactions"] for c in comments)
+    assert "No reaction on the request: reactions are turned off." in go_away_log(world)["body"]

@@ -1,0 +1,233 @@
+"""Pure go-away decisions: scope (G1), blocklist changes (G2), what cleanup may touch (G3)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from tusk.actions.go_away import go_away
+from tusk.actions.go_away.go_away import (
+    Scope,
+    affected_repos,
+    apply_scope,
+    decide_scope,
+    forks_by_parent,
+    is_writer,
+    log_issues_to_close,
+    own_items,
+    pulls_from_fork,
+    reaction_path,
+    skip_reason,
+)
+
+from tusk.contracts import BlockedRepo, BlockedUser, Blocklist, GoAwayRequest
+from tusk.log_issue import LogIssue
+
+AT = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+URL = "https://github.com/alice/widgets/issues/1#issuecomment-5"
+
+
+def request(**overrides: Any) -> GoAwayRequest:
+    fields: dict[str, Any] = {
+        "jobid": "alice-widgets-ic-0123456789",
+        "actor": "bob",
+        "repo": "alice/widgets",
+        "trust_level": "collaborator",
+        "comment_id": "5",
+        "comment_url": URL,
+        "timestamp": AT,
+    }
+    return GoAwayRequest(**{**fields, **overrides})
+
+
+@pytest.mark.parametrize(
+    ("answer", "writer"),
+    [
+        ({"permission": "admin", "role_name": "admin"}, True),
+        ({"permission": "write", "role_name": "maintain"}, True),
+        ({"permission": "write", "role_name": "write"}, True),
+        ({"permission": "read", "role_name": "triage"}, False),
+        ({"permission": "read", "role_name": "read"}, False),
+        ({"permission": "none", "role_name": "none"}, False),
+        ({"permission": "write"}, True),  # an older answer without role_name
+        (None, False),
+    ],
+)
+def test_only_write_maintain_or_admin_may_block_a_repository(
+    answer: dict[str, str] | None, writer: bool
+) -> None:
+    assert is_writer(answer) is writer
+
+
+def test_collaborator_blocks_the_repository_and_their_own_repositories() -> None:
+    scope = decide_scope(request(), {"permission": "write", "role_name": "write"})
+    assert (scope.block_repo, scope.user, scope.permission) == (True, "bob", "write")
+
+
+def test_non_collaborator_blocks_only_their_own_repositories() -> None:
+    scope = decide_scope(request(), {"permission": "read", "role_name": "read"})
+    assert (scope.block_repo, scope.user) == (False, "bob")
+
+
+def test_unreadable_permission_fails_narrow_to_the_user_block() -> None:
+    scope = decide_scope(request(), None)
+    assert (scope.block_repo, scope.permission) == (False, "unknown")
+
+
+def test_scope_adds_repo_and_user_entries_with_their_source() -> None:
+    scope = decide_scope(request(), {"role_name": "admin"})
+    after = apply_scope(Blocklist(), scope, at=AT, source_url=URL)
+    assert after.repos == (BlockedRepo(repo="alice/widgets", by="bob", at=AT, source_url=URL),)
+    assert after.users == (BlockedUser(user="bob", at=AT, source_url=URL),)
+    assert after.blocks("alice/widgets") and after.blocks("bob/anything")
+    assert not after.blocks("alice/other")
+
+
+def test_repeating_a_go_away_changes_nothing() -> None:
+    scope = decide_scope(request(), {"role_name": "admin"})
+    once = apply_scope(Blocklist(), scope, at=AT, source_url=URL)
+    later = datetime(2026, 12, 1, tzinfo=UTC)
+    assert apply_scope(once, scope, at=later, source_url="other") is once
+
+
+def test_existing_entries_match_case_insensitively() -> None:
+    blocklist = Blocklist(
+        repos=(BlockedRepo(repo="Alice/Widgets", by="x", at=AT),),
+        users=(BlockedUser(user="BOB", at=AT),),
+    )
+    scope = decide_scope(request(), {"role_name": "write"})
+    assert apply_scope(blocklist, scope, at=AT, source_url=URL) is blocklist
+
+
+def test_other_entries_survive_an_update() -> None:
+    blocklist = Blocklist(users=(BlockedUser(user="carol", at=AT),))
+    after = apply_scope(blocklist, decide_scope(request(), None), at=AT, source_url=URL)
+    assert [u.user for u in after.users] == ["carol", "bob"]
+
+
+def test_affected_repositories_are_the_blocked_one_and_all_the_actor_owns() -> None:
+    scope = Scope(actor="bob", repo="alice/widgets", permission="write", block_repo=True)
+    owned = ["bob/tools", "Bob/site", "carol/not-bobs"]
+    assert affected_repos(scope, owned) == ["alice/widgets", "Bob/site", "bob/tools"]
+
+
+def test_non_collaborator_does_not_make_the_repository_affected() -> None:
+    scope = Scope(actor="bob", repo="alice/widgets", permission="read", block_repo=False)
+    assert affected_repos(scope, ["bob/tools"]) == ["bob/tools"]
+
+
+@pytest.mark.parametrize(
+    ("repo", "skipped"),
+    [
+        ("ops/tusk-control", True),
+        ("OPS/Tusk-Control", True),
+        ("tusk-bot/widgets", True),
+        ("alice/widgets", False),
+    ],
+)
+def test_cleanup_never_touches_the_control_repository_or_the_bots_own(
+    repo: str, skipped: bool
+) -> None:
+    reason = skip_reason(repo, bot="tusk-bot", control_repo="ops/tusk-control")
+    assert (reason is not None) is skipped
+
+
+def test_own_items_keeps_only_the_bots_items_whatever_the_case() -> None:
+    items = [
+        {"id": 1, "user": {"login": "tusk-bot"}},
+        {"id": 2, "user": {"login": "alice"}},
+        {"id": 3, "user": {"login": "Tusk-Bot"}},
+        {"id": 4, "user": None},  # a deleted account ("ghost")
+        {"id": 5, "user": {"login": "tusk-bot-imposter"}},
+    ]
+    assert [i["id"] for i in own_items(items, "tusk-bot")] == [1, 3]
+
+
+def test_forks_are_matched_by_parent_not_by_name() -> None:
+    forks = [
+        {"full_name": "tusk-bot/widgets", "fork": True, "parent": {"full_name": "alice/widgets"}},
+        {"full_name": "tusk-bot/widgets-1", "fork": True, "parent": {"full_name": "bob/widgets"}},
+        {"full_name": "tusk-bot/notes", "fork": False},
+    ]
+    assert forks_by_parent(forks) == {
+        "alice/widgets": "tusk-bot/widgets",
+        "bob/widgets": "tusk-bot/widgets-1",
+    }
+
+
+def test_only_open_pulls_from_the_fork_close_with_it() -> None:
+    def pull(number: int, state: str, head: str | None) -> dict[str, Any]:
+        return {"number": number, "state": state, "head": {"repo": head and {"full_name": head}}}
+
+    pulls = [
+        pull(1, "open", "tusk-bot/widgets"),
+        pull(2, "closed", "tusk-bot/widgets"),
+        pull(3, "open", "alice/widgets"),
+        pull(4, "open", None),  # head repository already gone
+    ]
+    assert [p["number"] for p in pulls_from_fork(pulls, "tusk-bot/widgets")] == [1]
+
+
+def log_issue(number: int, repo: str | None, state: str = "open") -> LogIssue:
+    return LogIssue(
+        number=number,
+        url=f"https://github.com/ops/tusk-control/issues/{number}",
+        title=f"[Agent Log] {repo} #1 — 2026-11-30 06:00",
+        state=state,
+        state_reason=None,
+        jobid=f"job-{number}",
+        repo=repo,
+        failure=False,
+        created_at=AT,
+    )
+
+
+def test_log_issues_of_affected_repositories_close_except_this_runs_own() -> None:
+    issues = [
+        log_issue(1, "alice/widgets"),
+        log_issue(2, "Bob/Tools"),
+        log_issue(3, "carol/other"),
+        log_issue(4, "alice/widgets", state="closed"),
+        log_issue(5, "alice/widgets"),  # this go-away's own log issue
+        log_issue(6, None),
+    ]
+    chosen = log_issues_to_close(issues, ["alice/widgets", "bob/tools"], keep=5)
+    assert [i.number for i in chosen] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("kind", "url", "path"),
+    [
+        ("issue_comment", URL, "/repos/alice/widgets/issues/comments/5/reactions"),
+        ("review_comment", URL, "/repos/alice/widgets/pulls/comments/5/reactions"),
+        (
+            "issue_body",
+            "https://github.com/alice/widgets/issues/7",
+            "/repos/alice/widgets/issues/7/reactions",
+        ),
+        (
+            "pull_request_body",
+            "https://github.com/alice/widgets/pull/8",
+            "/repos/alice/widgets/issues/8/reactions",
+        ),
+        ("review", "https://github.com/alice/widgets/pull/8#pullrequestreview-9", None),
+        ("discussion_comment", "https://github.com/alice/widgets/discussions/3", None),
+    ],
+)
+def test_reaction_goes_to_the_endpoint_of_the_go_away_node(
+    kind: str, url: str, path: str | None
+) -> None:
+    assert reaction_path(request(comment_type=kind, comment_url=url)) == path
+
+
+def test_log_title_names_the_repository_and_thread() -> None:
+    assert go_away.log_title(request()) == "[Agent Log] alice/widgets #1 go away — 2026-11-30 06:00"
+
+
+def test_oversized_report_is_cut_to_what_github_accepts() -> None:
+    body = "x" * 70000
+    cut = go_away.fit_body(body)
+    assert len(cut) == 65536
+    assert cut.endswith("the run's step summary has it all.)\n")
+    assert go_away.fit_body("short") == "short"

@@ -1,0 +1,117 @@
+"""The hash-chained audit log and ``tusk audit verify``."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tusk import audit
+from tusk.cli import main as tusk_main
+
+
+def fixed_clock():
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    ticks = iter(range(10_000))
+    return lambda: start + timedelta(seconds=next(ticks))
+
+
+def write_log(path: Path, n: int = 4) -> None:
+    log = audit.AuditLog(path, clock=fixed_clock())
+    for i in range(n):
+        log.append(
+            tool="create_comment",
+            kind="write",
+            target=f"alice/widgets#{i}",
+            args={"i": i},
+            decision="allowed" if i % 2 == 0 else "refused",
+            code=None if i % 2 == 0 else "LIMIT_EXCEEDED",
+            reason=None if i % 2 == 0 else "too many",
+            url=f"https://example.test/c/{i}" if i % 2 == 0 else None,
+            created="comment" if i % 2 == 0 else None,
+        )
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def test_intact_chain_verifies(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    write_log(path)
+    assert audit.verify_chain(path) is None
+    records = audit.read_records(path)
+    assert [r.seq for r in records] == [0, 1, 2, 3]
+    assert records[0].prev_hash == audit.GENESIS_HASH
+    assert [i.url for i in audit.created_items(records)] == [
+        "https://example.test/c/0",
+        "https://example.test/c/2",
+    ]
+    assert [r.code for r in audit.refusals(records)] == ["LIMIT_EXCEEDED", "LIMIT_EXCEEDED"]
+    assert audit.head_hash(records) == records[-1].hash
+
+
+def tamper_edit(rows: list[str]) -> list[str]:
+    row = json.loads(rows[1])
+    row["decision"] = "allowed"  # hide a refusal
+    rows[1] = json.dumps(row)
+    return rows
+
+
+def tamper_edit_and_rehash(rows: list[str]) -> list[str]:
+    row = json.loads(rows[1])
+    row["reason"] = "nothing to see"
+    row["hash"] = audit.record_hash(row)  # the forger recomputes this line's hash...
+    rows[1] = json.dumps(row)
+    return rows  # ...but line 3 still points at the old one
+
+
+@pytest.mark.parametrize(
+    ("tamper", "broken_line"),
+    [
+        (tamper_edit, 2),
+        (tamper_edit_and_rehash, 3),
+        (lambda rows: rows[:1] + rows[2:], 2),  # a refusal deleted
+        (lambda rows: [rows[1], rows[0], *rows[2:]], 1),  # reordered
+        (lambda rows: [*rows[:2], rows[1], *rows[2:]], 3),  # a line replayed
+        (lambda rows: [*rows[:2], "not json", *rows[2:]], 3),
+    ],
+)
+def test_tampered_audit_log_is_detected_at_the_first_broken_line(
+    tmp_path: Path, tamper, broken_line: int
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    write_log(path)
+    path.write_text("\n".join(tamper(lines(path))) + "\n")
+    broken = audit.verify_chain(path)
+    assert broken is not None and broken.line == broken_line
+    with pytest.raises(ValueError, match=f"line {broken_line}"):
+        audit.read_records(path)
+
+
+def test_audit_verify_cli_exits_non_zero_naming_the_broken_line(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "audit.jsonl"
+    write_log(path)
+    assert tusk_main(["audit", "verify", str(path)]) == 0
+    assert "chain intact" in capsys.readouterr().out
+    path.write_text("\n".join(tamper_edit(lines(path))) + "\n")
+    assert tusk_main(["audit", "verify", str(path)]) == 1
+    assert "line 2" in capsys.readouterr().err
+
+
+def test_reopened_log_continues_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 2)
+    write_log(path, 2)  # a restarted server appends to the same file
+    assert audit.verify_chain(path) is None
+    assert [r.seq for r in audit.read_records(path)] == [0, 1, 2, 3]
+
+
+def test_reopening_a_tampered_log_refuses_to_extend_it(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    write_log(path, 2)
+    path.write_text("\n".join(tamper_edit(lines(path))) + "\n")
+    with pytest.raises(ValueError, match="chain broken"):
+        audit.AuditLog(path)

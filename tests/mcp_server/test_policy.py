@@ -1,0 +1,334 @@
+"""Pure policy decisions, table-driven (no server, no GitHub)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from tusk.mcp_server import policy
+from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
+
+from tusk.contracts import BlockedRepo, BlockedUser, Blocklist, PermissionConfig
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def config(**overrides: object) -> PolicyConfig:
+    base: dict[str, object] = {
+        "bot": "tusk-bot",
+        "jobid": "job-abc",
+        "control_repo": "alice/tusk-control",
+        "trigger_repo": "alice/widgets",
+        "trigger_number": 1,
+        "log_issue_url": "https://github.com/alice/tusk-control/issues/9",
+        "permissions": PermissionConfig(),
+    }
+    base.update(overrides)
+    return PolicyConfig(**base)  # type: ignore[arg-type]
+
+
+def refusal_code(tool: str, args: dict, cfg: PolicyConfig, state: RunState) -> str | None:
+    try:
+        policy.check_write(tool, args, cfg, state)
+    except Refused as refused:
+        return refused.code
+    return None
+
+
+COMMENT = {"repo": "alice/widgets", "number": 1, "body": "hello"}
+
+
+def test_second_identical_comment_is_refused() -> None:
+    cfg, state = config(), RunState()
+    assert refusal_code("create_comment", COMMENT, cfg, state) is None
+    policy.record_write("create_comment", COMMENT, cfg, state, comment_id=10)
+    assert refusal_code("create_comment", COMMENT, cfg, state) == "DUPLICATE_WRITE"
+    # Same write with the repo spelt in another case is still the same write.
+    assert refusal_code("create_comment", {**COMMENT, "repo": "Alice/Widgets"}, cfg, state) == (
+        "DUPLICATE_WRITE"
+    )
+
+
+def test_third_comment_on_one_issue_is_refused_but_another_issue_is_not() -> None:
+    cfg, state = config(), RunState()
+    for n in range(2):
+        args = {**COMMENT, "body": f"c{n}"}
+        assert refusal_code("create_comment", args, cfg, state) is None
+        policy.record_write("create_comment", args, cfg, state, comment_id=n)
+    assert refusal_code("create_comment", {**COMMENT, "body": "c3"}, cfg, state) == "LIMIT_EXCEEDED"
+    assert refusal_code("create_comment", {**COMMENT, "number": 2}, cfg, state) is None
+
+
+def test_deleting_own_comment_does_not_free_a_comment_slot() -> None:
+    cfg, state = config(), RunState()
+    for n in range(2):
+        args = {**COMMENT, "body": f"c{n}"}
+        policy.record_write("create_comment", args, cfg, state, comment_id=n)
+    policy.record_write("delete_comment", {"repo": "alice/widgets", "comment_id": 0}, cfg, state)
+    assert refusal_code("create_comment", {**COMMENT, "body": "c9"}, cfg, state) == "LIMIT_EXCEEDED"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "own", "code"),
+    [
+        (
+            "update_comment",
+            {"repo": "alice/widgets", "comment_id": 5, "body": "x"},
+            {},
+            "FORBIDDEN_OPERATION",
+        ),
+        ("delete_comment", {"repo": "alice/widgets", "comment_id": 5}, {}, "FORBIDDEN_OPERATION"),
+        # Own comment id, but claimed in another repository.
+        (
+            "delete_comment",
+            {"repo": "eve/other", "comment_id": 5},
+            {5: "alice/widgets"},
+            "FORBIDDEN_OPERATION",
+        ),
+        ("delete_comment", {"repo": "alice/widgets", "comment_id": 5}, {5: "alice/widgets"}, None),
+        (
+            "update_comment",
+            {"repo": "alice/widgets", "comment_id": 5, "body": "x"},
+            {5: "alice/widgets"},
+            None,
+        ),
+    ],
+)
+def test_only_comments_of_this_run_may_be_edited_or_deleted(tool, args, own, code) -> None:
+    state = RunState(own_comments=dict(own))
+    assert refusal_code(tool, args, config(), state) == code
+
+
+@pytest.mark.parametrize("tool", ["create_review", "delete_repository", "delete_branch", "request"])
+def test_reviews_and_deletions_are_forbidden_operations(tool: str) -> None:
+    assert (
+        refusal_code(tool, {"repo": "alice/widgets"}, config(), RunState()) == "FORBIDDEN_OPERATION"
+    )
+
+
+def test_blocked_users_repositories_refuse_writes() -> None:
+    blocked = Blocklist(
+        users=(BlockedUser(user="bob", at=NOW),),
+        repos=(BlockedRepo(repo="carol/x", by="carol", at=NOW),),
+    )
+    cfg = config(blocklist=blocked)
+    assert (
+        refusal_code(
+            "create_issue", {"repo": "Bob/anything", "title": "t", "body": "b"}, cfg, RunState()
+        )
+        == "BLOCKED_TARGET"
+    )
+    assert (
+        refusal_code(
+            "create_issue", {"repo": "carol/x", "title": "t", "body": "b"}, cfg, RunState()
+        )
+        == "BLOCKED_TARGET"
+    )
+    assert (
+        refusal_code(
+            "create_issue", {"repo": "carol/y", "title": "t", "body": "b"}, cfg, RunState()
+        )
+        is None
+    )
+
+
+def test_push_for_a_blocked_repository_is_refused() -> None:
+    blocked = Blocklist(repos=(BlockedRepo(repo="alice/widgets", by="alice", at=NOW),))
+    assert (
+        refusal_code("push_branch", {"branch": "tusk/fix"}, config(blocklist=blocked), RunState())
+        == "BLOCKED_TARGET"
+    )
+
+
+@pytest.mark.parametrize(
+    ("perms", "tool", "args", "code"),
+    [
+        (
+            PermissionConfig(operations=("comment",)),
+            "create_issue",
+            {"repo": "alice/widgets", "title": "t", "body": "b"},
+            "PERMISSION_DENIED",
+        ),
+        (
+            PermissionConfig(operations=("comment",)),
+            "push_branch",
+            {"branch": "tusk/x"},
+            "PERMISSION_DENIED",
+        ),
+        (
+            PermissionConfig(only_this_thread=True),
+            "create_comment",
+            {**COMMENT, "number": 2},
+            "PERMISSION_DENIED",
+        ),
+        (PermissionConfig(only_this_thread=True), "create_comment", COMMENT, None),
+        (
+            PermissionConfig(only_this_thread=True),
+            "create_issue",
+            {"repo": "alice/widgets", "title": "t", "body": "b"},
+            "PERMISSION_DENIED",
+        ),
+        (
+            PermissionConfig(repos=("alice/widgets",)),
+            "create_comment",
+            {**COMMENT, "repo": "alice/other"},
+            "PERMISSION_DENIED",
+        ),
+        (PermissionConfig(comments_per_thread=0), "create_comment", COMMENT, "LIMIT_EXCEEDED"),
+        (PermissionConfig(memory_writes=0), "memory", {"text": "x"}, "LIMIT_EXCEEDED"),
+        (PermissionConfig(operations=("comment",)), "history", {"text": "x"}, None),
+    ],
+)
+def test_permission_marker_narrows_what_the_run_may_write(perms, tool, args, code) -> None:
+    assert refusal_code(tool, args, config(permissions=perms), RunState()) == code
+
+
+def test_second_issue_and_second_pr_in_one_repository_are_refused() -> None:
+    cfg, state = config(), RunState()
+    issue = {"repo": "alice/widgets", "title": "t", "body": "b"}
+    pr = {
+        "repo": "alice/widgets",
+        "title": "t",
+        "body": "b",
+        "head": "tusk-bot:tusk/fix",
+        "base": "main",
+    }
+    policy.record_write("create_issue", issue, cfg, state)
+    policy.record_write("create_pull_request", pr, cfg, state)
+    assert refusal_code("create_issue", {**issue, "title": "u"}, cfg, state) == "LIMIT_EXCEEDED"
+    assert refusal_code("create_pull_request", {**pr, "title": "u"}, cfg, state) == "LIMIT_EXCEEDED"
+    assert refusal_code("create_issue", {**issue, "repo": "alice/other"}, cfg, state) is None
+
+
+@pytest.mark.parametrize(
+    ("head", "code"),
+    [
+        ("tusk-bot:tusk/fix", None),
+        ("tusk/fix", None),
+        ("alice:tusk/fix", "FORBIDDEN_OPERATION"),
+        ("tusk-bot:main", "PERMISSION_DENIED"),
+    ],
+)
+def test_pull_requests_come_only_from_the_bots_fork_branches(head: str, code: str | None) -> None:
+    args = {"repo": "alice/widgets", "title": "t", "body": "b", "head": head, "base": "main"}
+    assert refusal_code("create_pull_request", args, config(), RunState()) == code
+
+
+@pytest.mark.parametrize(
+    ("branch", "code"),
+    [
+        ("tusk/fix-typo", None),
+        ("main", "PERMISSION_DENIED"),
+        ("tusk/../main", "FORBIDDEN_OPERATION"),
+        ("tusk/a:refs/heads/main", "FORBIDDEN_OPERATION"),
+        ("tusk/x y", "FORBIDDEN_OPERATION"),
+        ("tusk/", "FORBIDDEN_OPERATION"),
+        ("tusk/x.lock", "FORBIDDEN_OPERATION"),
+    ],
+)
+def test_push_branch_names_cannot_escape_the_prefix(branch: str, code: str | None) -> None:
+    assert refusal_code("push_branch", {"branch": branch}, config(), RunState()) == code
+
+
+def test_discussion_writes_are_off_unless_configured() -> None:
+    args = {"repo": "alice/widgets", "number": 3, "body": "hi"}
+    assert (
+        refusal_code("create_discussion_comment", args, config(), RunState())
+        == "FORBIDDEN_OPERATION"
+    )
+    assert (
+        refusal_code("create_discussion_comment", args, config(discussions_write=True), RunState())
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "ghp_" + "a" * 36,
+        "gho_" + "B" * 36,
+        "ghs_" + "1" * 36,
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+        "sk-ant-api03-" + "x" * 40,
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY-----",
+    ],
+)
+def test_secrets_in_a_body_are_refused(secret: str) -> None:
+    with pytest.raises(Refused) as refused:
+        policy.prepare_body(f"here you go: {secret}", config())
+    assert refused.value.code == "SECRET_IN_BODY"
+    assert secret not in str(refused.value)
+
+
+def test_servers_own_token_is_refused_even_without_a_known_format() -> None:
+    token = "sandbox-agent-token-1234"
+    with pytest.raises(Refused, match="SECRET_IN_BODY"):
+        policy.prepare_body(f"token={token}", config(), secrets=[token])
+    # Short literal tokens are not matched (they would refuse ordinary words).
+    assert "agent" in policy.prepare_body("the agent did it", config(), secrets=["agent"])
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("@tusk-bot please fix", "tusk-bot please fix"),
+        ("thanks @Tusk-Bot!", "thanks Tusk-Bot!"),
+        ("cc @alice and @tusk-bot", "cc @alice and tusk-bot"),
+        ("`@tusk-bot` in code", "`@tusk-bot` in code"),
+        ("mail tusk@tusk-bot.dev", "mail tusk@tusk-bot.dev"),
+        ("@tusk-botany is someone else", "@tusk-botany is someone else"),
+    ],
+)
+def test_self_mention_is_neutralised(body: str, expected: str) -> None:
+    posted = policy.prepare_body(body, config())
+    assert posted.startswith(expected + "\n\n---\n")
+
+
+def test_too_many_mentions_in_one_post_are_refused() -> None:
+    cfg = config(mentions_per_post=2)
+    assert policy.prepare_body("@a @b", cfg)
+    with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
+        policy.prepare_body("@a @b @c", cfg)
+    # Decorators inside code fences notify nobody and do not count.
+    assert policy.prepare_body("```py\n@a\n@b\n@c\n```", cfg)
+
+
+def test_every_body_carries_the_backlink_footer() -> None:
+    posted = policy.prepare_body("hello", config())
+    assert "https://github.com/alice/tusk-control/issues/9" in posted
+    assert "`@tusk-bot go away`" in posted
+    assert "tusk:backlink" in posted
+
+
+def test_body_too_long_with_the_footer_is_refused() -> None:
+    footer_len = len(policy.prepare_body("", config()))
+    fits = "x" * (policy.GITHUB_BODY_LIMIT - footer_len)
+    assert len(policy.prepare_body(fits, config())) == policy.GITHUB_BODY_LIMIT
+    with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
+        policy.prepare_body(fits + "x", config())
+
+
+def test_memory_lines_are_one_line_capped_and_mention_nobody() -> None:
+    cfg = config(memory_entry_chars=20)
+    assert policy.prepare_line("a\nb  @alice", "memory", cfg) == "a b alice"
+    with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
+        policy.prepare_line("x" * 21, "memory", cfg)
+    with pytest.raises(Refused, match="SECRET_IN_BODY"):
+        policy.prepare_line("ghp_" + "a" * 36, "history", cfg)
+
+
+def test_workflow_changes_are_refused_unless_allowed() -> None:
+    with pytest.raises(Refused, match="FORBIDDEN_OPERATION"):
+        policy.check_push_paths(["README.md", ".github/workflows/ci.yml"], config())
+    policy.check_push_paths([".github/workflows/ci.yml"], config(allow_workflow_changes=True))
+    policy.check_push_paths([".github/dependabot.yml"], config())
+
+
+def test_force_push_only_to_branches_this_run_created() -> None:
+    cfg, state = config(), RunState()
+    assert not policy.may_force_push("tusk/fix", state)
+    policy.record_write(
+        "push_branch", {"branch": "tusk/fix", "sha": "a"}, cfg, state, created_branch=True
+    )
+    assert policy.may_force_push("tusk/fix", state)

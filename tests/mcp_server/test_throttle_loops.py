@@ -1,0 +1,58 @@
+"""The read throttle and the loop detector, on an injected clock."""
+
+from __future__ import annotations
+
+import pytest
+from tusk.mcp_server.loops import LoopDetector
+from tusk.mcp_server.throttle import SlidingWindow
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_read_burst_beyond_the_window_is_throttled_until_the_oldest_read_expires() -> None:
+    clock = Clock()
+    window = SlidingWindow(limit=3, window=10.0, clock=clock)
+    for _ in range(3):
+        assert window.try_acquire() is None
+        clock.now += 2
+    assert window.try_acquire() == pytest.approx(4.0)
+    clock.now += 4
+    assert window.try_acquire() is None  # the first read left the window
+    assert window.try_acquire() is not None
+
+
+def test_sliding_window_is_not_a_fixed_bucket() -> None:
+    clock = Clock()
+    window = SlidingWindow(limit=2, window=10.0, clock=clock)
+    window.try_acquire()
+    clock.now += 9
+    window.try_acquire()
+    clock.now += 2  # a fixed 10 s bucket would have reset here
+    assert window.try_acquire() is None
+    assert window.try_acquire() is not None
+
+
+def test_six_identical_calls_with_identical_results_are_a_loop() -> None:
+    detector = LoopDetector(6)
+    verdicts = [detector.observe("get_issue", "a", "r") for _ in range(6)]
+    assert [v.looping for v in verdicts] == [False] * 5 + [True]
+    assert detector.tripped
+
+
+@pytest.mark.parametrize(
+    "breaker",
+    [("get_issue", "a", "other result"), ("get_issue", "b", "r"), ("list_branches", "a", "r")],
+)
+def test_a_different_call_or_result_breaks_the_streak(breaker: tuple[str, str, str]) -> None:
+    detector = LoopDetector(3)
+    detector.observe("get_issue", "a", "r")
+    detector.observe("get_issue", "a", "r")
+    detector.observe(*breaker)
+    assert not detector.observe("get_issue", "a", "r").looping
+    assert not detector.tripped

@@ -1,0 +1,135 @@
+"""P2: which text mentions the bot. Each rule is named after what it defends against."""
+
+from __future__ import annotations
+
+import pytest
+from tusk.poller.mentions import (
+    Author,
+    author_may_trigger,
+    is_go_away,
+    mention_offsets,
+    mentions_bot,
+    prose,
+)
+
+BOT = "tusk-bot"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@tusk-bot please fix the typo",
+        "Hey @tusk-bot, can you look?",
+        "@TUSK-BOT fix it",
+        "cc @Tusk-Bot.",
+        "(@tusk-bot)",
+        "thanks @tusk-bot!",
+        "> quoted line\n\n@tusk-bot after the quote",
+        "```\ncode\n```\n@tusk-bot after the fence",
+        "`code` and @tusk-bot",
+        "@tusk-bot's turn",
+        "- [ ] @tusk-bot do this",
+    ],
+)
+def test_prose_mention_triggers(body: str) -> None:
+    assert mentions_bot(body, BOT)
+
+
+def test_mention_inside_fenced_code_block_does_not_trigger() -> None:
+    assert not mentions_bot("Run this:\n```sh\n@tusk-bot fix\n```\n", BOT)
+    assert not mentions_bot("~~~\n@tusk-bot\n~~~", BOT)
+
+
+def test_mention_inside_unclosed_fence_does_not_trigger() -> None:
+    assert not mentions_bot("```\n@tusk-bot fix it\nno closing fence", BOT)
+
+
+def test_mention_inside_indented_code_does_not_trigger() -> None:
+    assert not mentions_bot("Example:\n\n    @tusk-bot fix\n", BOT)
+
+
+def test_mention_inside_inline_code_does_not_trigger() -> None:
+    assert not mentions_bot("write `@tusk-bot fix it` to ask the bot", BOT)
+    assert not mentions_bot("double ``a ` @tusk-bot`` span", BOT)
+
+
+def test_mention_inside_quote_does_not_trigger() -> None:
+    assert not mentions_bot("> @tusk-bot fix it\n\nI agree with the above", BOT)
+    assert not mentions_bot("   > nested > @tusk-bot", BOT)
+
+
+def test_lazy_continuation_of_a_quote_does_not_trigger() -> None:
+    assert not mentions_bot("> someone wrote\n@tusk-bot in the same paragraph\n", BOT)
+
+
+def test_mention_inside_html_comment_does_not_trigger() -> None:
+    assert not mentions_bot("visible <!-- @tusk-bot hidden --> text", BOT)
+
+
+def test_email_address_does_not_trigger() -> None:
+    assert not mentions_bot("mail ops@tusk-bot.dev or me@tusk-bot", BOT)
+
+
+def test_longer_login_does_not_trigger() -> None:
+    assert not mentions_bot("@tusk-bot-helper and @tusk-bots and @tusk-bot_x", BOT)
+    assert not mentions_bot("@xtusk-bot", BOT)
+
+
+def test_team_or_url_does_not_trigger() -> None:
+    assert not mentions_bot("@tusk-bot/reviewers and https://example.com/@tusk-bot", BOT)
+
+
+def test_offsets_point_at_each_prose_mention() -> None:
+    body = "@tusk-bot one `@tusk-bot` two @tusk-bot"
+    assert mention_offsets(body, BOT) == [0, body.rindex("@tusk-bot")]
+
+
+def test_prose_keeps_offsets_and_blanks_code() -> None:
+    body = "a `b` c\n```\nx\n```\nd"
+    cleaned = prose(body)
+    assert len(cleaned) == len(body)
+    assert cleaned.split("\n")[0] == "a     c"
+    assert cleaned.split("\n")[-1] == "d"
+
+
+def test_bot_own_text_never_triggers() -> None:
+    assert not author_may_trigger(Author("Tusk-Bot"), bot=BOT, allow_bot_accounts=True)
+
+
+def test_bot_account_does_not_trigger_unless_configured() -> None:
+    renovate = Author("renovate[bot]", is_bot_account=True)
+    assert not author_may_trigger(renovate, bot=BOT, allow_bot_accounts=False)
+    assert author_may_trigger(renovate, bot=BOT, allow_bot_accounts=True)
+    assert author_may_trigger(Author("alice"), bot=BOT, allow_bot_accounts=False)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@tusk-bot go away",
+        "@Tusk-Bot   Go away!",
+        "please @tusk-bot go away, thanks",
+        "@tusk-bot: go away",
+    ],
+)
+def test_go_away_phrase_is_recognised(body: str) -> None:
+    assert is_go_away(body, bot=BOT, phrase="go away")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@tusk-bot fix the go away button",
+        "`@tusk-bot go away` removes the bot",
+        "> @tusk-bot go away\n\nno, stay",
+        "@tusk-bot go awayyy",
+        "go away @tusk-bot",
+    ],
+)
+def test_go_away_needs_the_phrase_right_after_a_prose_mention(body: str) -> None:
+    assert not is_go_away(body, bot=BOT, phrase="go away")
+
+
+def test_go_away_phrase_is_configurable() -> None:
+    assert is_go_away("@tusk-bot leave us", bot=BOT, phrase="leave us")
+    assert not is_go_away("@tusk-bot go away", bot=BOT, phrase="leave us")

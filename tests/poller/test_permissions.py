@@ -1,0 +1,120 @@
+"""P4: the permission marker only narrows, and a malformed one fails closed."""
+
+from __future__ import annotations
+
+import pytest
+from tusk.poller.permissions import (
+    MarkerError,
+    effective_permissions,
+    find_marker_text,
+    parse_marker,
+)
+
+from tusk.contracts import PermissionConfig
+
+DEFAULTS = PermissionConfig(
+    operations=("comment", "issue", "pull_request", "push", "memory"),
+    comments_per_thread=2,
+    issues_per_repo=1,
+    prs_per_repo=1,
+    memory_writes=3,
+)
+
+
+def effective(body: str, defaults: PermissionConfig = DEFAULTS) -> PermissionConfig:
+    return effective_permissions(defaults, body)
+
+
+def test_no_marker_keeps_the_defaults() -> None:
+    assert effective("@tusk-bot fix the typo") == DEFAULTS
+
+
+def test_mission_example_marker() -> None:
+    result = effective("@tusk-bot [permissions: comment-on-this-issue, pr-limit=1] fix the typo")
+    assert result.error is None
+    assert result.marker == "[permissions: comment-on-this-issue, pr-limit=1]"
+    assert result.operations == ("comment",)
+    assert result.only_this_thread
+    assert (result.issues_per_repo, result.prs_per_repo, result.memory_writes) == (0, 0, 0)
+    assert result.comments_per_thread == 2
+
+
+def test_limits_never_widen_the_defaults() -> None:
+    result = effective("@tusk-bot [permissions: comment-limit=9, pr-limit=5] go")
+    assert result.comments_per_thread == 2
+    assert result.prs_per_repo == 1
+    assert result.error is None
+
+
+def test_zero_limit_removes_the_operation() -> None:
+    result = effective("@tusk-bot [permissions: pr-limit=0] go")
+    assert "pull_request" not in result.operations
+    assert result.prs_per_repo == 0
+
+
+def test_no_flags_remove_operations_and_their_limits() -> None:
+    result = effective("@tusk-bot [permissions: no-push, no-issue, no-memory] go")
+    assert result.operations == ("comment", "pull_request")
+    assert result.issues_per_repo == 0 and result.memory_writes == 0
+
+
+def test_read_only_allows_no_write() -> None:
+    result = effective("@tusk-bot [Permissions: READ-ONLY] explain this")
+    assert result.operations == ()
+    assert result.comments_per_thread == 0
+
+
+def test_repos_restricts_and_intersects_configured_repos() -> None:
+    result = effective("@tusk-bot [permissions: repos=alice/widgets+alice/gadgets] go")
+    assert result.repos == ("alice/widgets", "alice/gadgets")
+    narrowed = DEFAULTS.model_copy(update={"repos": ("alice/widgets",)})
+    assert effective("@tusk-bot [permissions: repos=alice/widgets+bob/x] go", narrowed).repos == (
+        "alice/widgets",
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("@tusk-bot [permissions: everything] go", "unknown permission"),
+        ("@tusk-bot [permissions: pr-limit=many] go", "whole number"),
+        ("@tusk-bot [permissions: pr-limit=1, pr-limit=0] go", "twice"),
+        ("@tusk-bot [permissions: ] go", "lists no permissions"),
+        ("@tusk-bot [permissions: comment-on-this-issue go", "not closed"),
+        ("@tusk-bot [permissions: no-pr] and [permissions: no-push]", "more than one"),
+        ("@tusk-bot [permissions: repos=not-a-repo] go", "owner/name"),
+        ("@tusk-bot [permissions: admin=1] go", "unknown setting"),
+        ("@tusk-bot [permissions: no-pr,, no-push] go", "empty item"),
+    ],
+)
+def test_malformed_marker_fails_closed_with_the_reason(body: str, reason: str) -> None:
+    result = effective(body)
+    assert result.error is not None and reason in result.error
+    assert result.marker is not None and result.marker.lower().startswith("[permissions")
+    assert result.operations == ("comment",)
+    assert result.only_this_thread
+    assert result.comments_per_thread == 1
+    assert (result.issues_per_repo, result.prs_per_repo, result.memory_writes) == (0, 0, 0)
+
+
+def test_fail_closed_never_grants_what_defaults_lack() -> None:
+    no_comments = DEFAULTS.model_copy(update={"operations": ("push",), "comments_per_thread": 0})
+    result = effective("@tusk-bot [permissions: bogus]", no_comments)
+    assert result.operations == ()
+
+
+def test_marker_in_code_or_quote_is_ignored() -> None:
+    assert find_marker_text("> @tusk-bot [permissions: read-only]\n\n@tusk-bot go") is None
+    assert find_marker_text("`[permissions: read-only]` @tusk-bot go") is None
+    assert effective("```\n[permissions: bogus\n```\n@tusk-bot go") == DEFAULTS
+
+
+def test_parse_marker_accepts_spacing_and_case() -> None:
+    marker = parse_marker("[ Permissions :  No-PR ,  comment-limit = 1 ]")
+    assert marker.flags == frozenset({"no-pr"})
+    assert marker.limits == {"comment-limit": 1}
+
+
+def test_overlong_marker_is_refused() -> None:
+    with pytest.raises(MarkerError):
+        parse_marker("[permissions: " + "no-pr, " * 100 + "no-push]")

@@ -1,0 +1,216 @@
+"""P6 against the local GitHub: whole threads, pull requests, discussions, and rate limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from poller_helpers import BOT, REPO, issue, make_poller, said, scenario
+from tusk.poller.core import PollState
+
+from tusk.github import Gateway, Response
+
+
+def many_comments(count: int, last: str) -> list[dict[str, Any]]:
+    comments = [said("bob" if i % 2 else "alice", f"comment {i}") for i in range(count - 1)]
+    return [*comments, said("alice", last)]
+
+
+def test_a_thousand_comment_thread_is_fetched_whole(harness: Any) -> None:
+    h = harness(scenario(issues=[issue(1, many_comments(1000, "@tusk-bot summarise all of this"))]))
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    bodies = [c["body"] for c in doc.raw["comments"]]
+    assert len(bodies) == 1000
+    assert (
+        bodies[:2] == ["comment 0", "comment 1"] and bodies[-1] == "@tusk-bot summarise all of this"
+    )
+    assert len({c["id"] for c in doc.raw["comments"]}) == 1000
+    assert h.ledger.by_route["POST /graphql"] == 10  # one page per 100 comments
+
+
+class RateLimitedMidFetch(Gateway):
+    """Arms a secondary rate limit on the local GitHub right after the first GraphQL page."""
+
+    github: Any = None
+    armed = False
+
+    def request(self, method: str, path_or_url: str, **kwargs: Any) -> Response:
+        response = super().request(method, path_or_url, **kwargs)
+        if path_or_url.endswith("/graphql") and not self.armed:
+            self.armed = True
+            self.github.add_fault(
+                "POST", r"^/graphql$", status=403, count=2, headers={"Retry-After": "17"}
+            )
+        return response
+
+
+def test_secondary_rate_limit_mid_fetch_waits_retry_after_and_loses_nothing(
+    local_github: Any,
+) -> None:
+    from pydantic import SecretStr
+
+    local_github.load(scenario(issues=[issue(1, many_comments(350, "@tusk-bot go on"))]))
+    sleeps: list[float] = []
+    bot = RateLimitedMidFetch(
+        api_url=local_github.url, token=SecretStr("bot-read"), token_name="bot", sleep=sleeps.append
+    )
+    bot.github = local_github
+    h = make_poller(local_github, bot=bot)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    assert sleeps == [17.0, 17.0]
+    (doc,) = h.sent().tasks
+    assert len(doc.raw["comments"]) == 350
+    assert [c["body"] for c in doc.raw["comments"]][:3] == ["comment 0", "comment 1", "comment 2"]
+
+
+def test_discussion_comment_and_reply_mentions_are_dispatched(harness: Any) -> None:
+    discussion = {
+        "number": 3,
+        "author": "alice",
+        "title": "Roadmap ideas",
+        "body": "What next?",
+        "category": "Ideas",
+        "comments": [
+            {
+                "author": "bob",
+                "body": "More widgets",
+                "replies": [{"author": "alice", "body": "@tusk-bot draft a plan for this"}],
+            },
+            {"author": "mallory", "body": "unrelated"},
+        ],
+    }
+    h = harness(scenario(discussions=[discussion]))
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    (doc,) = h.sent().tasks
+    assert doc.trigger.type == "discussion_comment"
+    assert doc.trigger.body == "@tusk-bot draft a plan for this"
+    assert doc.trigger.number == 3
+    raw = doc.raw
+    assert raw["kind"] == "discussion" and raw["thread"]["title"] == "Roadmap ideas"
+    assert raw["thread"]["category"] == "Ideas"
+    bodies = {c["body"]: c for c in raw["comments"]}
+    assert set(bodies) == {"More widgets", "@tusk-bot draft a plan for this", "unrelated"}
+    assert (
+        bodies["@tusk-bot draft a plan for this"]["in_reply_to_id"] == bodies["More widgets"]["id"]
+    )
+    assert [t["unread"] for t in h.threads()] == [False]
+
+
+def test_pull_request_review_comment_trigger_carries_reviews_diff_and_linked_issues(
+    harness: Any,
+) -> None:
+    pull = {
+        "number": 5,
+        "author": "bob",
+        "title": "Faster widgets",
+        "body": "Fixes #1",
+        "head": "faster",
+        "base": "main",
+        "files": {"widgets.py": "def widget():\n    return 'fast'\n"},
+        "reviews": [
+            {
+                "author": "alice",
+                "body": "Looks fine overall",
+                "state": "COMMENTED",
+                "comments": [
+                    {
+                        "author": "alice",
+                        "body": "@tusk-bot rename this function",
+                        "path": "widgets.py",
+                        "line": 1,
+                    }
+                ],
+            }
+        ],
+    }
+    h = harness(scenario(issues=[issue(1, [said("bob", "seen it")])], pulls=[pull]))
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    assert doc.trigger.type == "review_comment"
+    raw = doc.raw
+    assert raw["kind"] == "pull_request"
+    assert doc.trigger.review_id == raw["reviews"][0]["id"]
+    assert raw["thread"]["head"]["ref"] == "faster" and raw["thread"]["base"]["ref"] == "main"
+    assert raw["thread"]["merged"] is False
+    assert [c["body"] for c in raw["review_comments"]] == ["@tusk-bot rename this function"]
+    assert raw["review_comments"][0]["path"] == "widgets.py"
+    assert "widgets.py" in (raw["diff"] or "")
+    linked = raw["linked_issues"]
+    assert [item["issue"]["number"] for item in linked] == [1]
+    assert [c["body"] for c in linked[0]["comments"]] == ["seen it"]
+    assert raw["bot"]["login"] == BOT
+    assert raw["repository"]["full_name"] == REPO
+
+
+def test_discussion_that_is_not_the_latest_is_found_by_its_title(harness: Any) -> None:
+    older = {
+        "number": 1,
+        "author": "alice",
+        "title": "Old question",
+        "body": "@tusk-bot what does widget() return?",
+        "category": "Q&A",
+    }
+    newer = {
+        "number": 2,
+        "author": "bob",
+        "title": "Unrelated",
+        "body": "hello",
+        "category": "General",
+    }
+    h = harness(scenario(discussions=[older, newer]))
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    (doc,) = h.sent().tasks
+    assert doc.trigger.type == "discussion_body" and doc.trigger.number == 1
+    assert doc.raw["thread"]["title"] == "Old question"
+
+
+def test_protection_rules_are_reported_not_visible_without_admin_rights(harness: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", "@tusk-bot hi")])]))
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    protection = doc.raw["repository"]["protection"]
+    assert protection["visible"] is False and protection["branch"] == "main"
+    assert "admin" in protection["note"] and "write" in protection["note"]
+    assert not any(route.endswith("/protection") for route in h.ledger.by_route)
+
+
+def test_protection_rules_are_fetched_where_the_bot_is_admin(harness: Any) -> None:
+    scn = scenario(issues=[issue(1, [said("alice", "@tusk-bot hi")])])
+    widgets = scn["repos"][0]
+    widgets["collaborators"][BOT] = "admin"
+    widgets["branches"] = [{"name": "main", "protected": {"required_approving_review_count": 2}}]
+    h = harness(scn)
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    protection = doc.raw["repository"]["protection"]
+    assert protection["visible"] is True and protection["protected"] is True
+    assert (
+        protection["rules"]["required_pull_request_reviews"]["required_approving_review_count"] == 2
+    )
+
+
+def test_bot_repositories_and_its_fork_with_branches_are_in_the_context(harness: Any) -> None:
+    scn = scenario(issues=[issue(1, [said("alice", "@tusk-bot hi")])])
+    scn["repos"].append(
+        {
+            "name": f"{BOT}/widgets",
+            "fork_of": REPO,
+            "description": "the bot's fork",
+            "branches": [{"name": "main"}, {"name": "tusk/fix-typo", "from": "main"}],
+        }
+    )
+    scn["repos"].append({"name": f"{BOT}/notes", "description": "scratch"})
+    h = harness(scn)
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    bot = doc.raw["bot"]
+    assert {r["full_name"] for r in bot["repositories"]} == {f"{BOT}/widgets", f"{BOT}/notes"}
+    fork = bot["fork"]
+    assert fork["full_name"] == f"{BOT}/widgets" and fork["parent"] == REPO
+    assert fork["description"] == "the bot's fork"
+    branches = {b["name"]: b for b in fork["branches"]}
+    assert set(branches) == {"main", "tusk/fix-typo"}
+    assert branches["tusk/fix-typo"]["sha"] and branches["tusk/fix-typo"]["committed_at"]

@@ -1,0 +1,253 @@
+"""The poller against the local GitHub: notification → trigger → authorization → dispatch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from poller_helpers import BOT, REPO, SETTINGS, issue, make_poller, said, scenario
+from tusk.poller.core import PollState
+from tusk.poller.jobids import job_id
+
+from tusk.contracts import BlockedRepo, BlockedUser
+from tusk.state import StateStore
+
+REAL = "@tusk-bot please fix the typo"
+
+P2_RULES = {
+    "code-block": "```\n@tusk-bot fix this\n```",
+    "inline-code": "type `@tusk-bot fix` to ask",
+    "quote": "> @tusk-bot fix this\n\nAgreed.",
+    "e-mail": "write to ops@tusk-bot.dev",
+    "longer-login": "@tusk-bot-helper can you fix it?",
+}
+
+
+@pytest.mark.parametrize("rule", sorted(P2_RULES))
+def test_p2_rule_non_mention_is_not_dispatched(harness: Any, rule: str) -> None:
+    """The thread is notified by one real mention; the rule's comment must add no job."""
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL), said("alice", P2_RULES[rule])])]))
+    _, report = h.poller.cycle(PollState())
+    sent = h.sent()
+    assert len(sent.tasks) == 1, report.lines()
+    assert sent.tasks[0].trigger.body == REAL
+
+
+def test_p2_rule_bot_own_text_is_not_dispatched(harness: Any) -> None:
+    h = harness(
+        scenario(
+            issues=[issue(1, [said("alice", REAL), said(BOT, "On it, @tusk-bot here. @alice")])]
+        )
+    )
+    h.poller.cycle(PollState())
+    assert [doc.trigger.body for doc in h.sent().tasks] == [REAL]
+
+
+def test_p2_rule_bot_account_is_not_dispatched_unless_configured(harness: Any) -> None:
+    comments = [said("renovate[bot]", "@tusk-bot rebase this"), said("alice", REAL)]
+    h = harness(
+        scenario(issues=[issue(1, comments)]),
+        SETTINGS.model_copy(update={"allowed_users": ("alice", "renovate[bot]")}),
+    )
+    h.poller.cycle(PollState())
+    assert [doc.actor for doc in h.sent().tasks] == ["alice"]
+
+
+def test_p2_rule_bot_account_is_dispatched_when_configured(harness: Any) -> None:
+    settings = SETTINGS.model_copy(
+        update={"allowed_users": ("renovate[bot]",), "allow_bot_accounts": True}
+    )
+    h = harness(
+        scenario(issues=[issue(1, [said("renovate[bot]", "@tusk-bot rebase this")])]), settings
+    )
+    h.poller.cycle(PollState())
+    assert [doc.actor for doc in h.sent().tasks] == ["renovate[bot]"]
+
+
+def test_unauthorized_author_is_skipped_and_the_thread_marked_read(harness: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("mallory", "@tusk-bot delete everything")])]))
+    _, report = h.poller.cycle(PollState())
+    assert h.github.dispatches() == []
+    assert any("not in allowed_users" in line for line in report.skipped)
+    assert [t["unread"] for t in h.threads()] == [False]
+    # The stranger's mention cost no permission request.
+    assert not any("collaborators" in route for route in h.ledger.by_route)
+
+
+def test_go_away_dispatches_the_go_away_workflow_not_a_task(harness: Any) -> None:
+    h = harness(
+        scenario(
+            issues=[
+                issue(1, [said("mallory", "@tusk-bot go away"), said("bob", "@tusk-bot Go away!")])
+            ]
+        )
+    )
+    h.poller.cycle(PollState())
+    sent = h.sent()
+    assert sent.tasks == []
+    requests = {r.actor: r for r in sent.go_aways}
+    assert set(requests) == {"mallory", "bob"}
+    assert requests["mallory"].trust_level == "external"
+    assert requests["bob"].trust_level == "collaborator"
+    assert requests["bob"].repo == REPO
+    assert requests["bob"].comment_type == "issue_comment"
+    assert requests["bob"].comment_url.endswith(f"#issuecomment-{requests['bob'].comment_id}")
+
+
+def _block(local_github: Any, change: Any) -> None:
+    StateStore(local_github.gateway("agent"), SETTINGS).update_blocklist(change)
+
+
+def test_blocked_repository_is_not_dispatched(harness: Any, local_github: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
+    _block(
+        local_github,
+        lambda b: b.model_copy(
+            update={"repos": (BlockedRepo(repo=REPO, by="bob", at="2026-01-01T00:00:00Z"),)}
+        ),
+    )
+    _, report = h.poller.cycle(PollState())
+    assert h.sent().tasks == []
+    assert any("blocklist" in line for line in report.skipped)
+    assert [t["unread"] for t in h.threads()] == [False]
+
+
+def test_blocked_user_is_not_dispatched(harness: Any, local_github: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("bob", REAL)])]))
+    _block(
+        local_github,
+        lambda b: b.model_copy(
+            update={"users": (BlockedUser(user="bob", at="2026-01-01T00:00:00Z"),)}
+        ),
+    )
+    h.poller.cycle(PollState())
+    assert h.sent().tasks == []
+
+
+def test_three_new_mentions_in_one_thread_are_three_jobs(harness: Any) -> None:
+    comments = [
+        said("alice", "@tusk-bot one"),
+        said("bob", "@tusk-bot two"),
+        said("alice", "@tusk-bot three"),
+    ]
+    h = harness(scenario(issues=[issue(1, comments)]))
+    h.poller.cycle(PollState())
+    sent = h.sent()
+    assert [doc.trigger.body for doc in sent.tasks] == [
+        "@tusk-bot one",
+        "@tusk-bot two",
+        "@tusk-bot three",
+    ]
+    assert len(set(sent.jobids)) == 3
+    for doc in sent.tasks:
+        assert doc.jobid == job_id(REPO, "issue_comment", doc.trigger.id)
+    assert sent.tasks[1].trust_level == "collaborator"
+    assert sent.tasks[0].trust_level == "owner"
+
+
+class Crash(BaseException):
+    """The process dies: nothing after this point runs."""
+
+
+def test_crash_between_dispatch_and_mark_read_redispatches_the_same_job_ids(
+    harness: Any, local_github: Any
+) -> None:
+    comments = [said("alice", "@tusk-bot one"), said("alice", "@tusk-bot two")]
+    scn = scenario(issues=[issue(1, comments)])
+
+    def crash(thread: Any) -> None:
+        raise Crash
+
+    h = harness(scn, after_dispatch=crash)
+    with pytest.raises(Crash):
+        h.poller.cycle(PollState())
+    first = h.sent().order
+    assert len(first) == 2
+    assert [t["unread"] for t in h.threads()] == [True]
+
+    again = make_poller(local_github)  # a fresh process: no state carried over
+    again.poller.cycle(PollState())
+    sent = again.sent()
+    assert sent.order == first + first
+    assert sent.jobids == first  # the repeat is byte-identical: the merge sees duplicates
+    assert [t["unread"] for t in again.threads()] == [False]
+
+
+def test_mention_posted_while_dispatching_keeps_the_thread_unread(
+    harness: Any, local_github: Any
+) -> None:
+    alice = local_github.gateway("alice")
+
+    def meanwhile(thread: Any) -> None:
+        if not meanwhile.done:  # type: ignore[attr-defined]
+            meanwhile.done = True  # type: ignore[attr-defined]
+            alice.post(f"/repos/{REPO}/issues/1/comments", json={"body": "@tusk-bot and this too"})
+
+    meanwhile.done = False  # type: ignore[attr-defined]
+    h = harness(
+        scenario(issues=[issue(1, [said("alice", "@tusk-bot first")])]), after_dispatch=meanwhile
+    )
+    state, report = h.poller.cycle(PollState())
+    assert report.left_unread and state.last_modified is None
+    h.poller.cycle(state)
+    bodies = [doc.trigger.body for doc in h.sent().tasks]
+    assert bodies == ["@tusk-bot first", "@tusk-bot and this too"]  # nothing lost, nothing twice
+    assert [t["unread"] for t in h.threads()] == [False]
+
+
+def test_failed_dispatch_leaves_the_thread_unread_and_the_next_poll_retries(
+    harness: Any, local_github: Any
+) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
+    local_github.add_fault("POST", r"/repos/alice/control/dispatches", status=422, count=1)
+    state, report = h.poller.cycle(PollState())
+    assert report.errors and report.left_unread
+    assert [t["unread"] for t in h.threads()] == [True]
+    h.poller.cycle(state)
+    assert len(h.sent().tasks) == 1
+
+
+def test_idle_poll_is_one_conditional_request_answered_304(harness: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
+    state, _ = h.poller.cycle(PollState())
+    state, _ = h.poller.cycle(state)  # sees its own mark-read; nothing unread
+    h.ledger.reset()
+    state, report = h.poller.cycle(state)
+    assert report.status == 304
+    assert h.ledger.total == 0
+    assert h.ledger.total_not_modified == 1
+    assert state.poll_interval == 60.0
+
+
+def test_issue_context_is_complete(harness: Any) -> None:
+    h = harness(
+        scenario(
+            issues=[
+                issue(
+                    7,
+                    [
+                        said("bob", "first thoughts"),
+                        said("alice", "@tusk-bot [permissions: no-pr] fix it"),
+                    ],
+                    labels=["bug"],
+                    assignees=["bob"],
+                )
+            ]
+        )
+    )
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    raw = doc.raw
+    assert raw["kind"] == "issue"
+    assert raw["thread"]["number"] == 7 and raw["thread"]["body"] == "Something is off."
+    assert [label["name"] for label in raw["thread"]["labels"]] == ["bug"]
+    assert [a["login"] for a in raw["thread"]["assignees"]] == ["bob"]
+    assert [c["body"] for c in raw["comments"]] == [
+        "first thoughts",
+        "@tusk-bot [permissions: no-pr] fix it",
+    ]
+    assert raw["repository"]["default_branch"] == "main"
+    assert [b["name"] for b in raw["repository"]["branches"]] == ["main"]
+    assert "pull_request" not in doc.permission_config.operations
+    assert doc.permission_config.marker == "[permissions: no-pr]"
+    assert doc.trigger.type == "issue_comment" and doc.actor == "alice"

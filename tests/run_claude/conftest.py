@@ -1,0 +1,235 @@
+"""End-to-end harness: the real Claude Code, the scripted model, the real MCP
+server over HTTP, the local GitHub, and an agent user this harness creates.
+
+CI runs as root, so these tests run there; elsewhere without root they skip
+and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import SecretStr
+from tusk.actions.run_claude import isolation, job
+
+from tusk.config import Secrets, load_settings
+from tusk.contracts import ContextDocument, PermissionConfig, RunMetadata, Trigger
+from tusk.markers import job_marker
+from tusk.state import StateStore
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = REPO_ROOT / "node_modules" / ".bin" / "claude"
+AGENT_USER = "tusk-e2e-agent"
+# Distinctive token strings (the sandbox's token string is its name), so a probe
+# that finds one cannot be a coincidence.
+AGENT_TOKEN = "agent-token-e2e-7d41f9c2b8a6"
+READ_TOKEN = "read-token-e2e-3c9e02ab5f17"
+API_KEY = "sk-test-e2e-key-51b0c8d2"
+JOBID = "job-e2e-widgets-1"
+
+
+def require_root() -> None:
+    if os.geteuid() == 0:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("the end-to-end tests need root in CI (they create the agent user)")
+    reason = "end-to-end tests need root to create the agent user; run them as root (CI does)"
+    print(f"skipping: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def agent_user() -> Iterator[str]:
+    require_root()
+    if not CLAUDE.exists():
+        pytest.fail(f"Claude Code is missing at {CLAUDE}: run `npm ci`")
+    try:
+        pwd.getpwnam(AGENT_USER)
+        created = False
+    except KeyError:
+        created = True
+    isolation.ensure_user(AGENT_USER)
+    yield AGENT_USER
+    if created:
+        subprocess.run(["userdel", "--remove", AGENT_USER], capture_output=True, check=False)
+
+
+def scenario(*, log_issue_number: int = 1) -> dict[str, Any]:
+    return {
+        "users": [{"login": "alice"}, {"login": "tusk-bot"}],
+        "tokens": {
+            AGENT_TOKEN: {"user": "tusk-bot", "scopes": ["repo", "delete_repo", "workflow"]},
+            READ_TOKEN: {"user": "tusk-bot", "scopes": ["repo"], "read_only": True},
+            "alice": {"user": "alice", "scopes": ["repo"]},
+        },
+        "repos": [
+            {
+                "name": "alice/widgets",
+                "default_branch": "main",
+                "collaborators": {"tusk-bot": "write"},
+                "branches": [{"name": "main"}],
+                "files": {"README.md": "# Widgets\n\nA smal library.\n"},
+                "issues": [
+                    {
+                        "number": 1,
+                        "author": "alice",
+                        "title": "Typo in README",
+                        "body": 'The README says "smal".',
+                        "comments": [{"author": "alice", "body": "@tusk-bot please fix it"}],
+                    }
+                ],
+            },
+            {
+                "name": "alice/tusk-control",
+                "private": True,
+                "collaborators": {"tusk-bot": "write"},
+                "labels": ["workflow", "bug"],
+                "files": {"README.md": "# control\n"},
+                "issues": [
+                    {
+                        "number": log_issue_number,
+                        "author": "tusk-bot",
+                        "title": "[Agent Log] alice/widgets #1 — 2026-01-01 00:00",
+                        "body": "# Task\n\n> fix it\n\n" + job_marker(JOBID),
+                        "labels": ["workflow"],
+                    }
+                ],
+            },
+        ],
+    }
+
+
+@dataclass
+class E2E:
+    """One prepared run: files build-context would have written, and the inputs."""
+
+    tmp: Path
+    github: Any
+    model: Any
+    agent_user: str
+    config: dict[str, Any] = field(default_factory=dict)
+    runner_temp: Path | None = None
+
+    def run(self, script: dict[str, Any], **overrides: Any) -> job.JobResult:
+        model_url = self.model.start(script)
+        inputs = self.inputs(model_url, **overrides)
+        return job.run_job(inputs)
+
+    def inputs(self, model_url: str, **overrides: Any) -> job.JobInputs:
+        out = self.tmp / "build"
+        out.mkdir(exist_ok=True)
+        now = datetime(2026, 1, 1, tzinfo=UTC)
+        context = ContextDocument(
+            jobid=JOBID,
+            repo="alice/widgets",
+            actor="alice",
+            trust_level="owner",
+            permission_config=PermissionConfig(),
+            trigger=Trigger(
+                type="issue_comment",
+                id="1",
+                url=f"{self.github.url}/alice/widgets/issues/1#issuecomment-1",
+                number=1,
+                author="alice",
+                body="@tusk-bot please fix it",
+                created_at=now,
+            ),
+            raw={},
+            timestamp=now,
+        )
+        (out / "context.json").write_text(context.model_dump_json())
+        (out / "task.md").write_text("> @tusk-bot please fix it\n")
+        (out / "context.md").write_text("Issue #1: Typo in README. The README says smal.\n")
+        run = RunMetadata(
+            jobid=JOBID,
+            repo="alice/widgets",
+            trigger_url=context.trigger.url,
+            trigger_type="issue_comment",
+            thread_number=1,
+            log_issue_number=1,
+            log_issue_url=f"{self.github.url}/alice/tusk-control/issues/1",
+            control_repo="alice/tusk-control",
+            task_path="task.md",
+            context_path="context.md",
+            context_file="context.json",
+        )
+        (out / "run.json").write_text(run.model_dump_json())
+        config = {
+            "bot": "tusk-bot",
+            "control_repo": "alice/tusk-control",
+            "allowed_users": ["alice"],
+            "agent": {"linux_user": self.agent_user},
+            **self.config,
+        }
+        config_path = self.tmp / "tusk.yml"
+        config_path.write_text(yaml.safe_dump(config))
+        environ = {"RUNNER_TEMP": str(self.runner_temp)} if self.runner_temp else {}
+        values: dict[str, Any] = {
+            "run": run,
+            "run_json": out / "run.json",
+            "settings": load_settings(config_path),
+            "config_path": config_path,
+            "secrets": Secrets(
+                agent_token=SecretStr(AGENT_TOKEN),
+                read_token=SecretStr(READ_TOKEN),
+                anthropic_api_key=SecretStr(API_KEY),
+                github_api_url=self.github.url,
+            ),
+            "anthropic_base_url": model_url,
+            "claude": CLAUDE,
+            "run_dir": self.tmp / "run",
+            "max_retries": 0,
+            "environ": environ,
+        }
+        values.update(overrides)
+        return job.JobInputs(**values)
+
+    # -- reading the outcome back
+
+    def log_issue(self) -> dict[str, Any]:
+        return self.github.gateway(AGENT_TOKEN).get("/repos/alice/tusk-control/issues/1")
+
+    def log_comments(self) -> list[str]:
+        gateway = self.github.gateway(AGENT_TOKEN)
+        return [c["body"] for c in gateway.paginate("/repos/alice/tusk-control/issues/1/comments")]
+
+    def issue_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        gateway = self.github.gateway(AGENT_TOKEN)
+        return list(gateway.paginate(f"/repos/{repo}/issues/{number}/comments"))
+
+    def state_entries(self, kind: str) -> list[str]:
+        """Texts of the history or memory entries, oldest first, as Tusk reads them."""
+        settings = load_settings(self.tmp / "tusk.yml")
+        store = StateStore(self.github.gateway(AGENT_TOKEN), settings)
+        return [entry.text for entry in reversed(store.read_entries(kind))]  # type: ignore[arg-type]
+
+    def events(self) -> list[dict[str, Any]]:
+        path = self.tmp / "run" / job.EVENTS_FILE
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def tool_results(self) -> list[str]:
+        out = []
+        for event in self.events():
+            if event.get("type") != "user":
+                continue
+            for block in event["message"]["content"]:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    content = block.get("content")
+                    out.append(content if isinstance(content, str) else json.dumps(content))
+        return out
+
+
+@pytest.fixture
+def e2e(tmp_path: Path, local_github: Any, scripted_model: Any, agent_user: str) -> E2E:
+    local_github.load(scenario())
+    return E2E(tmp=tmp_path, github=local_github, model=scripted_model, agent_user=agent_user)

@@ -1,0 +1,100 @@
+"""Which self-checks run, with which tools, and what they say."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tusk.actions.run_claude import continues
+from tusk.actions.run_claude.outcome import Outcome
+
+OK = Outcome(kind="completed", headline="Completed")
+SERVER_TOOLS = ["mcp__github__get_issue", "mcp__github__create_comment", "mcp__github__history"]
+
+
+def test_no_message_left_adds_the_first_continue() -> None:
+    assert continues.plan(outcome=OK, messages_created=0) == ["message", "confirm", "history"]
+
+
+def test_a_message_left_skips_the_first_continue() -> None:
+    assert continues.plan(outcome=OK, messages_created=1) == ["confirm", "history"]
+
+
+def test_after_a_loop_only_history_is_asked() -> None:
+    loop = Outcome(kind="loop", headline="Loop")
+    assert continues.plan(outcome=loop, messages_created=0) == ["history"]
+
+
+def test_after_an_api_error_nothing_is_asked() -> None:
+    failed = Outcome(kind="api_error", headline="API")
+    assert continues.plan(outcome=failed, messages_created=0) == []
+
+
+def test_history_pass_allows_exactly_the_history_tool() -> None:
+    flags = continues.tool_flags(
+        "history",
+        builtin_tools=["Bash", "Read"],
+        server_tools=SERVER_TOOLS,
+        server_pattern="mcp__github__*",
+    )
+    assert flags.builtin_tools == ()
+    assert flags.allowed_tools == ("mcp__github__history",)
+    assert flags.disallowed_tools == ("mcp__github__get_issue", "mcp__github__create_comment")
+
+
+def test_other_passes_get_the_agent_tools() -> None:
+    flags = continues.tool_flags(
+        "confirm",
+        builtin_tools=["Bash"],
+        server_tools=SERVER_TOOLS,
+        server_pattern="mcp__github__*",
+    )
+    assert flags.allowed_tools == ("mcp__github__*", "Bash") and flags.disallowed_tools == ()
+
+
+def test_prompts_name_their_pass_and_the_facts() -> None:
+    changed = continues.WorkspaceState(True, "2 uncommitted file(s)")
+    text = continues.prompt(
+        "confirm",
+        trigger_url="https://x/1",
+        workspace=changed,
+        history_chars=300,
+        branch_prefix="tusk/",
+    )
+    assert text.startswith("Self-check 2: confirm the work.")
+    assert "2 uncommitted file(s)" in text and "`tusk/`" in text
+    history = continues.prompt(
+        "history",
+        trigger_url="https://x/1",
+        workspace=changed,
+        history_chars=300,
+        branch_prefix="tusk/",
+    )
+    assert "mcp__github__history" in history and "at most 300 characters" in history
+    message = continues.prompt(
+        "message",
+        trigger_url="https://x/1",
+        workspace=changed,
+        history_chars=300,
+        branch_prefix="tusk/",
+    )
+    assert "https://x/1" in message and "mcp__github__create_comment" in message
+
+
+def test_workspace_state_sees_uncommitted_and_unpushed_work(tmp_path: Path) -> None:
+    upstream = tmp_path / "up"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@e", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q", str(upstream)], check=True, env=env)
+    (upstream / "f").write_text("1")
+    subprocess.run([*git, "-C", str(upstream), "add", "f"], check=True, env=env)
+    subprocess.run([*git, "-C", str(upstream), "commit", "-qm", "one"], check=True, env=env)
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(upstream), str(work)], check=True, env=env)
+    assert continues.workspace_state(work) == continues.WorkspaceState(False, "no changes")
+    (work / "f").write_text("2")
+    assert continues.workspace_state(work).summary == "1 uncommitted file(s)"
+    subprocess.run([*git, "-C", str(work), "commit", "-qam", "two"], check=True, env=env)
+    state = continues.workspace_state(work)
+    assert state.has_changes and "1 commit(s)" in state.summary
+    assert not continues.workspace_state(tmp_path / "nothing").has_changes

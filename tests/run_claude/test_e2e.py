@@ -1,0 +1,324 @@
+"""End to end: the real Claude Code as the agent user, the scripted model, the
+real MCP server over HTTP and the local GitHub (see conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tusk.actions.run_claude import isolation, job, supervisor
+
+from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, JOBID, READ_TOKEN
+
+pytestmark = pytest.mark.e2e
+
+GH = "mcp__github__"
+
+
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_use": {"name": name, "input": arguments}}
+
+
+def history_conversation(line: str = "Fixed the README typo for alice/widgets#1.") -> dict:
+    return {
+        "when_prompt_contains": "Self-check 3: history",
+        "steps": [
+            {"expect": {"tools_include": [f"{GH}history"], "tools_exclude": ["Bash"]}},
+            tool(f"{GH}history", text=line),
+            {"text": "History written."},
+        ],
+    }
+
+
+CONFIRM = {
+    "when_prompt_contains": "Self-check 2: confirm the work",
+    "steps": [{"text": "Everything is pushed and the pull request exists."}],
+}
+
+
+def test_happy_path_reads_comments_pushes_opens_a_pr_and_closes_the_log(e2e: E2E) -> None:
+    script = {
+        "steps": [
+            tool(f"{GH}get_issue", repo="alice/widgets", number=1),
+            {"expect": {"last_tool_result_contains": "Typo in README"}},
+            tool(
+                "Bash",
+                command="sed -i 's/smal/small/' README.md && git checkout -q -b tusk/fix-typo"
+                " && git commit -qam 'Fix typo' && git log --oneline -1",
+            ),
+            tool(f"{GH}push_branch", branch="tusk/fix-typo"),
+            {"expect": {"last_tool_result_is_error": False}},
+            tool(
+                f"{GH}create_pull_request",
+                repo="alice/widgets",
+                title="Fix typo in README",
+                body="Fixes #1",
+                head="tusk-bot:tusk/fix-typo",
+                base="main",
+            ),
+            {"expect": {"last_tool_result_is_error": False}},
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Opened a PR."),
+            {"text": "Done: PR opened and comment left."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    issue = e2e.log_issue()
+    assert issue["state"] == "closed" and issue["state_reason"] == "completed"
+    comments = e2e.log_comments()
+    summary = comments[0]
+    assert summary.startswith("## ✅ Completed")
+    assert "- pull_request: " in summary and "- comment: " in summary and "- branch" in summary
+    assert "chain head `" in summary
+    transcript = "\n".join(comments[1:])
+    assert (
+        "mcp__github__create_pull_request" in transcript and "Self-check 3: history" in transcript
+    )
+    agent_comments = e2e.issue_comments("alice/widgets", 1)
+    assert [c["user"]["login"] for c in agent_comments][-1] == "tusk-bot"
+    assert "tusk/fix-typo" in e2e.github.state()["repos"]["tusk-bot/widgets"]["branches"]
+    assert e2e.state_entries("history") == ["Fixed the README typo for alice/widgets#1."]
+
+
+def test_no_message_left_so_the_first_continue_asks_and_the_agent_comments(e2e: E2E) -> None:
+    script = {
+        "steps": [
+            tool(f"{GH}get_issue", repo="alice/widgets", number=1),
+            {"text": "I looked at the issue."},
+        ],
+        "conversations": [
+            {
+                "when_prompt_contains": "Self-check 1: leave a message",
+                "steps": [
+                    tool(
+                        f"{GH}create_comment",
+                        repo="alice/widgets",
+                        number=1,
+                        body="I read the issue but changed nothing yet.",
+                    ),
+                    {"text": "Comment left."},
+                ],
+            },
+            CONFIRM,
+            history_conversation(),
+        ],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    bodies = [c["body"] for c in e2e.issue_comments("alice/widgets", 1)]
+    assert bodies[-1].startswith("I read the issue but changed nothing yet.")
+    passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
+    assert passes == [
+        "Main session",
+        "Self-check 1: leave a message",
+        "Self-check 2: confirm the work",
+        "Self-check 3: history",
+    ]
+    assert e2e.log_issue()["state"] == "closed"
+
+
+def test_a_message_left_skips_the_first_continue(e2e: E2E) -> None:
+    script = {
+        "steps": [
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="On it."),
+            {"text": "Commented."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    e2e.run(script)
+    passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
+    assert "Self-check 1: leave a message" not in passes and len(passes) == 3
+
+
+def test_six_identical_calls_are_killed_labelled_bug_and_left_open(e2e: E2E) -> None:
+    script = {
+        "steps": [{"repeat": {"times": 8, "step": tool("Bash", command="echo same")}}],
+        "conversations": [history_conversation("Looped on echo; stopped.")],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "loop"
+    assert "6 consecutive identical calls to Bash" in result.outcome.detail
+    bash_results = [r for r in e2e.tool_results() if r == "same"]
+    assert len(bash_results) == 6  # stopped at the sixth, not after
+    issue = e2e.log_issue()
+    assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
+    comments = e2e.log_comments()
+    assert comments[0].startswith("## ❌ Loop detected: Claude Code was stopped")
+    assert comments[-1].startswith("## ❌ Loop detected") and "labelled `bug`" in comments[-1]
+    assert e2e.state_entries("history") == ["Looped on echo; stopped."]
+
+
+def test_mcp_server_loop_report_stops_the_session(e2e: E2E) -> None:
+    same = tool(f"{GH}get_issue", repo="alice/widgets", number=1)
+    script = {
+        "steps": [{"repeat": {"times": 8, "step": same}}],
+        "conversations": [history_conversation()],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind in ("mcp_loop", "loop"), result.outcome
+    issue = e2e.log_issue()
+    assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
+
+
+def test_api_error_from_the_model_is_a_bug_with_an_error_comment(e2e: E2E) -> None:
+    e2e.model.tolerate_failures()
+    result = e2e.run({"steps": [{"status": 500, "message": "upstream exploded"}]})
+    assert result.outcome.kind == "api_error", result.outcome
+    issue = e2e.log_issue()
+    assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
+    comments = e2e.log_comments()
+    assert comments[0].startswith("## ❌ The model's API failed")
+    assert comments[-1].startswith("## ❌ The model's API failed") and "500" in comments[-1]
+    passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
+    assert passes == ["Main session"]  # no continue talks to a model that does not answer
+
+
+def test_duplicate_and_over_limit_writes_are_refused_and_listed(e2e: E2E) -> None:
+    comment = tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Same words.")
+    script = {
+        "steps": [
+            comment,
+            comment,
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Second."),
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Third."),
+            tool(f"{GH}create_issue", repo="alice/widgets", title="One", body="First issue."),
+            tool(f"{GH}create_issue", repo="alice/widgets", title="Two", body="Second issue."),
+            {"text": "Done."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    summary = e2e.log_comments()[0]
+    refused = [line for line in summary.splitlines() if line.startswith("| `")]
+    assert [line.split("|")[3].strip() for line in refused] == [
+        "`DUPLICATE_WRITE`",
+        "`LIMIT_EXCEEDED`",
+        "`LIMIT_EXCEEDED`",
+    ]
+    assert summary.count("- comment: ") == 2 and summary.count("- issue: ") == 1
+
+
+def test_memory_is_capped_at_three_and_history_is_written(e2e: E2E) -> None:
+    script = {
+        "steps": [
+            *[tool(f"{GH}memory", text=f"Fact number {i}.") for i in range(1, 5)],
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Noted."),
+            {"text": "Done."},
+        ],
+        "conversations": [CONFIRM, history_conversation("Recorded three facts.")],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    assert sorted(e2e.state_entries("memory")) == [
+        "Fact number 1.",
+        "Fact number 2.",
+        "Fact number 3.",
+    ]
+    assert e2e.state_entries("history") == ["Recorded three facts."]
+    assert "LIMIT_EXCEEDED" in e2e.log_comments()[0]
+
+
+def test_isolation_probes_by_the_agent_itself_find_no_token(e2e: E2E, tmp_path: Path) -> None:
+    # A runner temp folder left open to everyone, holding a token, as a careless
+    # runner might: the run must close it before the agent starts.
+    runner_temp = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-temp-"))
+    try:
+        os.chmod(runner_temp, 0o755)
+        (runner_temp / "step.env").write_text(f"TUSK_AGENT_TOKEN={AGENT_TOKEN}\n")
+        os.chmod(runner_temp / "step.env", 0o644)
+        e2e.runner_temp = runner_temp
+        base = Path(pwd.getpwnam(e2e.agent_user).pw_dir) / "tusk-runs" / JOBID
+        # Each token split in two quoted halves: the probe's own command text must
+        # not contain what it searches for.
+        split = " ".join(f'-e "{t[:10]}""{t[10:]}"' for t in (AGENT_TOKEN, READ_TOKEN))
+        probes = [
+            "id -un; env",
+            "for p in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); "
+            'case "$c" in *tusk*|*mcp*|*pytest*|*claude*) echo "$p: $c"; '
+            "echo \"environ: $(tr '\\0' ' ' < $p/environ 2>&1 | head -c 2000)\";; esac; done",
+            f"ls -la {runner_temp} 2>&1; cat {runner_temp}/step.env 2>&1",
+            "git config --list --show-origin 2>&1; cat .git/config; cat ~/.gitconfig 2>&1",
+            f"cat {base}/mcp.json",
+            "cat ~/.claude.json 2>&1; ls -laR ~ 2>&1 | head -80; cat ~/.claude/settings.json 2>&1",
+            f"ls -la /root {tmp_path} 2>&1",
+            f"grep -rIl {split} /tmp /var/tmp /home /run /dev/shm /etc {base} 2>/dev/null;"
+            " echo grep-done",
+        ]
+        script = {
+            "steps": [
+                *[tool("Bash", command=command) for command in probes],
+                tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Probed."),
+                {"text": "Probes done."},
+            ],
+            "conversations": [CONFIRM, history_conversation()],
+        }
+        result = e2e.run(script)
+    finally:
+        shutil.rmtree(runner_temp, ignore_errors=True)
+    assert result.outcome.kind == "completed", result.outcome
+    results = e2e.tool_results()[: len(probes)]
+    whole = (e2e.tmp / "run" / "events.jsonl").read_text()
+    for token in (AGENT_TOKEN, READ_TOKEN):
+        assert token not in whole
+    ident, proc, temp, git, mcp, claude_home, homes, grep = results
+    # The probes really looked: each shows what it found.
+    assert ident.startswith(e2e.agent_user) and f"HOME={base}/home" in ident
+    assert "ANTHROPIC_API_KEY" in ident and "TUSK_" not in ident  # T5: the only secret
+    assert "mcp serve" in proc and "Permission denied" in proc
+    assert "Permission denied" in temp
+    assert "x-access-token" not in git.lower() and "extraheader" not in git.lower()
+    assert '"url": "http://127.0.0.1:' in mcp and "Authorization" not in mcp
+    assert ".claude" in claude_home
+    assert "Permission denied" in homes
+    assert grep.strip() == "grep-done"
+    # The key the agent can read never reaches the log issue.
+    assert all(API_KEY not in body for body in e2e.log_comments())
+
+
+def test_mcp_server_not_connected_stops_the_run_with_a_clear_error(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = supervisor.write_mcp_config
+
+    def unreachable(path: Path, url: str) -> Path:
+        return real(path, "http://127.0.0.1:9/mcp")  # nothing listens on port 9
+
+    monkeypatch.setattr(supervisor, "write_mcp_config", unreachable)
+    e2e.model.tolerate_failures()
+    result = e2e.run({"steps": [tool(f"{GH}get_issue", repo="alice/widgets", number=1)]})
+    assert result.outcome.kind == "mcp_not_connected"
+    assert "`github` is failed" in result.outcome.detail
+    issue = e2e.log_issue()
+    assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
+    assert [c["user"]["login"] for c in e2e.issue_comments("alice/widgets", 1)] == ["alice"]
+
+
+def test_cleanup_ends_leftovers_and_removes_the_agents_folder(
+    agent_user: str, tmp_path: Path
+) -> None:
+    agent = isolation.ensure_user(agent_user)
+    dirs = isolation.prepare_run_dirs(isolation.agent_base(agent, "job-cleanup-1"), agent=agent)
+    leftover = subprocess.Popen(
+        ["cat"],
+        stdin=subprocess.PIPE,
+        **isolation.spawn_kwargs(agent),  # type: ignore[arg-type]
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", "import signal; signal.pause()", "mcp", "serve"]
+    )
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    job._record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=server.pid)
+    done = job.cleanup(run_dir)
+    assert leftover.wait(timeout=10) == -9 and server.wait(timeout=10) == -9
+    assert not dirs.base.exists()
+    assert done[0] == f"stopped the MCP server (pid {server.pid})"

@@ -1,0 +1,187 @@
+"""The write-up: summary and error comments as whole strings, comment order and size."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tusk.actions.run_claude import finish
+from tusk.actions.run_claude.outcome import Outcome
+
+from tusk.audit import AuditLog, read_records
+from tusk.contracts import RunMetadata
+
+RUN = RunMetadata(
+    jobid="job-abc",
+    repo="alice/w",
+    trigger_url="https://h/alice/w/issues/1#c",
+    trigger_type="issue_comment",
+    log_issue_number=7,
+    log_issue_url="https://h/o/c/issues/7",
+    control_repo="o/c",
+    task_path="task.md",
+    context_path="context.md",
+    context_file="ctx.json",
+)
+LOOP = Outcome(kind="loop", headline="Loop detected", detail="6 identical calls")
+OK = Outcome(kind="completed", headline="Completed")
+
+
+def records(tmp_path: Path) -> list:
+    log = AuditLog(tmp_path / "audit.jsonl", clock=lambda: datetime(2026, 1, 1, tzinfo=UTC))
+    log.append(tool="get_issue", kind="read", target="alice/w", args={}, decision="allowed")
+    log.append(
+        tool="create_comment",
+        kind="write",
+        target="alice/w#1",
+        args={"b": 1},
+        decision="allowed",
+        url="https://h/alice/w/issues/1#issuecomment-5",
+        created="comment",
+    )
+    log.append(
+        tool="create_comment",
+        kind="write",
+        target="alice/w#1",
+        args={"b": 1},
+        decision="refused",
+        code="DUPLICATE_WRITE",
+        reason="same | twice\nagain",
+    )
+    log.append(
+        tool="create_issue",
+        kind="write",
+        target="alice/w",
+        args={"t": 2},
+        decision="refused",
+        code="LIMIT_EXCEEDED",
+        reason="1 issue per repository",
+    )
+    return read_records(tmp_path / "audit.jsonl")
+
+
+def summary(tmp_path: Path, outcome: Outcome) -> finish.RunSummary:
+    return finish.build_summary(
+        run=RUN,
+        outcome=outcome,
+        records=records(tmp_path),
+        audit_problem=None,
+        session_id="s-1",
+        passes=[("Main session", "Loop detected (6 identical calls)")],
+        isolation="Claude Code runs as a separate unprivileged user",
+        transcript_parts=2,
+    )
+
+
+def test_summary_lists_links_refusals_and_the_chain_head(tmp_path: Path) -> None:
+    built = summary(tmp_path, LOOP)
+    head = read_records(tmp_path / "audit.jsonl")[-1].hash
+    assert (
+        finish.render("run_summary.md.j2", summary=built)
+        == f"""## ❌ Loop detected
+
+> 6 identical calls
+
+Job `job-abc` · alice/w · [trigger](https://h/alice/w/issues/1#c) · session `s-1`
+
+### Created by the agent
+- comment: https://h/alice/w/issues/1#issuecomment-5
+
+### Refused calls
+
+| tool | target | code | reason |
+|---|---|---|---|
+| `create_comment` | alice/w#1 | `DUPLICATE_WRITE` | same \\| twice again |
+| `create_issue` | alice/w | `LIMIT_EXCEEDED` | 1 issue per repository |
+
+### Passes
+- Main session: Loop detected (6 identical calls)
+
+### Record
+- audit log: 4 record(s), chain head `{head}`
+- isolation: Claude Code runs as a separate unprivileged user
+- transcript: 2 comment(s) below
+"""
+    )
+
+
+def test_failed_run_gets_an_error_comment_last(tmp_path: Path) -> None:
+    comments = finish.compose(
+        summary_for=lambda parts: summary(tmp_path, LOOP),
+        transcript_markdown="## Transcript\n",
+        outcome=LOOP,
+        secrets=[],
+        bug_label="bug",
+    )
+    ordered = comments.in_order()
+    assert ordered[0].startswith("## ❌ Loop detected") and ordered[1] == "## Transcript\n"
+    assert ordered[2] == (
+        "## ❌ Loop detected\n\n> 6 identical calls\n\nThe issue stays open and is labelled "
+        "`bug`. The summary and the transcript above show what the agent did before it "
+        "stopped.\n"
+    )
+
+
+def test_completed_run_has_no_error_comment(tmp_path: Path) -> None:
+    comments = finish.compose(
+        summary_for=lambda parts: summary(tmp_path, OK),
+        transcript_markdown="t",
+        outcome=OK,
+        secrets=[],
+        bug_label="bug",
+    )
+    assert comments.error is None and len(comments.in_order()) == 2
+
+
+def test_long_transcript_is_split_and_the_summary_counts_the_parts(tmp_path: Path) -> None:
+    seen = []
+
+    def summary_for(parts: int) -> finish.RunSummary:
+        seen.append(parts)
+        return summary(tmp_path, OK)
+
+    text = "```\n" + ("x" * 100 + "\n") * 2000 + "```\n"
+    comments = finish.compose(
+        summary_for=summary_for, transcript_markdown=text, outcome=OK, secrets=[], bug_label="b"
+    )
+    assert seen == [len(comments.transcript)] and len(comments.transcript) == 4
+    assert all(len(part) <= 65_536 for part in comments.transcript)
+
+
+def test_secrets_never_reach_a_comment(tmp_path: Path) -> None:
+    key = "sk-ant-api-secret-value-123"
+    comments = finish.compose(
+        summary_for=lambda parts: summary(tmp_path, OK),
+        transcript_markdown=f"env shows ANTHROPIC_API_KEY={key} and @alice",
+        outcome=OK,
+        secrets=[key],
+        bug_label="bug",
+    )
+    assert key not in "".join(comments.in_order())
+    assert "@\u200balice" in comments.transcript[0]
+
+
+def test_step_summary_headline() -> None:
+    line = finish.headline_for_step_summary(
+        finish.RunSummary(
+            jobid="j",
+            repo="a/b",
+            trigger_url="t",
+            ok=True,
+            headline="Completed",
+            detail="",
+            session_id=None,
+            created=(),
+            refused=(),
+            passes=(),
+            audit_records=0,
+            audit_head="h",
+            audit_problem=None,
+            isolation="on",
+            transcript_parts=1,
+        ),
+        "https://h/o/c/issues/7#issuecomment-1",
+    )
+    assert line == (
+        "### ✅ Agent run: Completed · [log issue](https://h/o/c/issues/7#issuecomment-1)\n"
+    )

@@ -1,0 +1,168 @@
+"""The pure parts of isolation: when it is mandatory, what the agent may reach,
+and that no credential is written anywhere the agent can read."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from tusk.actions.run_claude import isolation
+from tusk.actions.run_claude.supervisor import claude_argv, write_mcp_config
+
+
+def test_isolation_is_mandatory_under_actions() -> None:
+    with pytest.raises(isolation.IsolationError, match="not running as root"):
+        isolation.decide(in_actions=True, euid=1001)
+
+
+def test_outside_actions_without_root_isolation_is_off_and_says_why() -> None:
+    decision = isolation.decide(in_actions=False, euid=1001)
+    assert not decision.enabled and decision.reason.startswith("OFF: not root")
+
+
+def test_root_isolates() -> None:
+    assert isolation.decide(in_actions=True, euid=0).enabled
+
+
+def test_agent_env_is_built_from_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TUSK_AGENT_TOKEN", "ghp_should_never_pass")
+    env = isolation.agent_env(
+        home=Path("/h"), api_key=SecretStr("sk-x"), base_url=None, max_retries=0
+    )
+    assert set(env) == {
+        "HOME",
+        "PATH",
+        "SHELL",
+        "LANG",
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+        "DISABLE_TELEMETRY",
+        "CLAUDE_CODE_MAX_RETRIES",
+    }
+    assert "ghp_should_never_pass" not in env.values()
+    with_url = isolation.agent_env(
+        home=Path("/h"), api_key=SecretStr("sk-x"), base_url="http://127.0.0.1:9", max_retries=2
+    )
+    assert with_url["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+
+
+def test_git_token_travels_in_gits_environment_only() -> None:
+    env = isolation.git_auth_env("http://127.0.0.1:8080/alice/w.git", SecretStr("tok-123456"))
+    assert env["GIT_CONFIG_KEY_0"] == "http.http://127.0.0.1:8080/.extraHeader"
+    header = env["GIT_CONFIG_VALUE_0"].removeprefix("Authorization: Basic ")
+    assert base64.b64decode(header) == b"x-access-token:tok-123456"
+    assert isolation.git_auth_env("http://h/x.git", None) == {}
+
+
+def test_credentials_in_a_clone_url_are_stripped() -> None:
+    assert (
+        isolation.strip_credentials("https://x-access-token:abc@github.com:443/a/b.git")
+        == "https://github.com:443/a/b.git"
+    )
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic xyz\n',
+        '[remote "origin"]\n\turl = https://x-access-token:abc@github.com/a/b\n',
+        "[credential]\n\thelper = store\n",
+        "[x]\n\ty = tok-123456\n",
+    ],
+)
+def test_any_credential_in_git_config_is_found(tmp_path: Path, config: str) -> None:
+    path = tmp_path / "config"
+    path.write_text(config)
+    assert isolation.credential_leaks(path, SecretStr("tok-123456")) is not None
+
+
+def test_clean_git_config_passes(tmp_path: Path) -> None:
+    path = tmp_path / "config"
+    path.write_text('[remote "origin"]\n\turl = https://github.com/a/b.git\n')
+    assert isolation.credential_leaks(path, SecretStr("tok-123456")) is None
+
+
+def test_can_reach_follows_every_parent_directory(tmp_path: Path) -> None:
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    binary = closed / "claude"
+    binary.write_text("#!/bin/sh\n")
+    os.chmod(binary, 0o755)
+
+    def stat_of(path: Path) -> os.stat_result:
+        # Above the test's folder, pretend everything is open: only our bits count.
+        return os.stat(path) if path in (closed, binary) else os.stat("/")
+
+    stranger = 54321
+    reach = dict(uid=stranger, gids=[stranger], need=os.X_OK, stat_of=stat_of)
+    assert not isolation.can_reach(binary, **reach)
+    os.chmod(closed, 0o711)
+    assert isolation.can_reach(binary, **reach)
+    os.chmod(binary, 0o700)
+    assert not isolation.can_reach(binary, **reach)
+    assert isolation.can_reach(binary, uid=0, gids=[0], need=os.X_OK)
+
+
+def test_mcp_config_holds_a_loopback_url_and_no_secret(tmp_path: Path) -> None:
+    path = write_mcp_config(tmp_path / "mcp.json", "http://127.0.0.1:4242/mcp")
+    assert path.is_absolute()
+    assert path.read_text() == (
+        '{\n  "mcpServers": {\n    "github": {\n      "type": "http",\n'
+        '      "url": "http://127.0.0.1:4242/mcp"\n    }\n  }\n}\n'
+    )
+
+
+def test_claude_command_line_carries_no_prompt_and_no_secret() -> None:
+    argv = claude_argv(
+        Path("/x/claude"),
+        mcp_config=Path("/r/mcp.json"),
+        builtin_tools=["Bash", "Read"],
+        allowed_tools=["mcp__github__*", "Bash", "Read"],
+        max_turns=60,
+        model=None,
+        resume="s-1",
+    )
+    assert argv == [
+        "/x/claude",
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--mcp-config",
+        "/r/mcp.json",
+        "--strict-mcp-config",
+        "--setting-sources",
+        "",
+        "--max-turns",
+        "60",
+        "--resume",
+        "s-1",
+        "--tools",
+        "Bash,Read",
+        "--allowedTools",
+        "mcp__github__*",
+        "Bash",
+        "Read",
+    ]
+
+
+def test_history_command_line_disallows_every_other_server_tool() -> None:
+    argv = claude_argv(
+        Path("/x/claude"),
+        mcp_config=Path("/r/mcp.json"),
+        builtin_tools=[],
+        allowed_tools=["mcp__github__history"],
+        max_turns=3,
+        disallowed_tools=["mcp__github__get_issue"],
+    )
+    assert argv[-6:] == [
+        "--tools",
+        "",
+        "--allowedTools",
+        "mcp__github__history",
+        "--disallowedTools",
+        "mcp__github__get_issue",
+    ]

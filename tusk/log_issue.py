@@ -1,0 +1,212 @@
+"""Log issues: one per job, in the control repository (MISSION A4, ENGINEERING §2).
+
+Exactly once per job id, without locks: a run first looks for a log issue
+carrying the job's marker; finding none, it creates one, then lists again.
+Issue numbers only grow, so among runs that raced past the first look the
+one whose issue has the lowest number wins, and every other run closes its
+own issue as ``duplicate`` and stops. A marker counts only when
+``tusk.markers`` trusts it (the bot's content, or the control repository).
+
+Failure records (``record_failure``) carry the job marker with
+``"failure": true`` so that a later, successful delivery of the same job is
+not mistaken for a duplicate of its own failure report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from tusk.config import Settings
+from tusk.github import Gateway
+from tusk.markers import first_marker, is_trusted_author, render_marker
+
+BODY_LIMIT = 65536
+_TITLE_REPO = re.compile(r"^\[Agent Log\] (?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)\b")
+
+IssueState = Literal["open", "closed", "all"]
+
+
+@dataclass(frozen=True)
+class LogIssue:
+    number: int
+    url: str
+    title: str
+    state: str
+    state_reason: str | None
+    jobid: str
+    repo: str | None
+    failure: bool
+    created_at: datetime | None
+
+
+@dataclass(frozen=True)
+class LogIssueClaim:
+    number: int
+    url: str
+    won: bool
+
+
+def log_marker(jobid: str, repo: str | None = None, *, failure: bool = False) -> str:
+    data: dict[str, Any] = {"jobid": jobid}
+    if repo:
+        data["repo"] = repo
+    if failure:
+        data["failure"] = True
+    return render_marker("job", data)
+
+
+def parse_log_issue(item: dict[str, Any], settings: Settings) -> LogIssue | None:
+    """A ``LogIssue`` from a REST issue, or None when it carries no trusted job marker."""
+    if item.get("pull_request") is not None:
+        return None
+    author = (item.get("user") or {}).get("login")
+    if not is_trusted_author(
+        author=author,
+        bot=settings.bot,
+        repo=settings.control_repo,
+        control_repo=settings.control_repo,
+    ):
+        return None
+    marker = first_marker(item.get("body"), "job")
+    if not marker or not isinstance(marker.get("jobid"), str):
+        return None
+    repo = marker.get("repo")
+    if not isinstance(repo, str):
+        match = _TITLE_REPO.match(item.get("title") or "")
+        repo = match.group("repo") if match else None
+    created = item.get("created_at")
+    return LogIssue(
+        number=int(item["number"]),
+        url=str(item.get("html_url") or ""),
+        title=str(item.get("title") or ""),
+        state=str(item.get("state") or "open"),
+        state_reason=item.get("state_reason"),
+        jobid=marker["jobid"],
+        repo=repo,
+        failure=marker.get("failure") is True,
+        created_at=datetime.fromisoformat(created.replace("Z", "+00:00")) if created else None,
+    )
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def find_log_issues(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str | None = None,
+    repo: str | None = None,
+    owner: str | None = None,
+    state: IssueState = "open",
+    since: datetime | None = None,
+) -> list[LogIssue]:
+    """Log issues in the control repository, lowest number first.
+
+    ``repo`` (owner/name) or ``owner`` narrow them to one target; ``since``
+    limits the listing to issues updated since then (a job's log issues are
+    all created after its trigger, so the trigger time is a safe bound).
+    """
+    params: dict[str, Any] = {
+        "labels": settings.labels.workflow,
+        "state": state,
+        "sort": "created",
+        "direction": "asc",
+    }
+    if since is not None:
+        params["since"] = _iso(since)
+    found = []
+    for item in gateway.paginate(f"/repos/{settings.control_repo}/issues", params=params):
+        issue = parse_log_issue(item, settings)
+        if issue is None:
+            continue
+        if jobid is not None and issue.jobid != jobid:
+            continue
+        target = (issue.repo or "").lower()
+        if repo is not None and target != repo.lower():
+            continue
+        if owner is not None and target.split("/", 1)[0] != owner.lower():
+            continue
+        found.append(issue)
+    return sorted(found, key=lambda issue: issue.number)
+
+
+def _claimants(issues: list[LogIssue]) -> list[LogIssue]:
+    """Issues that hold a claim on their job: not failure records, not closed duplicates."""
+    return [i for i in issues if not i.failure and i.state_reason != "duplicate"]
+
+
+def claim_log_issue(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str,
+    title: str,
+    body: str,
+    labels: list[str] | tuple[str, ...],
+    repo: str | None = None,
+    since: datetime | None = None,
+) -> LogIssueClaim:
+    """Create the job's log issue unless one exists; exactly one caller wins.
+
+    ``won`` is False when another run owns the job (an earlier run's issue,
+    or a racing run's issue with a lower number); the caller must then stop.
+    A losing run's own issue is closed as ``duplicate``.
+    """
+    if len(body) > BODY_LIMIT:
+        raise ValueError(f"log issue body is {len(body)} characters; GitHub allows {BODY_LIMIT}")
+    marker = first_marker(body, "job")
+    if marker is None or marker.get("jobid") != jobid:
+        body = f"{log_marker(jobid, repo)}\n{body}"[:BODY_LIMIT]
+    existing = _claimants(find_log_issues(gateway, settings, jobid=jobid, state="all", since=since))
+    if existing:
+        owner = existing[0]
+        return LogIssueClaim(owner.number, owner.url, won=False)
+    created = gateway.post(
+        f"/repos/{settings.control_repo}/issues",
+        json={"title": title, "body": body, "labels": list(labels)},
+    ).body
+    number, url = int(created["number"]), str(created["html_url"])
+    after = _claimants(find_log_issues(gateway, settings, jobid=jobid, state="all", since=since))
+    numbers = {issue.number: issue.url for issue in after}
+    numbers.setdefault(number, url)  # our own issue counts even if a listing lags behind
+    winner = min(numbers)
+    if winner == number:
+        return LogIssueClaim(number, url, won=True)
+    gateway.patch(
+        f"/repos/{settings.control_repo}/issues/{number}",
+        json={"state": "closed", "state_reason": "duplicate"},
+    )
+    return LogIssueClaim(winner, numbers[winner], won=False)
+
+
+def record_failure(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str,
+    repo: str,
+    title: str,
+    body: str,
+) -> str:
+    """Open a log issue labelled workflow + bug that records a failed job; its URL."""
+    marker = log_marker(jobid, repo, failure=True)
+    text = f"{marker}\n{body}"
+    if len(text) > BODY_LIMIT:
+        note = "\n\n(cut to fit GitHub's limit on issue bodies)"
+        text = text[: BODY_LIMIT - len(note)] + note
+    created = gateway.post(
+        f"/repos/{settings.control_repo}/issues",
+        json={
+            "title": title,
+            "body": text,
+            "labels": [settings.labels.workflow, settings.labels.bug],
+        },
+    ).body
+    return str(created["html_url"])
