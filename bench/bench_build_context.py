@@ -23,13 +23,37 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context import log_body as lb
+
 from tusk.config import Settings
 from tusk.contracts import ContextDocument, PermissionConfig, Trigger
 
-WORDS = (
-    "the fix typo readme widget please review merge branch main test failing error "
-    "stack trace python function class module import install config docs update"
-).split()
+WORDS = [
+    "the",
+    "fix",
+    "typo",
+    "readme",
+    "widget",
+    "please",
+    "review",
+    "merge",
+    "branch",
+    "main",
+    "test",
+    "failing",
+    "error",
+    "stack",
+    "trace",
+    "python",
+    "function",
+    "class",
+    "module",
+    "import",
+    "install",
+    "config",
+    "docs",
+    "update",
+]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 SETTINGS = Settings(bot="tusk-bot", control_repo="alice/tusk-control", allowed_users=("alice",))
 
@@ -94,7 +118,7 @@ def pipeline(data: bytes) -> int:
     built = bc.build(doc, SETTINGS)
     task = bc.render_task(built.task)
     context = bc.render_context(built.context)
-    log = bc.log_issue_body(
+    log = lb.log_issue_body(
         jobid=doc.jobid,
         repo=doc.repo,
         task_text=built.task.text,

@@ -1,0 +1,9 @@
+"""The policy-enforcing MCP server (``tusk mcp serve``), the agent's only road to GitHub.
+
+- ``cli``: the command; settings, tokens from the environment, the run's files.
+- ``server``: builds the per-run ``Runtime`` and the ``MCPServer`` named ``github``.
+- ``runtime``: what happens to every call: throttle, policy gate, staged mode,
+  audit, loop detection, token scrubbing.
+- ``read_tools`` / ``write_tools`` / ``git_push``: the tools, by concern.
+- ``policy``: every write decision, pure; ``throttle``, ``loops``: pure helpers.
+"""

@@ -63,8 +63,6 @@ def run(args: argparse.Namespace) -> int:
     run_dir: Path = args.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     url = log_issue_url(run_dir, args.log_issue_url)
-    if args.workspace is not None and not (args.workspace / ".git").exists():
-        raise InputError(f"{args.workspace}: not a git checkout", "Pass the agent's working tree.")
 
     read_gateway = gateway_from_secrets(secrets, "read")
     write_gateway = gateway_from_secrets(secrets, "agent")

@@ -49,11 +49,25 @@ WRITE_TOOLS: Mapping[str, WriteOperation | None] = {
     "history": None,  # the run's own summary (A7.3); not something a marker can take away
 }
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}")),
-    ("a GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
-    ("an Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
-    ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+# (what it is, literal anchors that must occur first, the pattern). The anchors
+# are cheap substring checks that spare the regex scan on almost every body.
+SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+    (
+        "a GitHub token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),
+    ),
+    (
+        "a GitHub fine-grained token",
+        ("github_pat_",),
+        re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    ),
+    ("an Anthropic API key", ("sk-ant-",), re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
+    (
+        "a private key",
+        ("PRIVATE KEY",),
+        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    ),
 )
 # Literal secrets shorter than this are not searched for: a short test token
 # like "agent" would refuse every ordinary sentence.
@@ -307,8 +321,8 @@ def _check_limits(
 
 def find_secret(text: str, literals: Sequence[str] = ()) -> str | None:
     """What kind of secret ``text`` holds, or None."""
-    for label, pattern in SECRET_PATTERNS:
-        if pattern.search(text):
+    for label, anchors, pattern in SECRET_PATTERNS:
+        if any(anchor in text for anchor in anchors) and pattern.search(text):
             return label
     for literal in literals:
         if len(literal) >= MIN_LITERAL_SECRET and literal in text:
@@ -318,6 +332,8 @@ def find_secret(text: str, literals: Sequence[str] = ()) -> str | None:
 
 def _outside_code(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that are not code (mentions in code notify nobody)."""
+    if "`" not in text and "~~~" not in text:
+        return [(0, len(text))]
     spans, start = [], 0
     for match in _CODE_RE.finditer(text):
         spans.append((start, match.start()))
@@ -326,25 +342,29 @@ def _outside_code(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def neutralise_mentions(text: str, *, logins: set[str] | None) -> str:
+def scan_mentions(text: str) -> list[re.Match[str]]:
+    """Every @mention outside code, in order."""
+    if "@" not in text:
+        return []
+    return [m for start, end in _outside_code(text) for m in _MENTION_RE.finditer(text, start, end)]
+
+
+def neutralise_mentions(
+    text: str, *, logins: set[str] | None, found: list[re.Match[str]] | None = None
+) -> str:
     """Drop the '@' of mentions of ``logins`` (lowercase), or of every mention when None."""
     out, last = [], 0
-    for start, end in _outside_code(text):
-        for match in _MENTION_RE.finditer(text, start, end):
-            login = match.group(1).lower()
-            if logins is None or login in logins:
-                out.append(text[last : match.start()])
-                out.append(match.group(1))
-                last = match.end()
+    for match in scan_mentions(text) if found is None else found:
+        if logins is None or match.group(1).lower() in logins:
+            out.append(text[last : match.start()])
+            out.append(match.group(1))
+            last = match.end()
     out.append(text[last:])
     return "".join(out)
 
 
 def mentioned_logins(text: str) -> set[str]:
-    found: set[str] = set()
-    for start, end in _outside_code(text):
-        found.update(m.group(1).lower() for m in _MENTION_RE.finditer(text, start, end))
-    return found
+    return {m.group(1).lower() for m in scan_mentions(text)}
 
 
 def check_secrets(text: str, what: str, literals: Sequence[str]) -> None:
@@ -360,8 +380,10 @@ def check_secrets(text: str, what: str, literals: Sequence[str]) -> None:
 def prepare_body(body: str, config: PolicyConfig, *, secrets: Sequence[str] = ()) -> str:
     """The body as it will be posted: checked, self-mentions neutralised, footer added (M9)."""
     check_secrets(body, "body", secrets)
-    body = neutralise_mentions(body, logins={config.bot.lower()})
-    mentions = mentioned_logins(body)
+    bot = config.bot.lower()
+    found = scan_mentions(body)
+    body = neutralise_mentions(body, logins={bot}, found=found)
+    mentions = {m.group(1).lower() for m in found} - {bot}
     if len(mentions) > config.mentions_per_post:
         raise Refused(
             "LIMIT_EXCEEDED",

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
-from tusk.mcp_server.runtime import Runtime
+from tusk.mcp_server.runtime import Runtime, tool
 
 from tusk.github import Gateway, NotFound, next_link
 
@@ -325,7 +325,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     gw = runtime.read_gateway
     bot = runtime.config.bot
 
-    @server.tool(name="get_issue", annotations=READ, structured_output=False)
+    @tool(server, name="get_issue", annotations=READ)
     async def _get_issue(repo: str, number: int, comments_page: int = 1) -> str:
         """Read an issue (or a pull request's conversation) with its comments.
 
@@ -337,7 +337,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
             "get_issue", args, lambda: get_issue(gw, repo, number, comments_page)
         )
 
-    @server.tool(name="get_pull_request", annotations=READ, structured_output=False)
+    @tool(server, name="get_pull_request", annotations=READ)
     async def _get_pull_request(repo: str, number: int, page: int = 1) -> str:
         """Read a pull request: head/base branches, state, body, its reviews and review comments.
 
@@ -350,7 +350,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
             "get_pull_request", args, lambda: get_pull_request(gw, repo, number, page)
         )
 
-    @server.tool(name="get_pull_request_files", annotations=READ, structured_output=False)
+    @tool(server, name="get_pull_request_files", annotations=READ)
     async def _get_pull_request_files(repo: str, number: int, page: int = 1) -> str:
         """List the files a pull request changes, with their patches, 100 per page."""
         args = {"repo": repo, "number": number, "page": page}
@@ -358,7 +358,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
             "get_pull_request_files", args, lambda: get_pull_request_files(gw, repo, number, page)
         )
 
-    @server.tool(name="get_pull_request_diff", annotations=READ, structured_output=False)
+    @tool(server, name="get_pull_request_diff", annotations=READ)
     async def _get_pull_request_diff(repo: str, number: int, offset: int = 0) -> str:
         """Read a pull request's unified diff, 60,000 characters at a time.
 
@@ -369,7 +369,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
             "get_pull_request_diff", args, lambda: get_pull_request_diff(gw, repo, number, offset)
         )
 
-    @server.tool(name="get_discussion", annotations=READ, structured_output=False)
+    @tool(server, name="get_discussion", annotations=READ)
     async def _get_discussion(repo: str, number: int, after: str | None = None) -> str:
         """Read a discussion with its comments and their replies (50 comments per call).
 
@@ -380,7 +380,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
             "get_discussion", args, lambda: get_discussion(gw, repo, number, after)
         )
 
-    @server.tool(name="get_file_contents", annotations=READ, structured_output=False)
+    @tool(server, name="get_file_contents", annotations=READ)
     async def _get_file_contents(
         repo: str, path: str, ref: str | None = None, offset: int = 0
     ) -> str:
@@ -394,23 +394,23 @@ def register(server: MCPServer, runtime: Runtime) -> None:
             "get_file_contents", args, lambda: get_file_contents(gw, repo, path, ref, offset)
         )
 
-    @server.tool(name="list_branches", annotations=READ, structured_output=False)
+    @tool(server, name="list_branches", annotations=READ)
     async def _list_branches(repo: str, page: int = 1) -> str:
         """List a repository's branches with their latest commit, 100 per page."""
         args = {"repo": repo, "page": page}
         return await runtime.read("list_branches", args, lambda: list_branches(gw, repo, page))
 
-    @server.tool(name="get_repository", annotations=READ, structured_output=False)
+    @tool(server, name="get_repository", annotations=READ)
     async def _get_repository(repo: str) -> str:
         """Read a repository's metadata: description, default branch, fork parent, visibility."""
         return await runtime.read(
             "get_repository", {"repo": repo}, lambda: get_repository(gw, repo)
         )
 
-    @server.tool(
+    @tool(
+        server,
         name="get_my_fork",
         annotations=READ,
-        structured_output=False,
         description=(
             f"Show your account's ({bot}) fork of repo, with its branches, or say there is none "
             "yet. Pull requests you open come from this fork; push_branch creates it when needed."
@@ -419,7 +419,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def _get_my_fork(repo: str) -> str:
         return await runtime.read("get_my_fork", {"repo": repo}, lambda: get_my_fork(gw, bot, repo))
 
-    @server.tool(name="search_issues", annotations=READ, structured_output=False)
+    @tool(server, name="search_issues", annotations=READ)
     async def _search_issues(query: str, page: int = 1) -> str:
         """Search issues and pull requests with GitHub's search syntax, 30 per page.
 
@@ -428,7 +428,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         args = {"query": query, "page": page}
         return await runtime.read("search_issues", args, lambda: search_issues(gw, query, page))
 
-    @server.tool(name="get_check_status", annotations=READ, structured_output=False)
+    @tool(server, name="get_check_status", annotations=READ)
     async def _get_check_status(repo: str, ref: str) -> str:
         """Show the CI state of a commit, branch or tag: check runs and commit statuses."""
         args = {"repo": repo, "ref": ref}

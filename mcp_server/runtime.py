@@ -10,6 +10,7 @@ to check and what to do.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -20,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from tusk.mcp_server import policy
 from tusk.mcp_server.loops import LoopDetector
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
@@ -53,6 +56,30 @@ class WriteOutcome:
     created: str | None = None  # AuditRecord.created
     comment_id: int | None = None
     created_branch: bool = False
+
+
+def tool(
+    server: MCPServer, *, name: str, annotations: ToolAnnotations, description: str | None = None
+) -> Callable[[Callable[..., Any]], Any]:
+    """Register an async tool whose refusals reach the model as an error result whose
+    text starts with the refusal code (the SDK would prefix "Error executing tool")."""
+
+    def decorate(fn: Callable[..., Any]) -> Any:
+        @functools.wraps(fn)
+        async def answer(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except ToolError as error:
+                return CallToolResult(
+                    content=[TextContent(type="text", text=str(error))], is_error=True
+                )
+
+        server.tool(
+            name=name, annotations=annotations, description=description, structured_output=False
+        )(answer)
+        return fn
+
+    return decorate
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from mcp.types import ToolAnnotations
 from tusk.mcp_server import policy
 from tusk.mcp_server.git_push import Pusher, PushFailed
 from tusk.mcp_server.policy import Refused
-from tusk.mcp_server.runtime import OperationFailed, Runtime, StagedWrite, WriteOutcome
+from tusk.mcp_server.runtime import OperationFailed, Runtime, StagedWrite, WriteOutcome, tool
 
 from tusk.github import Gateway
 
@@ -67,7 +67,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
 
         return prepare
 
-    @server.tool(name="create_issue", annotations=CREATE, structured_output=False)
+    @tool(server, name="create_issue", annotations=CREATE)
     async def create_issue(repo: str, title: str, body: str) -> str:
         """Open a new issue in repo ("owner/name").
 
@@ -97,7 +97,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             "create_issue", args, prepare=body_of(args), perform=perform, stage=stage
         )
 
-    @server.tool(name="create_comment", annotations=CREATE, structured_output=False)
+    @tool(server, name="create_comment", annotations=CREATE)
     async def create_comment(repo: str, number: int, body: str) -> str:
         """Comment on an issue or on a pull request's conversation (number is the issue/PR number).
 
@@ -126,7 +126,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             "create_comment", args, prepare=body_of(args), perform=perform, stage=stage
         )
 
-    @server.tool(name="create_pull_request", annotations=CREATE, structured_output=False)
+    @tool(server, name="create_pull_request", annotations=CREATE)
     async def create_pull_request(repo: str, title: str, body: str, head: str, base: str) -> str:
         """Open a pull request on repo from a branch of the bot's fork.
 
@@ -164,10 +164,10 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             "create_pull_request", args, prepare=body_of(args), perform=perform, stage=stage
         )
 
-    @server.tool(
+    @tool(
+        server,
         name="push_branch",
         annotations=PUSH,
-        structured_output=False,
         description=(
             "Push a branch of your local workspace to the bot's fork of the repository you work "
             f'on. The branch name must start with "{config.branch_prefix}"; commit first. The '
@@ -206,7 +206,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             "push_branch", args, perform=lambda _: pusher.push(branch), stage=stage
         )
 
-    @server.tool(name="update_comment", annotations=EDIT, structured_output=False)
+    @tool(server, name="update_comment", annotations=EDIT)
     async def update_comment(repo: str, comment_id: int, body: str) -> str:
         """Replace the body of a comment this run created (comment_id from create_comment).
 
@@ -230,7 +230,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             "update_comment", args, prepare=body_of(args), perform=perform, stage=stage
         )
 
-    @server.tool(name="delete_comment", annotations=EDIT, structured_output=False)
+    @tool(server, name="delete_comment", annotations=EDIT)
     async def delete_comment(repo: str, comment_id: int) -> str:
         """Delete a comment this run created.
 
@@ -272,10 +272,10 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
 
         return tool
 
-    server.tool(
+    tool(
+        server,
         name="history",
         annotations=CREATE,
-        structured_output=False,
         description=(
             "Append one line of plain text to the bot's run history: what this run did and its "
             "outcome, for future runs to read. Call it when asked for the run summary. One line, "
@@ -283,10 +283,10 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
         ),
     )(state_tool("history"))
 
-    server.tool(
+    tool(
+        server,
         name="memory",
         annotations=CREATE,
-        structured_output=False,
         description=(
             "Save one line to the bot's long-term memory, shown to every future run: a durable "
             "fact or lesson (a maintainer's preference, a repository convention), not a log of "
@@ -297,7 +297,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
 
     if config.discussions_write:
 
-        @server.tool(name="create_discussion_comment", annotations=CREATE, structured_output=False)
+        @tool(server, name="create_discussion_comment", annotations=CREATE)
         async def create_discussion_comment(repo: str, number: int, body: str) -> str:
             """Comment on a GitHub discussion (number is the discussion number).
 

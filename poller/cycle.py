@@ -105,13 +105,19 @@ class Poller:
         blocklist = self._read_blocklist()  # once per cycle
         all_done = True
         for thread in threads:
-            done = self._handle_thread(thread, blocklist, report)
-            if done and notifications.mark_read(self.bot, thread).marked:
+            if self._handle_thread(thread, blocklist, report) and self._mark_read(thread, report):
                 report.marked_read.append(thread.id)
             else:
                 all_done = False
                 report.left_unread.append(f"{thread.repo} {thread.title!r} (thread {thread.id})")
         return after_cycle(state, all_threads_done=all_done), report
+
+    def _mark_read(self, thread: Thread, report: CycleReport) -> bool:
+        try:
+            return notifications.mark_read(self.bot, thread).marked
+        except TuskError as error:  # the work is dispatched; the next poll repeats it harmlessly
+            report.errors.append(f"marking thread {thread.id} read failed: {error}")
+            return False
 
     def _handle_thread(self, thread: Thread, blocklist: Blocklist, report: CycleReport) -> bool:
         """Dispatch every trigger of ``thread``; True when it may be marked read."""

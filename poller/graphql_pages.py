@@ -4,8 +4,10 @@ A query is built from ``Conn`` specs. The first request fetches the first
 page of every connection; each later request fetches the next page of every
 connection that still has one, batched into one document (aliases), so the
 request count stays at the floor of one page per 100 items per connection.
-Connections under the thread are followed by their path; nested ones (a
-review's comments, a reply list) through ``node(id:)``.
+Every connection is followed by its path from the query root; a nested one
+(a review's comments, a comment's replies) through its parent's position in
+the parent connection (``first: 1, after: <the cursor before it>``), which
+needs no ``node(id:)`` lookup.
 
 Errors on fields marked optional (e.g. branch protection, which needs admin
 rights) are kept as notes instead of failing the fetch: the context says what
@@ -45,10 +47,11 @@ class Conn:
         if after_var:
             args.append(f"after: ${after_var}")
         inner = " ".join(child.render() for child in self.children)
-        node_id = "id " if self.children else ""
+        # Cursors only where nested connections may need to be reached again.
+        edges = "edges { cursor } " if self.children else ""
         return (
-            f"{self.name}({', '.join(args)}) {{ {PAGE_INFO} "
-            f"nodes {{ {node_id}{self.fields} {inner} }} }}"
+            f"{self.name}({', '.join(args)}) {{ {PAGE_INFO} {edges}"
+            f"nodes {{ {self.fields} {inner} }} }}"
         )
 
 
@@ -74,20 +77,31 @@ class Pending:
     target: list[Any]
 
 
+def child_locator(parent: Locator, conn: Conn, before: str | None) -> Locator:
+    """Reach the node that follows cursor ``before`` in ``conn`` under ``parent``."""
+    args = ["first: 1"]
+    declarations = dict(parent.declarations)
+    values = dict(parent.values)
+    if conn.args:
+        args.append(conn.args)
+    if before is not None:
+        var = f"p{len(declarations)}"
+        args.append(f"after: ${var}")
+        declarations[var] = "String"
+        values[var] = before
+    return Locator(
+        open=f"{parent.open} {conn.name}({', '.join(args)}) {{ nodes {{",
+        close=f"}} }} {parent.close}",
+        declarations=declarations,
+        values=values,
+    )
+
+
 @dataclass
 class Result:
     data: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     requests: int = 0
-
-
-def node_locator(node_id: str, node_type: str) -> Locator:
-    return Locator(
-        open=f"node(id: $ID) {{ ... on {node_type} {{",
-        close="} }",
-        declarations={"ID": "ID!"},
-        values={"ID": node_id},
-    )
 
 
 def run_query(
@@ -119,35 +133,36 @@ def run_query(
 
 
 def flatten(
-    owner: dict[str, Any], conns: tuple[Conn, ...], locator: Locator | None
+    owner: dict[str, Any],
+    conns: tuple[Conn, ...],
+    locator: Locator,
+    *,
+    after: str | None = None,
 ) -> list[Pending]:
     """Replace each connection object in ``owner`` by its node list; return what needs more pages.
 
-    ``locator`` reaches ``owner`` again for follow-ups; nested nodes are reached
-    by ``node(id:)``.
+    ``locator`` reaches ``owner`` again; ``after`` is the cursor this page of
+    ``owner``'s connection was asked from (None for a first page).
     """
     pending: list[Pending] = []
     for conn in conns:
         value = owner.get(conn.name)
         if not isinstance(value, dict):
             continue
-        nodes = [node for node in value.get("nodes") or [] if node is not None]
+        raw_nodes = value.get("nodes") or []
+        cursors = [(edge or {}).get("cursor") for edge in value.get("edges") or []]
+        nodes = [node for node in raw_nodes if node is not None]
         owner[conn.name] = nodes
         info = value.get("pageInfo") or {}
-        if info.get("hasNextPage") and locator is not None:
+        if info.get("hasNextPage"):
             pending.append(Pending(locator, conn, str(info.get("endCursor")), nodes))
-        pending.extend(_flatten_children(nodes, conn))
-    return pending
-
-
-def _flatten_children(nodes: list[Any], conn: Conn) -> list[Pending]:
-    pending: list[Pending] = []
-    if not conn.children:
-        return pending
-    for node in nodes:
-        node_id = node.get("id")
-        locator = node_locator(node_id, conn.node_type) if node_id else None
-        pending.extend(flatten(node, conn.children, locator))
+        if conn.children:
+            previous = after
+            for index, node in enumerate(raw_nodes):
+                if node is not None:
+                    reach = child_locator(locator, conn, previous)
+                    pending.extend(flatten(node, conn.children, reach))
+                previous = cursors[index] if index < len(cursors) else None
     return pending
 
 
@@ -180,14 +195,14 @@ def follow(gateway: Gateway, pending: list[Pending], *, optional: frozenset[str]
         result.requests += 1
         result.notes.extend(notes)
         for index, item in enumerate(batch):
-            owner = _descend(data.get(f"f{index}"))
+            owner = _descend(data.get(f"f{index}"), item.conn.name)
             if owner is None:
                 raise GitHubError(
                     f"a follow-up page of {item.conn.name} came back empty",
                     method="POST",
                     path="/graphql",
                 )
-            more = flatten(owner, (item.conn,), item.locator)
+            more = flatten(owner, (item.conn,), item.locator, after=item.cursor)
             fresh = owner[item.conn.name]
             item.target.extend(fresh)
             for entry in more:
@@ -197,14 +212,22 @@ def follow(gateway: Gateway, pending: list[Pending], *, optional: frozenset[str]
     return result
 
 
-def _descend(value: Any) -> dict[str, Any] | None:
-    """Walk down single-key objects to the one that holds the connection."""
+def _descend(value: Any, name: str) -> dict[str, Any] | None:
+    """Walk a follow-up answer down its locator path to the object holding ``name``.
+
+    Each step has one field; a connection on the way was asked with
+    ``first: 1`` and is entered through its only node.
+    """
     while isinstance(value, dict):
+        if name in value:
+            return value
         keys = [key for key in value if key != "__typename"]
-        if len(keys) == 1 and isinstance(value[keys[0]], dict) and "nodes" not in value[keys[0]]:
-            value = value[keys[0]]
-            continue
-        return value
+        if len(keys) != 1:
+            return None
+        value = value[keys[0]]
+        if isinstance(value, dict) and isinstance(value.get("nodes"), list):
+            nodes = [node for node in value["nodes"] if node is not None]
+            value = nodes[0] if nodes else None
     return None
 
 

@@ -62,23 +62,35 @@ class ActResult:
 class ControlRepo:
     """A throwaway control-repository folder with Tusk's workflows installed."""
 
-    def __init__(self, base: Path | None = None, *, repo: str = "alice/tusk-control") -> None:
+    def __init__(
+        self,
+        base: Path | None = None,
+        *,
+        repo: str = "alice/tusk-control",
+        config_text: str | None = None,
+    ) -> None:
         self.root = Path(base or tempfile.mkdtemp(prefix="tusk-control-"))
+        self.root.mkdir(parents=True, exist_ok=True)
         self.repo = repo
+        if config_text is not None:
+            (self.root / "tusk.yml").write_text(config_text, encoding="utf-8")
         self.home = self.root / ".act-home"
         root = project_root()
         workflows = self.root / ".github" / "workflows"
         workflows.mkdir(parents=True, exist_ok=True)
         for source in sorted((root / "workflows").glob("*.yml")):
             shutil.copyfile(source, workflows / source.name)
-        # Tusk "as published": a folder whose actions/ links to this checkout, so act's
-        # copy of the action repository is a few bytes (not .venv and node_modules)
-        # and "$GITHUB_ACTION_PATH/../.." still resolves to the real checkout.
+        # Tusk "as published": a folder of links to this checkout's top-level entries,
+        # so act's copy of the action repository is a few bytes (not .venv and
+        # node_modules) while "$GITHUB_ACTION_PATH/../.." still holds pyproject.toml,
+        # the sources and the installed Claude Code.
         self.published = self.root / ".tusk-published"
         self.published.mkdir(exist_ok=True)
-        link = self.published / "actions"
-        if not link.exists():
-            link.symlink_to(root / "actions", target_is_directory=True)
+        for entry in root.iterdir():
+            link = self.published / entry.name
+            if entry.name in {".git", ".venv"} or link.is_symlink():
+                continue
+            link.symlink_to(entry, target_is_directory=entry.is_dir())
         self.upload_stand_in = root / "sandbox" / "stand-ins" / "upload-artifact"
         self.home.mkdir(exist_ok=True)
         if not (self.root / ".git").exists():
@@ -86,7 +98,9 @@ class ControlRepo:
             subprocess.run(["git", "init", "-q", "-b", "main"], cwd=self.root, check=True)
             (self.root / ".gitignore").write_text(".act-home/\n.tusk-published/\nevents/\n")
             subprocess.run(["git", "add", "-A"], cwd=self.root, check=True)
-            subprocess.run([*git, "commit", "-q", "-m", "control repository"], cwd=self.root, check=True)
+            subprocess.run(
+                [*git, "commit", "-q", "-m", "control repository"], cwd=self.root, check=True
+            )
 
     def run(
         self,
@@ -97,6 +111,7 @@ class ControlRepo:
         api_url: str,
         secrets: Mapping[str, str],
         env: Mapping[str, str] | None = None,
+        variables: Mapping[str, str] | None = None,
         timeout: float = 900.0,
     ) -> ActResult:
         """Run one workflow for one event; returns act's exit code and output."""
@@ -125,6 +140,8 @@ class ControlRepo:
             command += ["--local-repository", f"{UPLOAD_ARTIFACT}={self.upload_stand_in}"]
         for key, value in (env or {}).items():
             command += ["--env", f"{key}={value}"]
+        for key, value in (variables or {}).items():
+            command += ["--var", f"{key}={value}"]
         venv_bin = str(Path(sys.executable).parent)
         host_env = {
             "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",

@@ -401,7 +401,9 @@ class SandboxApp:
                     text = f"Permission to {repo.full_name}.git denied to {login}.\n"
                     return Outcome(403, {"Content-Type": "text/plain"}, text.encode())
             full_name = repo.full_name
-        extra = {}
+        extra = {
+            "TUSK_SANDBOX_WORKFLOW_SCOPE": "1" if token and "workflow" in token.scopes else "0"
+        }
         if headers.get("content-encoding"):
             extra["HTTP_CONTENT_ENCODING"] = headers["content-encoding"]
         if headers.get("git-protocol"):
@@ -512,9 +514,11 @@ class SandboxApp:
         from tusk.sandbox.artifacts import zip_files
         from tusk.sandbox.rest_repos import upload_artifact
 
+        # The runner uploads with its own runtime credentials, not a GitHub token:
+        # no Authorization is accepted, but a token that is sent must be able to push.
         token, problem = self._token(headers)
-        if token is None:
-            return _json_outcome(401, {"message": problem or "Requires authentication"})
+        if problem:
+            return _json_outcome(401, {"message": problem})
         params = {k: v[-1] for k, v in query.items()}
         if "json" in headers.get("content-type", ""):
             spec = json.loads(body or b"{}")
@@ -526,7 +530,9 @@ class SandboxApp:
             return _json_outcome(400, {"message": "name is required"})
         with self.lock:
             repo = self.world.repo(owner, name)
-            if repo is None or not self.world.can_push(repo, token.user) or token.read_only:
+            if repo is None or (
+                token is not None and (token.read_only or not self.world.can_push(repo, token.user))
+            ):
                 return _json_outcome(404, {"message": "Not Found"})
             try:
                 artifact = upload_artifact(

@@ -23,6 +23,24 @@ GIT_ENV = {
 }
 
 
+# GitHub refuses a push that touches workflow files from a token without the
+# ``workflow`` scope; the server says which scope the pusher has in the env.
+PRE_RECEIVE = r"""#!/bin/sh
+[ "$TUSK_SANDBOX_WORKFLOW_SCOPE" = "1" ] && exit 0
+while read old new ref; do
+  [ "$new" = "0000000000000000000000000000000000000000" ] && continue
+  for commit in $(git rev-list "$new" --not --all); do
+    file=$(git diff-tree --no-commit-id --name-only -r --root "$commit" -- .github/workflows | head -n 1)
+    if [ -n "$file" ]; then
+      echo "refusing to allow a Personal Access Token to create or update workflow \`$file\` without \`workflow\` scope" >&2
+      exit 1
+    fi
+  done
+done
+exit 0
+"""
+
+
 @dataclass(frozen=True)
 class BranchHead:
     name: str
@@ -104,6 +122,10 @@ class GitStore:
             self._git(template, "config", "http.receivepack", "true")
             self._git(template, "config", "uploadpack.allowAnySHA1InWant", "true")
             shutil.rmtree(template / "hooks", ignore_errors=True)
+            (template / "hooks").mkdir()
+            hook = template / "hooks" / "pre-receive"
+            hook.write_text(PRE_RECEIVE, encoding="utf-8")
+            hook.chmod(0o755)
         return template
 
     def fork(self, source: str, target: str) -> None:
@@ -171,6 +193,42 @@ class GitStore:
 
     def branch(self, full_name: str, name: str) -> BranchHead | None:
         return next((b for b in self.branches(full_name) if b.name == name), None)
+
+    def resolve(self, full_name: str, ref: str) -> str | None:
+        """The commit ``ref`` (branch, tag or SHA) names, or None."""
+        if not self.exists(full_name) or ref.startswith("-"):
+            return None
+        try:
+            out = self._git(
+                self.path(full_name), "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"
+            )
+        except RuntimeError:
+            return None
+        return out.strip()
+
+    def read_path(self, full_name: str, sha: str, path: str) -> tuple[str, object] | None:
+        """``("file", (bytes, blob sha))``, ``("dir", [(name, type, sha, size)])`` or None."""
+        repo = self.path(full_name)
+        path = path.strip("/")
+        if path:
+            line = self._git(repo, "ls-tree", "-l", sha, "--", path).strip()
+            if not line:
+                return None
+            meta, _ = line.split("\t", 1)
+            _mode, kind, blob, _size = meta.split()
+            if kind == "blob":
+                data = subprocess.run(
+                    ["git", "cat-file", "blob", blob], cwd=repo, capture_output=True, check=True
+                ).stdout
+                return "file", (data, blob)
+        entries = []
+        listing = self._git(repo, "ls-tree", "-l", sha, "--", f"{path}/" if path else ".")
+        for line in listing.splitlines():
+            meta, name = line.split("\t", 1)
+            _mode, kind, blob, size = meta.split()
+            size_int = int(size) if size.isdigit() else 0
+            entries.append((name, "file" if kind == "blob" else "dir", blob, size_int))
+        return "dir", entries
 
     def diff(
         self, base_repo: str, base_sha: str, head_repo: str, head_sha: str

@@ -90,58 +90,65 @@ class Player:
             return str(self.script.conversations[which - 1].final_text)
         return self.script.final_text
 
+    def _walk(
+        self, which: int, body: Mapping[str, Any]
+    ) -> tuple[int, Step | None, float, list[str]]:
+        """Consume stalls and met expects up to the step that answers this request.
+
+        Returns its index, the step (None once the script is used up), the seconds
+        stalled on the way, and why an expect is unmet (the cursor then stays on it,
+        so every later request fails the same way).
+        """
+        steps = self._steps[which]
+        stalled = 0.0
+        while self._cursors[which] < len(steps):
+            cursor = self._cursors[which]
+            step = steps[cursor]
+            if step.stall is not None:
+                stalled += step.stall
+            elif step.expect is not None:
+                reasons = unmet(step.expect, body)
+                if reasons:
+                    return cursor, step, stalled, reasons
+            else:
+                self._cursors[which] += 1
+                return cursor, step, stalled, []
+            self._cursors[which] += 1
+        return len(steps), None, stalled, []
+
     def answer(self, body: Mapping[str, Any], *, path: str) -> Reply:
-        """Walk the script for this request: check expects, stall, then answer."""
+        """Journal this request and decide its reply; stalls are slept outside the lock."""
         with self._lock:
             self._count += 1
             number = self._count
             chosen = pick_conversation(self.script, body)
             which = 0 if chosen is None else chosen + 1
-            steps = self._steps[which]
-            stalled = 0.0
+            cursor, step, stalled, reasons = self._walk(which, body)
             entry: dict[str, Any] = {
                 "n": number,
                 "path": path,
                 "stream": bool(body.get("stream", False)),
                 "model": body.get("model"),
                 "conversation": self._name(which),
+                "stalled": stalled,
                 "request": dict(body),
             }
-            while True:
-                cursor = self._cursors[which]
-                if cursor >= len(steps):
-                    step: Step | None = None
-                    break
-                step = steps[cursor]
-                if step.stall is not None:
-                    stalled += step.stall
-                    self._cursors[which] += 1
-                    continue
-                if step.expect is not None:
-                    reasons = unmet(step.expect, body)
-                    if reasons:
-                        # The cursor stays put: every later request fails the same way.
-                        failure = {
-                            "n": number,
-                            "conversation": self._name(which),
-                            "step": cursor,
-                            "reasons": reasons,
-                        }
-                        self._failures.append(failure)
-                        message = (
-                            f"scripted model: expect at step {cursor} of conversation "
-                            f"{self._name(which)!r} not met: {'; '.join(reasons)}"
-                        )
-                        entry.update(step=cursor, kind="expect", status=400, error=message)
-                        self._journal.append(entry)
-                        reply = _error_reply(400, message)
-                        break
-                    self._cursors[which] += 1
-                    continue
-                self._cursors[which] += 1
-                break
-            entry["stalled"] = stalled
-            if "error" not in entry:
+            if reasons:
+                message = (
+                    f"scripted model: expect at step {cursor} of conversation "
+                    f"{self._name(which)!r} not met: {'; '.join(reasons)}"
+                )
+                self._failures.append(
+                    {
+                        "n": number,
+                        "conversation": self._name(which),
+                        "step": cursor,
+                        "reasons": reasons,
+                    }
+                )
+                reply = _error_reply(400, message)
+                entry.update(step=cursor, kind="expect", status=400, error=message, response=[])
+            else:
                 reply = self._reply(step, number, which, body)
                 entry.update(
                     step=None if step is None else cursor,
@@ -150,7 +157,7 @@ class Player:
                     error=reply.message or None,
                     response=reply.content,
                 )
-                self._journal.append(entry)
+            self._journal.append(entry)
         if stalled:
             self._sleep(stalled)
         return replace(reply, number=number)

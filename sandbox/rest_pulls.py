@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
 from tusk.sandbox.rest_issues import _next_number, _since
-from tusk.sandbox.world import Issue, PullInfo, SandboxError
+from tusk.sandbox.world import Issue, PullInfo, Review, ReviewComment, SandboxError
 
 DIFF_MEDIA_TYPES = ("application/vnd.github.diff", "application/vnd.github.v3.diff")
 
@@ -248,3 +248,133 @@ def delete_pending_review(call: Call) -> Reply:
             issue.pull.reviews.remove(review)
             return Reply(200, call.shapes.review(repo, issue, review))
     raise SandboxError(404, "Not Found")
+
+
+# --------------------------------------------------------------------------- writing reviews
+# Humans' reviews, so tests can drive a review that mentions the bot through the
+# API. (Tusk's agent never reviews; its MCP server refuses to.)
+
+
+def _new_review_comment(
+    call: Call,
+    issue: Issue,
+    body: str,
+    path: str,
+    line: int | None,
+    review_id: int | None,
+    reply_to: int | None,
+) -> ReviewComment:
+    assert issue.pull is not None
+    login = call.require_user()
+    call.world.check_body(body, "PullRequestReviewComment")
+    moment = call.world.clock.tick()
+    comment = ReviewComment(
+        id=call.world.new_id(),
+        review_id=review_id,
+        author=login,
+        body=body,
+        path=path,
+        line=line,
+        side=str(call.field("side", "RIGHT")),
+        created_at=moment,
+        updated_at=moment,
+        in_reply_to=reply_to,
+    )
+    issue.pull.review_comments.append(comment)
+    issue.updated_at = moment
+    return comment
+
+
+@handles("pulls/create-review-comment")
+def create_review_comment(call: Call) -> Reply:
+    repo = call.writable_repo()
+    issue = call.pull(repo)
+    reply_to = call.field("in_reply_to")
+    path, line = call.field("path"), call.field("line")
+    if reply_to is not None:
+        found = call.world.find_review_comment(repo, int(reply_to))
+        if found is None:
+            raise validation_failed("PullRequestReviewComment", "in_reply_to", "invalid")
+        path, line = found[1].path, found[1].line
+    if not path:
+        raise validation_failed("PullRequestReviewComment", "path", "missing_field")
+    comment = _new_review_comment(call, issue, str(call.field("body")), path, line, None, reply_to)
+    call.world.record_activity(
+        repo, issue, comment.author, comment.body, comment.created_at, ("pulls", comment.id)
+    )
+    return Reply(201, call.shapes.review_comment(repo, issue, comment))
+
+
+@handles("pulls/create-reply-for-review-comment")
+def reply_to_review_comment(call: Call) -> Reply:
+    repo = call.writable_repo()
+    issue = call.pull(repo)
+    found = call.world.find_review_comment(repo, call.int_param("comment_id"))
+    if found is None or found[0] is not issue:
+        raise SandboxError(404, "Not Found")
+    parent = found[1]
+    comment = _new_review_comment(
+        call, issue, str(call.field("body")), parent.path, parent.line, None, parent.id
+    )
+    call.world.record_activity(
+        repo, issue, comment.author, comment.body, comment.created_at, ("pulls", comment.id)
+    )
+    return Reply(201, call.shapes.review_comment(repo, issue, comment))
+
+
+@handles("pulls/update-review-comment")
+def update_review_comment(call: Call) -> Reply:
+    repo = call.writable_repo()
+    login = call.require_user()
+    found = call.world.find_review_comment(repo, call.int_param("comment_id"))
+    if found is None:
+        raise SandboxError(404, "Not Found")
+    issue, comment = found
+    if comment.author.lower() != login.lower():
+        raise SandboxError(403, "Resource not accessible by personal access token")
+    call.world.check_body(call.field("body"), "PullRequestReviewComment")
+    comment.body = str(call.field("body"))
+    comment.updated_at = call.world.clock.tick()
+    return Reply(200, call.shapes.review_comment(repo, issue, comment))
+
+
+@handles("pulls/create-review")
+def create_review(call: Call) -> Reply:
+    repo = call.writable_repo()
+    login = call.require_user()
+    issue = call.pull(repo)
+    assert issue.pull is not None
+    if issue.author.lower() == login.lower() and call.field("event") in (
+        "APPROVE",
+        "REQUEST_CHANGES",
+    ):
+        raise validation_failed(
+            "PullRequestReview", "event", "invalid", "Can not approve your own pull request"
+        )
+    event = call.field("event")
+    state = {
+        "APPROVE": "APPROVED",
+        "REQUEST_CHANGES": "CHANGES_REQUESTED",
+        "COMMENT": "COMMENTED",
+    }.get(event or "", "PENDING")
+    body = str(call.field("body") or "")
+    call.world.check_body(body, "PullRequestReview")
+    moment = call.world.clock.tick()
+    review = Review(
+        id=call.world.new_id(), author=login, body=body, state=state, submitted_at=moment
+    )
+    issue.pull.reviews.append(review)
+    for spec in call.field("comments") or []:
+        _new_review_comment(
+            call,
+            issue,
+            str(spec.get("body", "")),
+            spec.get("path", ""),
+            spec.get("line"),
+            review.id,
+            None,
+        )
+    if state != "PENDING":
+        texts = "\n".join([body, *(str(c.get("body", "")) for c in call.field("comments") or [])])
+        call.world.record_activity(repo, issue, login, texts, moment)
+    return Reply(200, call.shapes.review(repo, issue, review))

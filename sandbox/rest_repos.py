@@ -380,3 +380,81 @@ def rate_limit(call: Call) -> Reply:
     from tusk.sandbox.ratelimit import overview
 
     return Reply(200, overview(call))
+
+
+# --------------------------------------------------------------------------- contents and statuses
+
+
+@handles("repos/get-content")
+def get_content(call: Call) -> Reply:
+    repo = call.repo()
+    git = call.world.git
+    ref = call.arg("ref") or repo.default_branch
+    sha = git.resolve(repo.full_name, ref) if git else None
+    if sha is None:
+        raise SandboxError(404, f"No commit found for the ref {ref}")
+    path = call.params.get("path", "")
+    found = git.read_path(repo.full_name, sha, path)
+    if found is None:
+        raise SandboxError(404, "Not Found")
+    kind, value = found
+    if kind == "file":
+        data, blob = value  # type: ignore[misc]
+        if "application/vnd.github.raw" in call.headers.get("accept", ""):
+            return Reply(200, data, content_type="application/vnd.github.raw; charset=utf-8")
+        return Reply(200, _content_entry(call, repo, path, "file", blob, len(data), ref, data))
+    entries = [
+        _content_entry(call, repo, name, entry_kind, blob, size, ref, None)
+        for name, entry_kind, blob, size in value  # type: ignore[union-attr]
+    ]
+    return Reply(200, entries)
+
+
+def _content_entry(
+    call: Call, repo: Repo, path: str, kind: str, sha: str, size: int, ref: str, data: bytes | None
+) -> dict[str, object]:
+    import base64
+
+    url = f"{call.shapes.repo_url(repo)}/contents/{path}?ref={ref}"
+    html = f"{call.base}/{repo.full_name}/{'blob' if kind == 'file' else 'tree'}/{ref}/{path}"
+    git_url = f"{call.shapes.repo_url(repo)}/git/{'blobs' if kind == 'file' else 'trees'}/{sha}"
+    entry: dict[str, object] = {
+        "type": kind,
+        "name": path.rsplit("/", 1)[-1],
+        "path": path,
+        "sha": sha,
+        "size": size,
+        "url": url,
+        "git_url": git_url,
+        "html_url": html,
+        "download_url": f"{call.base}/{repo.full_name}/raw/{ref}/{path}"
+        if kind == "file"
+        else None,
+        "_links": {"self": url, "git": git_url, "html": html},
+    }
+    if data is not None:
+        entry["encoding"] = "base64"
+        entry["content"] = base64.encodebytes(data).decode()
+    return entry
+
+
+@handles("repos/get-combined-status-for-ref")
+def combined_status(call: Call) -> Reply:
+    repo = call.repo()
+    ref = call.params["ref"]
+    sha = call.world.git.resolve(repo.full_name, ref) if call.world.git else None
+    if sha is None:
+        raise SandboxError(404, f"No commit found for SHA: {ref}")
+    url = f"{call.shapes.repo_url(repo)}/commits/{sha}/status"
+    return Reply(
+        200,
+        {
+            "state": "pending",  # GitHub's answer for a commit without statuses
+            "statuses": [],
+            "sha": sha,
+            "total_count": 0,
+            "repository": call.shapes.repo(repo, call.login, full=False),
+            "commit_url": f"{call.shapes.repo_url(repo)}/commits/{sha}",
+            "url": url,
+        },
+    )

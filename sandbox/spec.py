@@ -85,7 +85,7 @@ class OpenApi:
     document: Mapping[str, Any]
     load_seconds: float
     _by_length: dict[int, list[_Template]] = field(default_factory=dict)
-    _validators: dict[str, Any] = field(default_factory=dict)
+    _validators: dict[str | int, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -122,6 +122,14 @@ class OpenApi:
             params = _bind(entry.segments, segments)
             if params is not None and method in entry.methods:
                 return self._operation(entry, method, params)
+        if path.endswith("/") and len(segments) > 1:
+            # ".../contents/" names the root: an empty slashed parameter, as GitHub accepts.
+            for entry in self._by_length.get(len(segments) + 1, []):
+                last = entry.segments[-1]
+                if method in entry.methods and last[1:-1] in SLASHED_PARAMETERS:
+                    params = _bind(entry.segments[:-1], segments)
+                    if params is not None:
+                        return self._operation(entry, method, {**params, last[1:-1]: ""})
         best: tuple[int, _Template, dict[str, str]] | None = None
         for length, entries in self._by_length.items():
             if length == 0 or length >= len(segments):
@@ -164,7 +172,8 @@ class OpenApi:
 
     def validator(self, schema: Mapping[str, Any]) -> Any:
         """An OAS 3.0 validator (handles ``nullable``) whose ``$ref``s resolve in the document."""
-        key = json.dumps(schema, sort_keys=True) if "$ref" not in schema else schema["$ref"]
+        # Schemas are objects inside the loaded document, which lives as long as the process.
+        key = schema["$ref"] if "$ref" in schema else id(schema)
         with self._lock:
             cached = self._validators.get(key)
         if cached is not None:
@@ -203,7 +212,9 @@ class OpenApi:
             if param is None:
                 problems.append(f"query parameter {name!r} is not documented for {op.operation_id}")
                 continue
-            value: Any = values if param.get("schema", {}).get("type") == "array" else values[-1]
+            value: Any = (
+                values if param.get("schema", _ANY_SCHEMA).get("type") == "array" else values[-1]
+            )
             problems += self._check_value(param, value, f"query parameter {name}")
         request_body = op.spec.get("requestBody")
         if request_body is None:
@@ -233,7 +244,7 @@ class OpenApi:
         return [f"body field {key!r} is not documented" for key in body if key not in known]
 
     def _check_value(self, param: Mapping[str, Any], raw: Any, where: str) -> list[str]:
-        schema = self.resolve(param.get("schema", {}))
+        schema = self.resolve(param.get("schema", _ANY_SCHEMA))
         if raw is None:
             return []
         value = _coerce(schema, raw)
@@ -352,6 +363,8 @@ def _validator_class() -> Any:
     """
     from jsonschema import validators
     from jsonschema._keywords import enum as enum_keyword
+    from jsonschema._keywords import oneOf as one_of_keyword
+    from openapi_schema_validator import _keywords as oas_keywords
     from openapi_schema_validator import OAS30Validator
 
     def enum(validator: Any, enums: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
@@ -359,10 +372,19 @@ def _validator_class() -> Any:
             return
         yield from enum_keyword(validator, enums, instance, schema)
 
-    return validators.extend(OAS30Validator, {"enum": enum})
+    def one_of(validator: Any, choices: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
+        # get-content's oneOf maps a discriminator onto an array alternative; a
+        # list has no property to discriminate on, so plain oneOf decides.
+        if "discriminator" in schema and not isinstance(instance, dict):
+            yield from one_of_keyword(validator, choices, instance, schema)
+            return
+        yield from oas_keywords.oneOf(validator, choices, instance, schema)
+
+    return validators.extend(OAS30Validator, {"enum": enum, "oneOf": one_of})
 
 
 _INVALID = object()
+_ANY_SCHEMA: Mapping[str, Any] = {}  # one object, so validator caching by id() stays sound
 
 
 def _coerce(schema: Mapping[str, Any], raw: Any) -> Any:
@@ -496,8 +518,17 @@ class GraphQLSchema:
     load_seconds: float
 
 
-@functools.cache
+_GRAPHQL_LOCK = threading.Lock()
+
+
 def load_graphql_schema() -> GraphQLSchema:
+    """GitHub's GraphQL schema, built once per process (threads wait for the first build)."""
+    with _GRAPHQL_LOCK:
+        return _build_graphql_schema()
+
+
+@functools.cache
+def _build_graphql_schema() -> GraphQLSchema:
     """Build GitHub's GraphQL schema once per process.
 
     The published SDL repeats some ``EnterpriseOwnerInfo`` fields, so it is

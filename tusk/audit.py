@@ -45,13 +45,6 @@ def record_hash(fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
-def seal(fields: dict[str, Any], *, seq: int, prev_hash: str) -> AuditRecord:
-    """Build the next record of a chain from its content fields."""
-    draft = AuditRecord(**{**fields, "seq": seq, "prev_hash": prev_hash, "hash": ""})
-    data = draft.model_dump(mode="json")
-    return draft.model_copy(update={"hash": record_hash(data)})
-
-
 @dataclass(frozen=True)
 class ChainBreak:
     """The first line (1-based) where the chain does not hold, and why."""
@@ -126,6 +119,7 @@ class AuditLog:
         existing = read_records(self.path)
         self._seq = len(existing)
         self._head = existing[-1].hash if existing else GENESIS_HASH
+        self._handle = self.path.open("a", encoding="utf-8")
 
     @property
     def head(self) -> str:
@@ -146,7 +140,7 @@ class AuditLog:
         duration_ms: float = 0.0,
     ) -> AuditRecord:
         fields = {
-            "time": self._clock(),
+            "time": self._clock().isoformat(),
             "tool": tool,
             "kind": kind,
             "target": target,
@@ -159,13 +153,18 @@ class AuditLog:
             "duration_ms": round(duration_ms, 3),
         }
         with self._lock:
-            record = seal(fields, seq=self._seq, prev_hash=self._head)
-            line = canonical_json(record.model_dump(mode="json"))
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
+            # Hash exactly the JSON that is written: verification re-hashes the parsed line.
+            data = {**fields, "seq": self._seq, "prev_hash": self._head}
+            data["hash"] = record_hash(data)
+            record = AuditRecord.model_validate(data)  # the contract, checked once
+            self._handle.write(canonical_json(data) + "\n")
+            self._handle.flush()
             self._seq += 1
-            self._head = record.hash
+            self._head = data["hash"]
         return record
+
+    def close(self) -> None:
+        self._handle.close()
 
 
 # --------------------------------------------------------------------------- summaries

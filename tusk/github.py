@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 from pydantic import SecretStr
 
 from tusk.errors import TuskError
@@ -360,9 +361,15 @@ class Gateway:
         accept: str | None = None,
         allow_statuses: tuple[int, ...] = (),
         follow_redirects: bool = True,
+        may_repeat: bool = True,
     ) -> Response:
         """Send one request, retrying within bounds. Raises ``GitHubError`` for a
-        final status >= 400 unless it is listed in ``allow_statuses``."""
+        final status >= 400 unless it is listed in ``allow_statuses``.
+
+        ``may_repeat=False`` is for writes that must not happen twice (a comment,
+        an issue): they are retried only when GitHub surely did not apply them
+        (a rate limit, a connection never made), not after a 5xx or a dropped
+        connection, where the write may have landed."""
         method = method.upper()
         url = self.url_for(path_or_url)
         route = route_of(method, urlsplit(url).path)
@@ -370,6 +377,7 @@ class Gateway:
         while True:
             attempt += 1
             status: int | None
+            transport_error: requests.RequestException | None = None
             try:
                 raw = self._session.request(
                     method,
@@ -392,6 +400,8 @@ class Gateway:
             if status is not None and (status < 400 or status in allow_statuses):
                 return Response(status, response_headers, body, text, url)
             delay = retry_delay(status, response_headers, body, attempt=attempt, now=self._clock())
+            if not may_repeat and _may_have_landed(status, transport_error):
+                delay = None
             if delay is None or attempt >= self.max_attempts or delay > self.max_wait:
                 if status is None:
                     failure: GitHubError = TransportError(
@@ -544,6 +554,16 @@ class Gateway:
 
     def close(self) -> None:
         self._session.close()
+
+
+def _may_have_landed(status: int | None, error: requests.RequestException | None) -> bool:
+    """Whether a failed write may still have been applied by GitHub."""
+    if status is not None:
+        return status not in (403, 429)  # a rate limit refuses before doing anything
+    if isinstance(error, requests.exceptions.ConnectTimeout):
+        return False
+    reason = getattr(error.args[0], "reason", None) if error and error.args else None
+    return not isinstance(reason, urllib3.exceptions.NewConnectionError)
 
 
 def _parse_body(raw: requests.Response) -> Any:

@@ -236,24 +236,30 @@ def assemble_job(jobid: str, shards: Sequence[Shard]) -> str:
     problems: list[str] = []
     corrupt = {i for i, shard in by_index.items() if not _BASE64.fullmatch(shard.data)}
     if corrupt:
-        problems.append(f"shards {_fmt(corrupt)} hold characters that are not base64")
+        problems.append(f"shards {format_indices(corrupt)} hold characters that are not base64")
     # Shards must agree on what the whole is; the value most shards claim is
     # taken as right and the outliers are named.
     for field in ("total_shards", "checksum", "encoding"):
         outliers = _outliers(by_index.values(), field)
         if outliers:
             corrupt |= outliers
-            problems.append(f"shards {_fmt(outliers)} disagree with the others on {field}")
+            problems.append(
+                f"shards {format_indices(outliers)} disagree with the others on {field}"
+            )
     total = _majority(by_index.values(), "total_shards")
     out_of_range = {i for i in by_index if i >= total}
     if out_of_range:
         corrupt |= out_of_range
-        problems.append(f"shard indices {_fmt(out_of_range)} are beyond total_shards={total}")
+        problems.append(
+            f"shard indices {format_indices(out_of_range)} are beyond total_shards={total}"
+        )
     if conflicting:
-        problems.append(f"shards {_fmt(conflicting)} were delivered twice with different content")
+        problems.append(
+            f"shards {format_indices(conflicting)} were delivered twice with different content"
+        )
     missing = [i for i in range(total) if i not in by_index]
     if missing:
-        problems.append(f"shards {_fmt(missing)} of {total} are missing")
+        problems.append(f"shards {format_indices(missing)} of {total} are missing")
     if problems:
         raise ShardError(
             jobid, "; ".join(problems), missing=missing, conflicting=conflicting, corrupt=corrupt
@@ -264,8 +270,8 @@ def assemble_job(jobid: str, shards: Sequence[Shard]) -> str:
     if checksum_of(encoded) != ordered[0].checksum:
         raise ShardError(
             jobid,
-            f"the joined data does not match its checksum: one of shards {_fmt(range(total))} "
-            "is corrupt",
+            "the joined data does not match its checksum: one of shards "
+            f"{format_indices(range(total))} is corrupt",
             corrupt=range(total),
         )
     return encoded
@@ -286,8 +292,15 @@ def _outliers(shards: Iterable[Shard], field: str) -> set[int]:
     return {s.shard_index for s in shards if getattr(s, field) != expected}
 
 
-def _fmt(indices: Iterable[int]) -> str:
-    return ", ".join(str(i) for i in sorted(indices))
+def format_indices(indices: Iterable[int]) -> str:
+    """``[0, 1, 2, 5]`` → ``"0-2, 5"``: short even for hundreds of shards."""
+    runs: list[list[int]] = []
+    for index in sorted(set(indices)):
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 # --------------------------------------------------------------------------- the document

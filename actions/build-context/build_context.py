@@ -3,7 +3,7 @@
 Pure: ``build`` turns a ``ContextDocument``, the settings and the history and
 memory entries into the task, the context, the diff and the sizes kept and
 left out.
-``log_issue_body`` fits the A4 body under GitHub's 65,536-character limit.
+``log_body.log_issue_body`` fits it into the log issue.
 The I/O (reading state, claiming the log issue, writing files) is in
 ``main.py``. Text from GitHub is sanitised here (``sanitize``); in the log
 issue it is quoted by ``tusk.render.quote_block``, which makes it inert.
@@ -49,22 +49,14 @@ from tusk.actions.build_context.views import (
 
 from tusk.config import Settings
 from tusk.contracts import ContextDocument, PermissionConfig, Trigger
-from tusk.markers import render_marker
-from tusk.render import quote_block, render
+from tusk.render import render
 
-# GitHub refuses issue bodies past this many characters.
-BODY_LIMIT = 65536
 # What one item's heading line costs on top of its text, for the budget.
 ITEM_OVERHEAD = 160
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 UNTRUSTED_FLAG = "untrusted author: neither an allowed user nor a collaborator"
 CONTEXT_FILE = "context.md"
 DIFF_FILE = "diff.patch"
-
-
-def utf16_len(text: str) -> int:
-    """Length as GitHub may count it (UTF-16 units); never less than ``len``."""
-    return len(text.encode("utf-16-le")) // 2
 
 
 def fmt_time(moment: datetime | None) -> str:
@@ -226,6 +218,9 @@ class Built:
 
 
 def thread_kind(doc: ContextDocument, raw: RawContext) -> str:
+    named = {"issue": "issue", "pull_request": "pull request", "discussion": "discussion"}
+    if raw.kind in named:
+        return named[raw.kind]
     if doc.trigger.type.startswith("discussion"):
         return "discussion"
     thread = raw.thread
@@ -236,7 +231,7 @@ def thread_kind(doc: ContextDocument, raw: RawContext) -> str:
 
 
 def _is(node: Node, trigger_id: str) -> bool:
-    return node.id is not None and str(node.id) == trigger_id
+    return trigger_id in {str(v) for v in (node.id, node.node_id) if v is not None}
 
 
 def build(
@@ -431,9 +426,9 @@ def _conversation(
     make: ItemFactory, comments: LazyNodes, trigger: Trigger, budget: int
 ) -> tuple[SectionView, dict[str, int]]:
     trigger_index = None
-    if trigger.type == "issue_comment":
+    if trigger.type in ("issue_comment", "discussion_comment"):
         trigger_index = next(
-            (i for i in range(len(comments)) if comments.raw_id(i) == trigger.id), None
+            (i for i in range(len(comments)) if trigger.id in comments.ids(i)), None
         )
     trigger_size = item_size(trigger.body) if trigger_index is not None else 0
     kept, selection, rough = choose_comments(comments, budget - trigger_size, skip=trigger_index)
@@ -595,102 +590,6 @@ def render_context(context: ContextView) -> str:
     return render("context.md.j2", context=context)
 
 
-@dataclass(frozen=True)
-class LogBody:
-    body: str
-    context_cut: bool
-    task_cut: bool
-
-
-def log_issue_body(
-    *,
-    jobid: str,
-    repo: str,
-    task_text: str,
-    context_text: str,
-    artifact_name: str,
-    artifact_url: str | None,
-    limit: int = BODY_LIMIT,
-) -> LogBody:
-    """The A4 body: the Task whole, as much Context as fits, a note when cut."""
-    marker = render_marker("job", {"jobid": jobid, "repo": repo})
-    task_text, context_text = task_text.rstrip("\n"), context_text.rstrip("\n")
-
-    def body(task_lines: int | None, context_lines: int | None) -> str:
-        task = _head(task_text, task_lines)
-        context = _head(context_text, context_lines)
-        return render(
-            "log_issue.md.j2",
-            marker=marker,
-            task=task,
-            context=context,
-            task_cut=task_lines is not None,
-            context_cut=context_lines is not None,
-            context_total=len(context_text),
-            context_shown=len(context),
-            artifact_name=artifact_name,
-            artifact_url=safe_url(artifact_url),
-        )
-
-    # One quoting pass measures every line; a second renders what fits.
-    frame = utf16_len(body(None, 0))
-    keep, total = _context_lines_that_fit(context_text, frame, limit)
-    if keep == total:
-        whole = body(None, None)
-        if utf16_len(whole) <= limit:
-            return LogBody(whole, False, False)
-        keep = total - 1
-    if keep is not None and utf16_len(body(None, keep)) > limit:
-        # The note's numbers grew by a digit or two: search below the estimate.
-        keep = _largest(keep + 1, lambda k: utf16_len(body(None, k)) <= limit)
-    if keep is not None:
-        return LogBody(body(None, keep), True, False)
-    # The task alone is too long: cut it too, and show no context.
-    task_lines = task_text.split("\n")
-    keep_task = _largest(len(task_lines), lambda k: utf16_len(body(k, 0)) <= limit)
-    return LogBody(body(keep_task or 0, 0), True, True)
-
-
-def _context_lines_that_fit(context_text: str, frame: int, limit: int) -> tuple[int | None, int]:
-    """How many leading context lines fit beside a frame of ``frame`` characters,
-    and how many lines there are.
-
-    ``quote_block`` quotes line by line, so each line's quoted size is known
-    from one pass; the estimate counts a newline per line, never too few.
-    """
-    lines = quote_block(context_text).split("\n")
-    if frame > limit:
-        return None, len(lines)
-    room = limit - frame
-    used = kept = 0
-    for line in lines:
-        used += utf16_len(line) + 1
-        if used > room:
-            break
-        kept += 1
-    return kept, len(lines)
-
-
-def _head(text: str, lines: int | None) -> str:
-    if lines is None:
-        return text
-    return "\n".join(text.split("\n")[:lines])
-
-
-def _largest(count: int, fits: Callable[[int], bool]) -> int | None:
-    """The largest k in [0, count) with ``fits(k)``, assuming ``fits`` is monotone."""
-    if count == 0 or not fits(0):
-        return None
-    low, high = 0, count - 1
-    while low < high:
-        middle = (low + high + 1) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def render_summary(summary: SummaryView) -> str:
     return render("step_summary.md.j2", summary=summary)
 
@@ -699,19 +598,3 @@ def task_excerpt(text: str, limit: int = 1000) -> tuple[str, bool]:
     if len(text) <= limit:
         return text, False
     return text[:limit].rsplit("\n", 1)[0] if "\n" in text[:limit] else text[:limit], True
-
-
-__all__ = [
-    "BODY_LIMIT",
-    "Built",
-    "LogBody",
-    "build",
-    "fmt_time",
-    "gaps",
-    "log_issue_body",
-    "log_issue_title",
-    "render_context",
-    "render_summary",
-    "render_task",
-    "task_excerpt",
-]

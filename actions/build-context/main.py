@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context import log_body as lb
 from tusk.actions.build_context.views import SummaryView
 
 from tusk import actions_edge
@@ -68,9 +69,11 @@ def read_context(path: Path) -> ContextDocument:
     except OSError as error:
         raise InputError(f"cannot read the context file {path}", str(error)) from None
     except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise InputError(
             f"{path} is not a Tusk context document",
-            f"{error.error_count()} problem(s), first: {error.errors()[0]['msg']}. "
+            f"{error.error_count()} problem(s), first: {where}: {first['msg']}. "
             "Pass the file merge-shards wrote.",
         ) from None
 
@@ -118,7 +121,7 @@ def build_and_claim(
     task_md = bc.render_task(built.task)
     context_md = bc.render_context(built.context)
     sizes = built.sizes.model_copy(update={"context_chars": len(context_md)})
-    log = bc.log_issue_body(
+    log = lb.log_issue_body(
         jobid=doc.jobid,
         repo=doc.repo,
         task_text=built.task.text,
@@ -193,6 +196,9 @@ def write_outputs(
     full_context: str | None,
     artifact_name: str,
 ) -> dict[str, str | bool | int]:
+    # Absolute, so run.json means the same wherever it is read from.
+    out_dir = out_dir.resolve()
+    context_file = context_file.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     task_path, context_path = out_dir / TASK_FILE, out_dir / bc.CONTEXT_FILE
     task_path.write_text(task_md, encoding="utf-8")

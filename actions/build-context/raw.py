@@ -41,6 +41,7 @@ class Node(Partial):
     """Anything with an author, a body and timestamps: comments, reviews, bodies."""
 
     id: int | str | None = None
+    node_id: str | None = None
     user: Actor = Field(default_factory=Actor, validation_alias=AliasChoices("user", "author"))
     body: str | None = None
     created_at: datetime | None = Field(
@@ -69,7 +70,7 @@ class LazyNodes(Sequence[Node]):
     """Comments validated one at a time, on first use.
 
     A thread may hold thousands of comments and the context keeps a few, so
-    only what is read is modelled; ``body`` and ``raw_id`` read the raw
+    only what is read is modelled; ``body`` and ``ids`` read the raw
     payload cheaply for sizing and for finding the trigger.
     """
 
@@ -102,9 +103,10 @@ class LazyNodes(Sequence[Node]):
         value = self._items[index].get("body")
         return value if isinstance(value, str) else ""
 
-    def raw_id(self, index: int) -> str | None:
-        value = self._items[index].get("id")
-        return None if value is None else str(value)
+    def ids(self, index: int) -> tuple[str, ...]:
+        """The REST id and the GraphQL node id, whichever are present, as strings."""
+        item = self._items[index]
+        return tuple(str(item[key]) for key in ("id", "node_id") if item.get(key) is not None)
 
 
 def _lazy_nodes(value: Any) -> LazyNodes:
@@ -190,6 +192,7 @@ class RawContext(Partial):
     present, lists the logins with write access to the repository.
     """
 
+    kind: str | None = None  # "issue" | "pull_request" | "discussion", when the poller says
     thread: Thread | None = None
     comments: Comments = Field(default_factory=LazyNodes)
     reviews: tuple[Review, ...] = ()

@@ -153,7 +153,7 @@ def merge(
         # A corrupt shard will not heal by waiting; a missing one may still be uploading.
         if not missing or stuck or remaining <= 0:
             break
-        log(f"job {jobid}: waiting for shards {', '.join(map(str, missing))} of {total}")
+        log(f"job {jobid}: waiting for shards {shards.format_indices(missing)} of {total}")
         sleep(min(delay, remaining))
         delay = min(delay * 2, policy.max_delay)
     if missing:
@@ -188,13 +188,13 @@ def failure(
     )
     if elsewhere:
         problems.append(
-            f"shards {', '.join(map(str, elsewhere))} exist only with another checksum or "
+            f"shards {shards.format_indices(elsewhere)} exist only with another checksum or "
             "total (another dispatch of this job, or corrupted)"
         )
     absent = [i for i in missing if i not in corrupt]
     if absent:
         wait = f" after waiting {waited:g}s" if timed_out else ""
-        problems.append(f"shards {', '.join(map(str, absent))} of {total} are missing{wait}")
+        problems.append(f"shards {shards.format_indices(absent)} of {total} are missing{wait}")
     return shards.ShardError(
         jobid,
         "; ".join(problems),
@@ -235,7 +235,7 @@ def failure_report(jobid: str, error: shards.ShardError, *, run_url: str | None)
 
 
 def _cell(indices: tuple[int, ...]) -> str:
-    return ", ".join(map(str, indices)) if indices else "—"
+    return shards.format_indices(indices) if indices else "—"
 
 
 def record_failure_issue(

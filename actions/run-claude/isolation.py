@@ -96,7 +96,7 @@ def runner_principal(environ: Mapping[str, str]) -> Principal:
 
 
 def ensure_user(name: str, *, forbidden_uids: Iterable[int] = ()) -> Principal:
-    """Create ``name`` (with its own home, mode 0700) or reuse it; never root or the runner."""
+    """Create ``name`` (with its own home) or reuse it; never root or the runner."""
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
@@ -122,7 +122,7 @@ def ensure_user(name: str, *, forbidden_uids: Iterable[int] = ()) -> Principal:
     home = Path(entry.pw_dir)
     home.mkdir(parents=True, exist_ok=True)
     os.chown(home, entry.pw_uid, entry.pw_gid)
-    os.chmod(home, 0o700)
+    os.chmod(home, 0o711)  # others may pass through to a run's workspace, never list
     return Principal(name, entry.pw_uid, entry.pw_gid, home)
 
 
@@ -325,6 +325,32 @@ def clone_workspace(
         )
     if agent is not None:
         chown_tree(dest, agent)
+        if runner.uid not in (0, agent.uid):
+            share_with_group(dest, agent=agent, gid=runner.gid)
+
+
+def share_with_group(root: Path, *, agent: Principal, gid: int) -> None:
+    """Let the runner's group read the agent's workspace (the MCP server, running as
+    the runner, fetches the agent's branches from it); nobody else gets in.
+
+    ``core.sharedRepository=group`` makes git keep new objects and refs group-readable
+    whatever the agent's umask; setgid directories keep the group on new files.
+    """
+    subprocess.run(
+        ["git", "config", "--file", str(root / ".git" / "config"), "core.sharedRepository", "group"],
+        env={"PATH": SAFE_PATH},
+        check=True,
+        capture_output=True,
+    )
+    for folder, _subfolders, filenames in os.walk(root):
+        os.chown(folder, agent.uid, gid)
+        os.chmod(folder, (stat.S_IMODE(os.stat(folder).st_mode) & 0o700) | 0o2750)
+        for name in filenames:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                continue
+            os.chown(path, agent.uid, gid)
+            os.chmod(path, (stat.S_IMODE(os.stat(path).st_mode) & 0o700) | 0o040)
 
 
 def credential_leaks(config: Path, token: SecretStr | None) -> str | None:

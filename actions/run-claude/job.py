@@ -27,6 +27,7 @@ from tusk import actions_edge
 from tusk.audit import created_messages
 from tusk.config import Secrets, Settings
 from tusk.contracts import RunMetadata
+from tusk.errors import UserError
 from tusk.github import Gateway
 from tusk.render import render
 
@@ -65,6 +66,18 @@ class JobResult:
 
 
 def run_job(inputs: JobInputs) -> JobResult:
+    """The whole run. A failure before the write-up still reaches the log issue
+    (error comment, bug label) before it propagates."""
+    stage = {"writing_up": False}
+    try:
+        return _run(inputs, stage)
+    except Exception as error:
+        if not stage["writing_up"]:
+            report_setup_failure(inputs, error)
+        raise
+
+
+def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
     settings, secrets = inputs.settings, inputs.secrets
     needed = secrets.require("agent_token", "read_token", "anthropic_api_key")
     decision = isolation.decide(
@@ -125,6 +138,7 @@ def run_job(inputs: JobInputs) -> JobResult:
         )
         outcome, session_id = passes.run_all(prompt)
         server.stop()
+        stage["writing_up"] = True
         result = _write_up(
             inputs,
             outcome=outcome,
@@ -372,6 +386,42 @@ def _write_up(
         isolation=isolation_note,
         events_path=events_path,
     )
+
+
+def report_setup_failure(inputs: JobInputs, error: BaseException) -> None:
+    """Best effort: say on the log issue why the run never got going, and flag it."""
+    if isinstance(error, UserError):
+        detail = f"{error.title}. {error.hint}".strip()
+    else:
+        detail = f"{type(error).__name__}: {error}"
+    outcome = Outcome(kind="setup_failed", headline="The agent run could not start", detail=detail)
+    summary = finish.build_summary(
+        run=inputs.run, outcome=outcome, records=[], audit_problem=None, session_id=None,
+        passes=[], isolation="", transcript_parts=0,
+    )
+    secrets = inputs.secrets
+    values = [
+        v.get_secret_value()
+        for v in (secrets.agent_token, secrets.read_token, secrets.anthropic_api_key)
+        if v is not None
+    ]
+    body = finish.clean(
+        render("run_error.md.j2", summary=summary, bug_label=inputs.settings.labels.bug), values
+    )
+    if secrets.agent_token is None:
+        return
+    gateway = Gateway(
+        api_url=secrets.github_api_url, token=secrets.agent_token, token_name="agent",
+        max_attempts=2,
+    )
+    issue = f"/repos/{inputs.run.control_repo}/issues/{inputs.run.log_issue_number}"
+    try:
+        gateway.post(f"{issue}/comments", json={"body": body})
+        gateway.post(f"{issue}/labels", json={"labels": [inputs.settings.labels.bug]})
+    except Exception as failure:  # noqa: BLE001 - the original error is the one to raise
+        actions_edge.warning("Could not record the failure on the log issue", detail=str(failure))
+    finally:
+        gateway.close()
 
 
 # --------------------------------------------------------------------------- cleanup

@@ -162,8 +162,9 @@ def _result_block(event: dict[str, Any]) -> Block:
         f"{event.get('num_turns')} turns",
         f"{event.get('duration_ms')} ms",
     ]
-    if event.get("total_cost_usd") is not None:
-        facts.append(f"${event.get('total_cost_usd')}")
+    cost = event.get("total_cost_usd")
+    if isinstance(cost, int | float):
+        facts.append(f"${cost:.4f}")
     errors = "; ".join(str(e) for e in event.get("errors") or [])
     text = str(event.get("result") or errors)
     return Block(

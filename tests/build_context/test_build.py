@@ -342,3 +342,75 @@ def test_log_issue_title_is_utc_and_exact() -> None:
     assert bc.log_issue_title("alice/widgets", 123, moment) == (
         "[Agent Log] alice/widgets #123 — 2026-12-01 04:59"
     )
+
+
+def poller_comment(cid: int, body: str, login: str | None, minutes: int) -> dict:
+    """A comment as the poller writes it: REST names, no author_association."""
+    return {
+        "id": cid,
+        "node_id": f"IC_{cid}",
+        "user": {"login": login, "type": "User"} if login else None,
+        "body": body,
+        "created_at": at(minutes),
+        "updated_at": at(minutes),
+        "html_url": f"https://github.com/{REPO}/pull/7#issuecomment-{cid}",
+    }
+
+
+def test_the_pollers_raw_shape_is_read_and_unknown_trust_fails_towards_untrusted() -> None:
+    raw = {
+        "kind": "pull_request",
+        "repository": {"full_name": REPO, "branches": []},
+        "thread": {
+            **issue(),
+            "node_id": "PR_7",
+            "head": {"ref": "fix", "sha": "abc", "repo": "bob/widgets"},
+            "base": {"ref": "main", "sha": "def", "repo": REPO},
+            "draft": False,
+            "merged": False,
+        },
+        "comments": [
+            poller_comment(1, "bob here", "bob", 1),
+            poller_comment(2, "ghost here", None, 2),
+            poller_comment(9000, "@tusk-bot please fix the resize bug", "alice", 300),
+        ],
+        "reviews": [],
+        "review_comments": [],
+        "linked_issues": [],
+        "diff": "diff --git a/x b/x\n",
+        "bot": {"login": "tusk-bot", "repositories": [], "fork": None},
+        "notes": [],
+    }
+    built = bc.build(document(raw), settings())
+    assert built.context.thread.kind == "pull request"
+    assert built.context.thread.head == "fix"
+    entries = items(built.context.conversation.entries)
+    assert [(i.author, i.is_trigger) for i in entries] == [
+        ("bob", False),
+        ("ghost", False),
+        ("alice", True),
+    ]
+    # without author_association or a collaborator list, only allowed users are trusted
+    assert [bc.UNTRUSTED_FLAG in i.flags for i in entries] == [True, True, False]
+
+
+def test_a_discussion_trigger_is_found_by_its_node_id() -> None:
+    raw = {
+        "kind": "discussion",
+        "thread": {**issue(number=5), "node_id": "D_5"},
+        "comments": [
+            poller_comment(1, "earlier", "alice", 1),
+            {**poller_comment(2, "@tusk-bot summarise", "alice", 300), "node_id": "DC_kwDO2"},
+        ],
+    }
+    doc = document(
+        raw,
+        trigger_type="discussion_comment",
+        trigger_id="DC_kwDO2",
+        trigger_body="@tusk-bot summarise",
+        number=5,
+    )
+    built = bc.build(doc, settings())
+    entries = items(built.context.conversation.entries)
+    assert [i.is_trigger for i in entries] == [False, True]
+    assert built.sizes.comments_kept == 1

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from bc_samples import REPO, comment, document, issue, issue_document, settings, trigger_comment
-from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context import log_body as lb
 from tusk.actions.build_context import main as build_main
 
 from tusk import cli
@@ -72,21 +72,21 @@ def run_cli(
     output = tmp_path / "github_output"
     output.write_text("", encoding="utf-8")
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
-    out_dir = tmp_path / "run"
+    monkeypatch.chdir(tmp_path)  # relative paths, as in a workflow's workspace
     code = cli.main(
         [
             "build-context",
             "--context-file",
-            str(context_file),
+            context_file.name,
             "--config",
             str(config_file),
             "--output-dir",
-            str(out_dir),
+            "run",
             "--run-url",
             RUN_URL,
         ]
     )
-    return code, parse_outputs(output.read_text(encoding="utf-8")), out_dir
+    return code, parse_outputs(output.read_text(encoding="utf-8")), tmp_path / "run"
 
 
 def parse_outputs(text: str) -> dict[str, str]:
@@ -135,6 +135,8 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
     assert metadata.log_issue_number == logged["number"]
     assert metadata.jobid == doc.jobid and metadata.control_repo == CONTROL
     assert Path(metadata.task_path).read_text("utf-8").startswith("# Task")
+    for path in (metadata.task_path, metadata.context_path, metadata.context_file):
+        assert Path(path).is_absolute()  # run-claude reads relative paths from run.json's folder
     assert metadata.diff_path is None and outputs["diff-path"] == ""
     assert outputs["context-cut"] == "false" and outputs["full-context-path"] == ""
     assert set(outputs) == set(build_main.EMPTY_OUTPUTS)
@@ -195,7 +197,7 @@ def test_two_racing_claims_leave_one_open_log_issue_and_the_lowest_number_wins(
     github: Any,
 ) -> None:
     config = settings()
-    body = bc.log_issue_body(
+    body = lb.log_issue_body(
         jobid="alice-widgets-9000",
         repo=REPO,
         task_text="t",
@@ -313,7 +315,7 @@ def test_a_failure_record_does_not_take_the_jobs_claim(github: Any) -> None:
     [failure] = control_issues(gateway)
     assert failure["html_url"] == url
     assert sorted(label["name"] for label in failure["labels"]) == ["bug", "workflow"]
-    body = bc.log_issue_body(
+    body = lb.log_issue_body(
         jobid="alice-widgets-9000",
         repo=REPO,
         task_text="t",
@@ -353,3 +355,16 @@ def test_pr_build_writes_the_diff_file(
     metadata = json.loads(Path(outputs["run-json"]).read_text("utf-8"))
     assert metadata["diff_path"] == outputs["diff-path"]
     assert "+y" not in (out_dir / "context.md").read_text("utf-8")
+
+
+def test_a_file_that_is_not_a_context_document_fails_with_what_to_do(
+    github: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "context.json"
+    bad.write_text('{"jobid": "x"}', encoding="utf-8")
+    _, config_file = write_inputs(tmp_path / "cfg", issue_document([]), settings())
+    code = cli.main(["build-context", "--context-file", str(bad), "--config", str(config_file)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "is not a Tusk context document" in err and "merge-shards" in err
+    assert control_issues(github.gateway("agent")) == []

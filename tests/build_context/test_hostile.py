@@ -17,6 +17,7 @@ from bc_samples import TRIGGER_AT, comment, document, issue, settings, trigger_c
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context import log_body as lb
 
 from tusk.markers import parse_markers, trusted_job_id
 
@@ -119,7 +120,7 @@ def check_page(body: str) -> None:
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_text_stays_inside_the_quotes(name: str) -> None:
     built, context = hostile_build(HOSTILE[name])
-    log = bc.log_issue_body(
+    log = lb.log_issue_body(
         jobid=JOBID,
         repo="alice/widgets",
         task_text=built.task.text,
@@ -127,7 +128,7 @@ def test_hostile_text_stays_inside_the_quotes(name: str) -> None:
         artifact_name="a",
         artifact_url="https://github.com/alice/tusk-control/actions/runs/1",
     )
-    assert bc.utf16_len(log.body) <= bc.BODY_LIMIT
+    assert lb.utf16_len(log.body) <= lb.BODY_LIMIT
     check_page(log.body)
     # No mention pings anyone, no reference links another thread, no bidi control survives.
     assert "@mallory" not in log.body and "@Someone-Else" not in log.body
@@ -140,7 +141,7 @@ def test_every_hostile_sample_at_once_in_an_oversized_context_still_holds() -> N
     text = "\n".join(HOSTILE.values())
     built, context = hostile_build(text)
     context = context + ("\n" + text) * 500
-    log = bc.log_issue_body(
+    log = lb.log_issue_body(
         jobid=JOBID,
         repo="alice/widgets",
         task_text=built.task.text,
@@ -149,7 +150,7 @@ def test_every_hostile_sample_at_once_in_an_oversized_context_still_holds() -> N
         artifact_url="https://github.com/alice/tusk-control/actions/runs/1",
     )
     assert log.context_cut
-    assert bc.utf16_len(log.body) <= bc.BODY_LIMIT
+    assert lb.utf16_len(log.body) <= lb.BODY_LIMIT
     check_page(log.body)
 
 
@@ -169,7 +170,7 @@ def test_the_model_context_has_no_hidden_html_or_bidi_from_any_sample() -> None:
 
 def test_a_task_too_long_for_the_body_is_cut_too_and_the_page_still_holds() -> None:
     task = "\n".join(["@mallory <b>line</b> ```"] * 4000)  # quoted, far over the limit
-    log = bc.log_issue_body(
+    log = lb.log_issue_body(
         jobid=JOBID,
         repo="alice/widgets",
         task_text=task,
@@ -178,7 +179,7 @@ def test_a_task_too_long_for_the_body_is_cut_too_and_the_page_still_holds() -> N
         artifact_url=None,
     )
     assert log.task_cut and log.context_cut
-    assert bc.utf16_len(log.body) <= bc.BODY_LIMIT
+    assert lb.utf16_len(log.body) <= lb.BODY_LIMIT
     assert "The task was cut" in log.body
     check_page_with_notes(log.body)
 

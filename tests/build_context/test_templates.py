@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bc_samples import comment, issue_document, settings
 from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context import log_body as lb
 from tusk.actions.build_context.views import SummaryView
 
 ARTIFACT = "tusk-context-alice-widgets-9000"
@@ -160,7 +161,7 @@ def test_context_md_whole_output() -> None:
 
 def test_log_issue_body_whole_output() -> None:
     built = small_build()
-    log = bc.log_issue_body(
+    log = lb.log_issue_body(
         jobid="alice-widgets-9000",
         repo="alice/widgets",
         task_text=built.task.text,

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from go_away_world import BOT, CONTROL, open_fork_pull, request, scenario, settings
 from tusk.actions.go_away import main
+from tusk.actions.go_away.go_away import GoAwayRun
 
 from tusk.contracts import GoAwayRequest
-from tusk.state import StateStore
+from tusk.state import StateError, StateStore
 
 
 def run_go_away(
@@ -254,3 +255,24 @@ def test_reaction_can_be_turned_off(world: Any) -> None:
     comments = repo_state(world, "alice/widgets")["issues"]["1"]["comments"]
     assert all(not c["reactions"] for c in comments)
     assert "No reaction on the request: reactions are turned off." in go_away_log(world)["body"]
+
+
+def test_blocklist_failure_is_reported_and_the_cleanup_still_runs(world: Any) -> None:
+
+
+    def broken_update(change: Any, *, note: str = "") -> Any:
+        raise StateError("The blocklist issue could not be written", "Check the token.")
+
+    report = GoAwayRun(
+        request("bob"),
+        gateway=world.gateway("agent"),
+        settings=settings(),
+        update_blocklist=broken_update,
+        sleep=lambda seconds: None,
+        reaction=None,
+    ).run()
+
+    assert not report.blocklist_updated
+    assert [f.what for f in report.failures] == ["could not update the blocklist"]
+    assert "by hand" in report.failures[0].todo
+    assert comment_ids(world, "alice/widgets") == {501, 503, 504}

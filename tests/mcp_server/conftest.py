@@ -239,7 +239,7 @@ class Agent:
     async def refused(self, tool: str, code: str, **args: Any) -> str:
         is_error, text = await self.call(tool, **args)
         assert is_error, f"{tool} was not refused: {text}"
-        assert f": {code}: " in text, f"expected {code}, got: {text}"
+        assert text.startswith(f"{code}: "), f"expected {code}, got: {text}"
         return text
 
 

@@ -538,6 +538,13 @@ async def test_push_branch_lands_on_a_new_fork_and_opens_a_pr(
             head=f"{BOT}:tusk/fix",
             base="main",
         )
+        pr_args = {"repo": "alice/widgets", "body": "b", "base": "main"}
+        await agent.refused(  # a PR from someone else's branch, in the bot's name
+            "create_pull_request", "FORBIDDEN_OPERATION", title="x", head="alice:main", **pr_args
+        )
+        await agent.refused(
+            "create_pull_request", "LIMIT_EXCEEDED", title="Again", head="tusk/fix", **pr_args
+        )
     assert "tusk/fix" in fork_branches(local_github)
     assert "pull" in pr
     local_sha = git(["rev-parse", "tusk/fix"], work).strip()
@@ -614,6 +621,8 @@ async def test_read_tools_return_what_the_agent_needs(start_mcp, local_github) -
         assert fork["fork"] is None
         branches = json.loads(await agent.ok("list_branches", repo="alice/widgets"))
         assert sorted(b["name"] for b in branches["branches"]) == ["gizmo", "main"]
+        found = json.loads(await agent.ok("search_issues", query="repo:alice/widgets typo"))
+        assert [i["number"] for i in found["items"]] == [1]
 
 
 async def test_file_contents_are_decoded_for_the_agent(start_mcp) -> None:

@@ -214,3 +214,94 @@ def test_bot_repositories_and_its_fork_with_branches_are_in_the_context(harness:
     branches = {b["name"]: b for b in fork["branches"]}
     assert set(branches) == {"main", "tusk/fix-typo"}
     assert branches["tusk/fix-typo"]["sha"] and branches["tusk/fix-typo"]["committed_at"]
+
+
+def test_pull_request_body_and_review_body_mentions_are_triggers(harness: Any) -> None:
+    pull = {
+        "number": 4,
+        "author": "alice",
+        "title": "Refactor",
+        "body": "@tusk-bot please add tests to this PR",
+        "head": "refactor",
+        "base": "main",
+        "files": {"widgets.py": "def widget():\n    return 3\n"},
+        "reviews": [
+            {"author": "bob", "body": "@tusk-bot also update the docs", "state": "COMMENTED"}
+        ],
+    }
+    h = harness(scenario(pulls=[pull]))
+    h.poller.cycle(PollState())
+    triggers = {doc.trigger.type: doc for doc in h.sent().tasks}
+    assert set(triggers) == {"pull_request_body", "review"}
+    assert triggers["pull_request_body"].trigger.id == "4"
+    review = triggers["review"]
+    assert review.actor == "bob" and review.trust_level == "collaborator"
+    assert review.trigger.id == str(review.raw["reviews"][0]["id"])
+
+
+def test_nested_lists_past_100_are_followed_to_the_end(harness: Any) -> None:
+    """Reviews past 100, a review's comments past 100 (on the second page of reviews), and a
+    linked issue's comments past 100: every one arrives."""
+    reviews = [{"author": "bob", "body": f"review {r}", "state": "COMMENTED"} for r in range(104)]
+    reviews.append(
+        {
+            "author": "bob",
+            "body": "the big one",
+            "state": "COMMENTED",
+            "comments": [
+                {"author": "bob", "body": f"note {c}", "path": "widgets.py", "line": 1}
+                for c in range(150)
+            ],
+        }
+    )
+    pull = {
+        "number": 9,
+        "author": "bob",
+        "title": "Big review",
+        "body": "Fixes #1",
+        "head": "big",
+        "base": "main",
+        "files": {"widgets.py": "def widget():\n    return 9\n"},
+        "reviews": reviews,
+        "comments": [said("alice", "@tusk-bot address all of it")],
+    }
+    linked = issue(1, [said("bob", f"linked {i}") for i in range(120)])
+    h = harness(scenario(issues=[linked], pulls=[pull]))
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    (doc,) = h.sent().tasks
+    raw = doc.raw
+    assert len(raw["reviews"]) == 105
+    assert [c["body"] for c in raw["review_comments"]] == [f"note {c}" for c in range(150)]
+    assert {c["pull_request_review_id"] for c in raw["review_comments"]} == {
+        raw["reviews"][-1]["id"]
+    }
+    assert [c["body"] for c in raw["linked_issues"][0]["comments"]] == [
+        f"linked {i}" for i in range(120)
+    ]
+
+
+def test_discussion_replies_past_100_are_followed_to_the_end(harness: Any) -> None:
+    comments: list[dict[str, Any]] = [
+        {
+            "author": "bob",
+            "body": "popular idea",
+            "replies": [{"author": "bob", "body": f"+{i}"} for i in range(130)],
+        }
+    ]
+    comments += [{"author": "bob", "body": f"idea {i}"} for i in range(100)]
+    comments.append({"author": "alice", "body": "@tusk-bot sum these up"})
+    discussion = {
+        "number": 1,
+        "author": "alice",
+        "title": "Vote",
+        "body": "Ideas?",
+        "comments": comments,
+    }
+    h = harness(scenario(discussions=[discussion]))
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    (doc,) = h.sent().tasks
+    bodies = [c["body"] for c in doc.raw["comments"]]
+    assert len(bodies) == 1 + 130 + 100 + 1
+    assert {f"+{i}" for i in range(130)} <= set(bodies)

@@ -251,3 +251,43 @@ def test_issue_context_is_complete(harness: Any) -> None:
     assert "pull_request" not in doc.permission_config.operations
     assert doc.permission_config.marker == "[permissions: no-pr]"
     assert doc.trigger.type == "issue_comment" and doc.actor == "alice"
+
+
+def test_mark_read_refused_leaves_the_thread_for_the_next_poll_with_the_same_job_id(
+    harness: Any, local_github: Any
+) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
+    local_github.add_fault("PATCH", r"^/notifications/threads/", status=403, message="Forbidden")
+    _, report = h.poller.cycle(PollState())
+    assert any("marking thread" in error for error in report.errors)
+    assert [t["unread"] for t in h.threads()] == [True]
+    again = make_poller(local_github)
+    again.poller.cycle(PollState())
+    first, second = again.sent().order
+    assert first == second
+    assert [t["unread"] for t in again.threads()] == [False]
+
+
+def test_a_dispatch_answered_other_than_204_counts_as_failed(
+    harness: Any, local_github: Any
+) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
+    local_github.add_fault("POST", r"/repos/alice/control/dispatches", status=200, count=1)
+    _, report = h.poller.cycle(PollState())
+    assert any("answered 200" in error for error in report.errors), report.errors
+    assert [t["unread"] for t in h.threads()] == [True]
+
+
+def test_a_large_context_travels_as_several_shards_that_join_whole(harness: Any) -> None:
+    settings = SETTINGS.model_copy(
+        update={"limits": SETTINGS.limits.model_copy(update={"shard_bytes": 1024})}
+    )
+    comments = [said("bob", f"comment {i} " + "lorem ipsum " * 30) for i in range(60)]
+    h = harness(scenario(issues=[issue(1, [*comments, said("alice", REAL)])]), settings)
+    h.poller.cycle(PollState())
+    sent = h.sent()
+    (doc,) = sent.tasks
+    assert sent.shard_counts[doc.jobid] > 1
+    assert len(doc.raw["comments"]) == 61
+    payloads = [d["client_payload"] for d in h.github.dispatches()]
+    assert all(len(p) <= 10 for p in payloads)  # GitHub's client_payload key limit

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from graphql import GraphQLSchema, build_ast_schema, parse, validate
-from tusk.poller import context
-from tusk.poller.graphql_pages import Locator, Pending, node_locator
+from tusk.poller import context, graphql_pages
+from tusk.poller.graphql_pages import Locator, Pending, child_locator
 
 SCHEMA_FILE = Path(__file__).parents[2] / "node_modules/@octokit/graphql-schema/schema.graphql"
 
@@ -54,12 +54,23 @@ def test_follow_up_queries_are_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     pending = [
         Pending(thread_locator, context.ISSUE_COMMENTS, "c1", []),
         Pending(thread_locator, context.REVIEWS, "c2", []),
-        Pending(node_locator("R_1", "PullRequestReview"), context.REVIEW_COMMENTS, "c3", []),
-        Pending(node_locator("D_1", "DiscussionComment"), context.REPLIES, "c4", []),
+        Pending(
+            child_locator(thread_locator, context.REVIEWS, "r0"), context.REVIEW_COMMENTS, "c3", []
+        ),
+        Pending(
+            child_locator(thread_locator, context.REVIEWS, None), context.REVIEW_COMMENTS, "c6", []
+        ),
+        Pending(
+            child_locator(thread_locator, context.LINKED_ISSUES, "l1"), context.LABELS, "c7", []
+        ),
+        Pending(
+            child_locator(thread_locator, context.LINKED_ISSUES, None),
+            context.ISSUE_COMMENTS,
+            "c8",
+            [],
+        ),
         Pending(Locator(open="viewer {", close="}"), context.BOT_REPOS, "c5", []),
     ]
-    from tusk.poller import graphql_pages
-
     with pytest.raises(StopIteration):
         graphql_pages.follow(Capture(), pending, optional=frozenset())  # type: ignore[arg-type]
     assert len(sent) == 1

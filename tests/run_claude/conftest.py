@@ -30,6 +30,7 @@ from tusk.state import StateStore
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = REPO_ROOT / "node_modules" / ".bin" / "claude"
 AGENT_USER = "tusk-e2e-agent"
+RUNNER_USER = "tusk-e2e-runner"  # plays the Actions runner user that called sudo
 # Distinctive token strings (the sandbox's token string is its name), so a probe
 # that finds one cannot be a coincidence.
 AGENT_TOKEN = "agent-token-e2e-7d41f9c2b8a6"
@@ -62,6 +63,20 @@ def agent_user() -> Iterator[str]:
     yield AGENT_USER
     if created:
         subprocess.run(["userdel", "--remove", AGENT_USER], capture_output=True, check=False)
+
+
+@pytest.fixture(scope="session")
+def runner_user() -> Iterator[isolation.Principal]:
+    require_root()
+    try:
+        pwd.getpwnam(RUNNER_USER)
+        created = False
+    except KeyError:
+        created = True
+    user = isolation.ensure_user(RUNNER_USER)
+    yield user
+    if created:
+        subprocess.run(["userdel", "--remove", RUNNER_USER], capture_output=True, check=False)
 
 
 def scenario(*, log_issue_number: int = 1) -> dict[str, Any]:
@@ -119,6 +134,7 @@ class E2E:
     agent_user: str
     config: dict[str, Any] = field(default_factory=dict)
     runner_temp: Path | None = None
+    environ: dict[str, str] = field(default_factory=dict)
 
     def run(self, script: dict[str, Any], **overrides: Any) -> job.JobResult:
         model_url = self.model.start(script)
@@ -174,6 +190,7 @@ class E2E:
         config_path = self.tmp / "tusk.yml"
         config_path.write_text(yaml.safe_dump(config))
         environ = {"RUNNER_TEMP": str(self.runner_temp)} if self.runner_temp else {}
+        environ.update(self.environ)
         values: dict[str, Any] = {
             "run": run,
             "run_json": out / "run.json",

@@ -313,8 +313,12 @@ def test_cleanup_ends_leftovers_and_removes_the_agents_folder(
         **isolation.spawn_kwargs(agent),  # type: ignore[arg-type]
     )
     server = subprocess.Popen(
-        [sys.executable, "-c", "import signal; signal.pause()", "mcp", "serve"]
+        [sys.executable, "-c", "import signal; print('up', flush=True); signal.pause()",
+         "mcp", "serve"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    assert server.stdout is not None and server.stdout.readline() == "up\n"
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     job._record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=server.pid)
@@ -322,3 +326,119 @@ def test_cleanup_ends_leftovers_and_removes_the_agents_folder(
     assert leftover.wait(timeout=10) == -9 and server.wait(timeout=10) == -9
     assert not dirs.base.exists()
     assert done[0] == f"stopped the MCP server (pid {server.pid})"
+
+
+def as_non_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the run decide as a user without root would (the machine stays root)."""
+    real = isolation.decide
+    monkeypatch.setattr(
+        isolation, "decide", lambda *, in_actions, euid: real(in_actions=in_actions, euid=1000)
+    )
+
+
+def test_without_root_outside_actions_the_run_says_isolation_is_off_and_goes_on(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    as_non_root(monkeypatch)
+    script = {
+        "steps": [
+            tool("Bash", command="id -un"),
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Unisolated."),
+            {"text": "Done."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    assert e2e.tool_results()[0].strip() == pwd.getpwuid(os.getuid()).pw_name
+    assert "::warning title=User isolation is off::OFF: not root" in capsys.readouterr().out
+    assert "- isolation: OFF: not root" in e2e.log_comments()[0]
+
+
+def test_under_actions_without_root_the_run_stops_and_says_why(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    as_non_root(monkeypatch)
+    inputs = e2e.inputs(e2e.model.start({"steps": []}), environ={"GITHUB_ACTIONS": "true"})
+    with pytest.raises(isolation.IsolationError, match="not running as root"):
+        job.run_job(inputs)
+    issue = e2e.log_issue()
+    assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
+    [comment] = e2e.log_comments()
+    assert comment.startswith("## ❌ The agent run could not start")
+    assert "must run as a separate Linux user" in comment
+    assert e2e.model.journal() == []  # Claude Code never started
+
+
+def test_the_cli_runs_the_job_and_writes_outputs_and_the_step_summary(e2e: E2E) -> None:
+    script = {
+        "steps": [
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Via the CLI."),
+            {"text": "Done."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    inputs = e2e.inputs(e2e.model.start(script))
+    outputs, step_summary = e2e.tmp / "outputs", e2e.tmp / "summary.md"
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(e2e.tmp),
+        "TUSK_AGENT_TOKEN": AGENT_TOKEN,
+        "TUSK_READ_TOKEN": READ_TOKEN,
+        "ANTHROPIC_API_KEY": API_KEY,
+        "ANTHROPIC_BASE_URL": inputs.anthropic_base_url or "",
+        "TUSK_GITHUB_API_URL": e2e.github.url,
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(step_summary),
+    }
+    completed = subprocess.run(
+        [sys.executable, "-m", "tusk.cli", "run-claude", "--run-json", str(inputs.run_json),
+         "--config", str(inputs.config_path), "--run-dir", str(inputs.run_dir),
+         "--claude", str(inputs.claude)],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    written = outputs.read_text()
+    assert "conclusion<<" in written and "\nsuccess\n" in written
+    assert f"\n{inputs.run_dir}\n" in written
+    assert step_summary.read_text().startswith("### ✅ Agent run: Completed · [log issue](")
+    assert AGENT_TOKEN not in completed.stdout + completed.stderr
+    cleaned = subprocess.run(
+        [sys.executable, "-m", "tusk.cli", "run-claude", "--cleanup", "--run-dir",
+         str(inputs.run_dir)],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert cleaned.returncode == 0 and "ended 0 leftover process(es)" in cleaned.stdout
+
+
+def test_under_sudo_the_mcp_server_runs_as_the_runner_and_still_pushes(
+    e2e: E2E, runner_user: isolation.Principal
+) -> None:
+    """As on GitHub's runners: the step calls sudo, so the MCP server drops back to
+    the user who called it, and reads the agent's workspace through its group."""
+    folder = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-"))
+    try:
+        os.chown(folder, runner_user.uid, runner_user.gid)
+        e2e.tmp = folder  # the runner's own files: build output, tusk.yml, run dir
+        e2e.environ = {"SUDO_UID": str(runner_user.uid)}
+        script = {
+            "steps": [
+                tool("Bash", command="git checkout -q -b tusk/sudo && echo x >> README.md"
+                     " && git commit -qam 'Touch README'"),
+                tool(f"{GH}push_branch", branch="tusk/sudo"),
+                {"expect": {"last_tool_result_is_error": False}},
+                tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Pushed."),
+                {"text": "Done."},
+            ],
+            "conversations": [CONFIRM, history_conversation()],
+        }
+        result = e2e.run(script)
+        assert result.outcome.kind == "completed", result.outcome
+        run_dir = folder / "run"
+        assert run_dir.stat().st_uid == runner_user.uid
+        audit_owner = (run_dir / "audit.jsonl").stat().st_uid
+        assert audit_owner == runner_user.uid  # written by the server, as the runner
+        assert "tusk/sudo" in e2e.github.state()["repos"]["tusk-bot/widgets"]["branches"]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -123,7 +123,7 @@ DUPLICATE_WRITE: no
 
 > API retry 1/2 after 500 server_error
 
-🏁 **Result** (success · 3 turns · 12 ms · $0.5)
+🏁 **Result** (success · 3 turns · 12 ms · $0.5000)
 
 > Done.
 

@@ -155,3 +155,15 @@ def test_unimplemented_schema_field_is_null_and_noted(gh: Any) -> None:
     )
     assert response.json()["data"]["repository"] == {"mirrorUrl": None, "name": "widgets"}
     assert {"kind": "sandbox-unimplemented", "detail": "Repository.mirrorUrl"} in gh.notes()
+
+
+def test_push_touching_workflows_needs_the_workflow_scope(gh: Any, tmp_path: Path) -> None:
+    assert _git(tmp_path, "clone", "-q", gh.clone_url("tusk-bot/widgets"), "w").returncode == 0
+    work = tmp_path / "w"
+    (work / ".github" / "workflows").mkdir(parents=True)
+    (work / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
+    _git(work, "add", ".")
+    _git(work, "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "-m", "ci")
+    refused = _git(work, "push", "-q", "origin", "HEAD:ci", token="agent-no-delete")
+    assert refused.returncode != 0 and "without `workflow` scope" in refused.stderr
+    assert _git(work, "push", "-q", "origin", "HEAD:ci", token="agent").returncode == 0

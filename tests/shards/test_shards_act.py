@@ -95,6 +95,6 @@ def test_a_lost_shard_fails_the_watchdog_run_and_is_recorded_under_act(control, 
         f"/repos/{CONTROL}/issues", params={"labels": "bug", "state": "all"}
     )
     (issue,) = issues
-    missing = ", ".join(str(i) for i in range(1, len(job) - 1))
+    missing = shards.format_indices(range(1, len(job) - 1))
     assert f"shards {missing} of {len(job)} are missing" in issue["body"]
     assert "job-0001" in json.dumps(issue)

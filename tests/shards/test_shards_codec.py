@@ -177,3 +177,8 @@ def test_the_limit_check_catches_each_broken_limit():
     body = {"event_type": "x" * 101, "client_payload": {str(i): "v" * 7000 for i in range(11)}}
     problems = shards.payload_limit_problems(body)
     assert len(problems) == 3
+
+
+def test_indices_in_messages_stay_short_for_hundreds_of_shards():
+    assert shards.format_indices([5, 0, 1, 2, 7, 8]) == "0-2, 5, 7-8"
+    assert shards.format_indices(range(500)) == "0-499"

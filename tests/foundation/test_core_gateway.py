@@ -29,6 +29,7 @@ from tusk.github import (
 )
 
 TOKEN = "ghp_supersecret_token_value"
+DROP = -1  # a reply status meaning: close the connection without answering
 
 
 @dataclass
@@ -74,6 +75,9 @@ def server() -> Iterator[Scripted]:
             body = self.rfile.read(length) if length else b""
             scripted.seen.append(Seen(self.command, self.path, dict(self.headers), body))
             reply = scripted.answer(self.path)
+            if reply.status == DROP:
+                self.close_connection = True
+                return
             payload = b"" if reply.body is None else json.dumps(reply.body).encode()
             if isinstance(reply.body, dict) and "{auth}" in str(reply.body.get("message")):
                 echoed = reply.body["message"].replace("{auth}", self.headers["authorization"])
@@ -347,3 +351,47 @@ def test_retry_delay_decisions(
     status: int | None, headers: dict[str, str], body: Any, attempt: int, expected: float | None
 ) -> None:
     assert retry_delay(status, headers, body, attempt=attempt, now=1000.0) == expected
+
+
+def test_write_that_must_not_repeat_is_not_retried_after_a_5xx(server: Scripted) -> None:
+    server.script("/c", Reply(502, {"message": "Bad Gateway"}), Reply(201, {"id": 1}))
+    sleeps = Sleeps()
+    with pytest.raises(ServerError):
+        make_gateway(server.url, sleeps).post("/c", json={"body": "hi"}, may_repeat=False)
+    assert sleeps == [] and len(server.seen) == 1
+
+
+def test_write_that_must_not_repeat_is_not_retried_after_a_dropped_connection(
+    server: Scripted,
+) -> None:
+    server.script("/c", Reply(DROP), Reply(201, {"id": 1}))
+    sleeps = Sleeps()
+    with pytest.raises(TransportError):
+        make_gateway(server.url, sleeps).post("/c", json={"body": "hi"}, may_repeat=False)
+    assert sleeps == [] and len(server.seen) == 1
+
+
+def test_write_that_must_not_repeat_still_waits_out_a_rate_limit(server: Scripted) -> None:
+    server.script("/c", Reply(429, SECONDARY, {"retry-after": "3"}), Reply(201, {"id": 1}))
+    sleeps = Sleeps()
+    response = make_gateway(server.url, sleeps).post("/c", json={}, may_repeat=False)
+    assert response.status == 201 and sleeps == [3.0]
+
+
+def test_write_that_must_not_repeat_is_retried_when_never_connected() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sleeps = Sleeps()
+    with pytest.raises(TransportError):
+        make_gateway(f"http://127.0.0.1:{port}", sleeps, max_attempts=2).post(
+            "/c", json={}, may_repeat=False
+        )
+    assert sleeps == [1.0]
+
+
+def test_dropped_connection_is_retried_for_repeatable_requests(server: Scripted) -> None:
+    server.script("/x", Reply(DROP), Reply(200, {"ok": True}))
+    sleeps = Sleeps()
+    assert make_gateway(server.url, sleeps).get("/x") == {"ok": True}
+    assert sleeps == [1.0]
