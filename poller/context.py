@@ -20,7 +20,7 @@ The result, ``raw``, uses GitHub's REST field names (snake_case; ``user`` is
                       default branch (REST; GraphQL hides it from non-admins)
     thread            number, title, body, user, state, state_reason, html_url,
                       node_id, created_at, updated_at, closed_at, labels;
-                      issues/PRs: assignees [{login}], milestone {number, title, ...};
+                      issues/PRs: assignees [{login}], milestone {number, title, due_on};
                       PRs: draft, merged, merged_at, mergeable, head/base {ref, sha, repo};
                       discussions: category, answered
     comments          [{id, node_id, user, body, created_at, updated_at, html_url}],
@@ -56,7 +56,7 @@ COMMENT_FIELDS = f"databaseId url body createdAt updatedAt {ACTOR}"
 LABELS = Conn("labels", "Label", "name")
 ASSIGNEES = Conn("assignees", "User", "login")
 ISSUE_COMMENTS = Conn("comments", "IssueComment", f"id {COMMENT_FIELDS}")
-MILESTONE = "milestone { number title state dueOn url }"
+MILESTONE = "milestone { number title dueOn }"
 ISSUE_SCALARS = (
     f"id number title body url state stateReason createdAt updatedAt closedAt {ACTOR} {MILESTONE}"
 )
@@ -454,13 +454,7 @@ def _repository(
 def _milestone(node: dict[str, Any] | None) -> dict[str, Any] | None:
     if not node:
         return None
-    return {
-        "number": node.get("number"),
-        "title": node.get("title"),
-        "state": _lower(node.get("state")),
-        "due_on": node.get("dueOn"),
-        "html_url": node.get("url"),
-    }
+    return {"number": node.get("number"), "title": node.get("title"), "due_on": node.get("dueOn")}
 
 
 def _fork(node: dict[str, Any] | None, upstream: str) -> dict[str, Any] | None:

@@ -30,9 +30,11 @@ PRE_RECEIVE = r"""#!/bin/sh
 while read old new ref; do
   [ "$new" = "0000000000000000000000000000000000000000" ] && continue
   for commit in $(git rev-list "$new" --not --all); do
-    file=$(git diff-tree --no-commit-id --name-only -r --root "$commit" -- .github/workflows | head -n 1)
+    file=$(git diff-tree --no-commit-id --name-only -r --root "$commit" -- .github/workflows \
+      | head -n 1)
     if [ -n "$file" ]; then
-      echo "refusing to allow a Personal Access Token to create or update workflow \`$file\` without \`workflow\` scope" >&2
+      echo "refusing to allow a Personal Access Token to create or update workflow" \
+        "\`$file\` without \`workflow\` scope" >&2
       exit 1
     fi
   done

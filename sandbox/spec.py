@@ -364,8 +364,8 @@ def _validator_class() -> Any:
     from jsonschema import validators
     from jsonschema._keywords import enum as enum_keyword
     from jsonschema._keywords import oneOf as one_of_keyword
-    from openapi_schema_validator import _keywords as oas_keywords
     from openapi_schema_validator import OAS30Validator
+    from openapi_schema_validator import _keywords as oas_keywords
 
     def enum(validator: Any, enums: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
         if instance is None and schema.get("nullable"):

@@ -127,7 +127,8 @@ class Harness:
         return decode_dispatches(self.github.dispatches())
 
     def threads(self) -> list[dict[str, Any]]:
-        return self.github.gateway("bot-read").get("/notifications", params={"all": "true"})
+        gateway = self.github.gateway("bot-read")
+        return list(gateway.paginate("/notifications", params={"all": "true"}, per_page=50))
 
 
 def make_poller(

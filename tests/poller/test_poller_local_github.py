@@ -242,6 +242,8 @@ def test_issue_context_is_complete(harness: Any) -> None:
     assert raw["thread"]["number"] == 7 and raw["thread"]["body"] == "Something is off."
     assert [label["name"] for label in raw["thread"]["labels"]] == ["bug"]
     assert [a["login"] for a in raw["thread"]["assignees"]] == ["bob"]
+    assert raw["thread"]["milestone"]["title"] == "v1"
+    assert raw["thread"]["state"] == "open" and raw["thread"]["user"]["login"] == "alice"
     assert [c["body"] for c in raw["comments"]] == [
         "first thoughts",
         "@tusk-bot [permissions: no-pr] fix it",
@@ -291,3 +293,12 @@ def test_a_large_context_travels_as_several_shards_that_join_whole(harness: Any)
     assert len(doc.raw["comments"]) == 61
     payloads = [d["client_payload"] for d in h.github.dispatches()]
     assert all(len(p) <= 10 for p in payloads)  # GitHub's client_payload key limit
+
+
+def test_more_unread_threads_than_one_page_are_all_handled(harness: Any) -> None:
+    issues = [issue(n, [said("alice", f"@tusk-bot task {n}")]) for n in range(1, 56)]
+    h = harness(scenario(issues=issues))
+    _, report = h.poller.cycle(PollState())
+    assert report.threads == 55  # the notifications endpoint pages at 50
+    assert sorted(doc.trigger.number for doc in h.sent().tasks) == list(range(1, 56))
+    assert not any(t["unread"] for t in h.threads())

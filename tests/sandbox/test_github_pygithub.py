@@ -218,3 +218,33 @@ def test_journal_replays_through_the_spec_without_violations(gh: Any) -> None:
         assert spec.check_request(op, query, entry["body"], entry["body"] is not None) == []
         replayed += 1
     assert replayed >= 4
+
+
+def test_contents_and_combined_status(gh: Any) -> None:
+    repo = gh.pygithub("agent").get_repo("alice/widgets")
+    assert repo.get_contents("README.md").decoded_content == b"# Widgets\n\nA smal library.\n"
+    assert repo.get_contents("README.md", ref="fix-typo").decoded_content.endswith(
+        b"small library.\n"
+    )
+    assert [c.path for c in repo.get_contents("")] == ["README.md"]
+    status = gh.gateway("agent").get("/repos/alice/widgets/commits/main/status")
+    assert (status["state"], status["total_count"]) == ("pending", 0)
+
+
+def test_a_human_review_mentioning_the_bot_notifies_it(gh: Any) -> None:
+    pull = gh.pygithub("alice").get_repo("alice/widgets").get_pull(2)
+    pull.create_review(body="@tusk-bot can you rebase?", event="COMMENT")
+    gh.gateway("alice").post(
+        "/repos/alice/widgets/pulls/2/comments",
+        {
+            "body": "@tusk-bot and this line",
+            "commit_id": pull.head.sha,
+            "path": "README.md",
+            "line": 3,
+        },
+    )
+    threads = gh.gateway("bot-read").get("/notifications")
+    thread = next(t for t in threads if t["subject"]["title"] == "Fix the typo")
+    assert thread["reason"] == "mention"
+    assert "/pulls/comments/" in thread["subject"]["latest_comment_url"]
+    assert [r.state for r in pull.get_reviews()] == ["APPROVED", "COMMENTED"]

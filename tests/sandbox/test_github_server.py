@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import requests
-
 from tusk.sandbox.testing import run_local_github
 
 
