@@ -73,9 +73,11 @@ SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
 # like "agent" would refuse every ordinary sentence.
 MIN_LITERAL_SECRET = 12
 
-# A GitHub @mention: not preceded by a word character, '@', '/', '.' or '`'.
+# A GitHub @mention: '@' not preceded by a word character, '@', '/', '.' or '`'.
+# The literal '@' comes first so the regex engine can jump between candidates.
 _MENTION_RE = re.compile(
-    r"(?<![A-Za-z0-9_@/.`])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)(?![A-Za-z0-9-])"
+    r"@(?<![A-Za-z0-9_@/.`]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
+    r"(?![A-Za-z0-9-])"
 )
 _CODE_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
 

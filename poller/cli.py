@@ -78,7 +78,9 @@ def loop(
     while not stop.is_set():
         try:
             state, report = poller.cycle(state)
-        except Exception:
+        except (
+            Exception
+        ):  # a long-running poller survives one bad cycle; the log keeps the traceback
             log.exception("poll cycle failed; retrying after the interval")
             state = PollState(poll_interval=state.poll_interval)
             report = CycleReport(errors=["the cycle failed (traceback above)"])

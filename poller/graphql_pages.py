@@ -9,14 +9,13 @@ Every connection is followed by its path from the query root; a nested one
 the parent connection (``first: 1, after: <the cursor before it>``), which
 needs no ``node(id:)`` lookup.
 
-Errors on fields marked optional (e.g. branch protection, which needs admin
-rights) are kept as notes instead of failing the fetch: the context says what
-was not visible.
+Errors on paths marked optional (the bot's fork, which may not exist) are
+kept as notes instead of failing the fetch: the context says what was not
+visible.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,7 +33,6 @@ class Conn:
     """A connection field: its arguments, what each node selects, nested connections."""
 
     name: str
-    node_type: str
     fields: str
     args: str = ""
     children: tuple[Conn, ...] = ()
@@ -60,7 +58,8 @@ class Locator:
     """How to reach a connection's owner again: a path from the query root.
 
     ``open`` is the text before the connection (ending inside the owner's
-    selection), ``variables`` its variable declarations and values.
+    selection), ``close`` the braces after it; ``declarations`` and ``values``
+    are the GraphQL variables the path uses.
     """
 
     open: str
@@ -71,6 +70,8 @@ class Locator:
 
 @dataclass
 class Pending:
+    """A connection with more pages: where it is, from which cursor, and the list to extend."""
+
     locator: Locator
     conn: Conn
     cursor: str
@@ -99,7 +100,6 @@ def child_locator(parent: Locator, conn: Conn, before: str | None) -> Locator:
 
 @dataclass
 class Result:
-    data: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     requests: int = 0
 
@@ -168,7 +168,7 @@ def flatten(
 
 def follow(gateway: Gateway, pending: list[Pending], *, optional: frozenset[str]) -> Result:
     """Fetch the remaining pages of ``pending`` connections, batching them per request."""
-    result = Result(data={})
+    result = Result()
     queue = list(pending)
     while queue:
         batch, queue = queue[:BATCH], queue[BATCH:]
@@ -234,7 +234,3 @@ def _descend(value: Any, name: str) -> dict[str, Any] | None:
 def compact(query: str) -> str:
     """Collapse whitespace (the request body stays small and the journal readable)."""
     return " ".join(query.split())
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import hashlib
 import json
 import re
 import signal
@@ -252,15 +253,20 @@ class SandboxApp:
         reply = self._run(
             op.operation_id, method, path, op.path_params, query, headers, body, token
         )
-        with self.lock:
-            if reply.status != 304:
-                ratelimit.spend(self.world, who, resource)
-            rate_headers = ratelimit.headers(self.world, who, resource)
-        reply.headers = {**rate_headers, **reply.headers}
         if isinstance(reply.body, (dict, list)) and reply.status < 300:
             reply.body = self.spec.complete(op, reply.status, reply.body)
         is_json = reply.content_type.startswith("application/json")
         problems = self.spec.check_response(op, reply.status, reply.body, is_json)
+        etag = _etag(reply) if method == "GET" and reply.status == 200 else None
+        if etag is not None:
+            reply.headers["ETag"] = etag
+            if headers.get("if-none-match") in (etag, etag.removeprefix("W/")):
+                reply = Reply(304, None, {"ETag": etag})
+        with self.lock:
+            if reply.status != 304:  # GitHub does not count conditional hits
+                ratelimit.spend(self.world, who, resource)
+            rate_headers = ratelimit.headers(self.world, who, resource)
+        reply.headers = {**rate_headers, **reply.headers}
         if problems:
             message = self.record_violation(method, path, problems, "response")
             if self.strict:
@@ -572,6 +578,12 @@ def _journal_body(raw: bytes, content_type: str) -> Any:
         if "text" in content_type:
             return raw.decode("utf-8", errors="replace")
         return {"bytes": len(raw)}
+
+
+def _etag(reply: Reply) -> str:
+    body = reply.body
+    data = body if isinstance(body, bytes) else json.dumps(body, sort_keys=True).encode()
+    return 'W/"' + hashlib.sha256(data).hexdigest()[:40] + '"'
 
 
 def _fault_message(status: int) -> str:

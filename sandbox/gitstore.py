@@ -164,6 +164,9 @@ class GitStore:
         self._git(fork_path, "update-ref", f"refs/heads/{branch}", theirs)
         return "fast-forward"
 
+    def delete_branch(self, full_name: str, branch: str) -> None:
+        self._git(self.path(full_name), "update-ref", "-d", f"refs/heads/{branch}")
+
     def remove(self, full_name: str) -> None:
         shutil.rmtree(self.path(full_name), ignore_errors=True)
 

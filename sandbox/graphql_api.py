@@ -216,11 +216,6 @@ class Resolver:
         user = self.world.user(login)
         assert user is not None
         typename = "Bot" if user.type == "Bot" else "User"
-        owned = [
-            r
-            for r in self.world.repos.values()
-            if r.owner.lower() == user.login.lower() and self.visible(r)
-        ]
         return {
             "__typename": typename,
             "id": node_id(typename, user.id),
@@ -231,18 +226,40 @@ class Resolver:
             "url": f"{self.app.base}/{user.login}",
             "avatarUrl": lambda size=None: f"{self.app.base}/avatars/{user.login}",
             "repositories": lambda **a: connection(
-                self._filter_repos(owned, a), a, self.repository
+                self._filter_repos(user.login, a), a, self.repository
             ),
             "repository": lambda name, followRenames=True: self.repository_by_name(
                 user.login, name
             ),
         }
 
-    def _filter_repos(self, repos: list[Repo], args: dict[str, Any]) -> list[Repo]:
+    def _filter_repos(self, login: str, args: dict[str, Any]) -> list[Repo]:
+        # GitHub's default ownerAffiliations is [OWNER, COLLABORATOR].
+        affiliations = set(args.get("ownerAffiliations") or ["OWNER", "COLLABORATOR"])
+        repos = []
+        for repo in self.world.repos.values():
+            owner = repo.owner.lower() == login.lower()
+            collaborator = login.lower() in {c.lower() for c in repo.collaborators}
+            if not self.visible(repo):
+                continue
+            if (owner and "OWNER" in affiliations) or (
+                collaborator and "COLLABORATOR" in affiliations
+            ):
+                repos.append(repo)
         if args.get("isFork") is not None:
             repos = [r for r in repos if (r.fork_of is not None) == args["isFork"]]
         if args.get("privacy"):
             repos = [r for r in repos if r.private == (args["privacy"] == "PRIVATE")]
+        order = args.get("orderBy") or {}
+        field = {
+            "CREATED_AT": "created_at",
+            "UPDATED_AT": "updated_at",
+            "PUSHED_AT": "pushed_at",
+        }.get(order.get("field", ""))
+        if field:
+            return sorted(
+                repos, key=lambda r: getattr(r, field), reverse=order.get("direction") == "DESC"
+            )
         return sorted(repos, key=lambda r: r.full_name.lower())
 
     def actor(self, login: str) -> dict[str, Any] | None:
@@ -469,7 +486,7 @@ class Resolver:
         pull = issue.pull
         shape = self._content(repo, issue, "PullRequest")
         head_repo = self.world.repos.get(pull.head_repo.lower()) if pull.head_repo else None
-        head_sha = self.shapes._sha(head_repo, pull.head_ref) if head_repo else "0" * 40
+        head_sha = self.shapes.sha(head_repo, pull.head_ref) if head_repo else "0" * 40
         files = self.shapes.pull_files(repo, issue)
         threads = [c for c in pull.review_comments if c.in_reply_to is None]
         state = "MERGED" if pull.merged else issue.state.upper()
@@ -481,7 +498,7 @@ class Resolver:
                 "isDraft": pull.draft,
                 "baseRefName": pull.base_ref,
                 "headRefName": pull.head_ref,
-                "baseRefOid": self.shapes._sha(repo, pull.base_ref),
+                "baseRefOid": self.shapes.sha(repo, pull.base_ref),
                 "headRefOid": head_sha,
                 "headRepository": self.repository(head_repo)
                 if head_repo and self.visible(head_repo)

@@ -11,7 +11,7 @@ from tusk.sandbox.rest import Call, Reply, handles, listing, paginate, validatio
 from tusk.sandbox.world import Comment, Issue, Reaction, Repo, SandboxError, parse_time
 
 
-def _since(call: Call) -> datetime | None:
+def since_arg(call: Call) -> datetime | None:
     text = call.arg("since")
     if not text:
         return None
@@ -32,7 +32,7 @@ def list_issues(call: Call) -> Reply:
     repo = call.repo()
     state = call.arg("state", "open")
     labels = [x for x in (call.arg("labels") or "").split(",") if x]
-    since = _since(call)
+    since = since_arg(call)
     creator = call.arg("creator")
     assignee = call.arg("assignee")
     items = []
@@ -79,7 +79,7 @@ def create_issue(call: Call) -> Reply:
     moment = call.world.clock.tick()
     pusher = call.world.can_push(repo, login)
     issue = Issue(
-        number=_next_number(repo),
+        number=next_number(repo),
         id=call.world.new_id(),
         author=login,
         title=str(title),
@@ -107,7 +107,7 @@ def create_issue(call: Call) -> Reply:
     )
 
 
-def _next_number(repo: Repo) -> int:
+def next_number(repo: Repo) -> int:
     while repo.next_number in repo.issues or repo.next_number in repo.discussions:
         repo.next_number += 1
     number = repo.next_number
@@ -234,7 +234,7 @@ def create_label(call: Call) -> Reply:
 def list_comments(call: Call) -> Reply:
     repo = call.repo()
     issue = call.issue(repo)
-    since = _since(call)
+    since = since_arg(call)
     items = [c for c in issue.comments if since is None or c.updated_at >= since]
     return listing(call, [call.shapes.comment(repo, issue, c) for c in items])
 
@@ -242,7 +242,7 @@ def list_comments(call: Call) -> Reply:
 @handles("issues/list-comments-for-repo")
 def list_repo_comments(call: Call) -> Reply:
     repo = call.repo()
-    since = _since(call)
+    since = since_arg(call)
     pairs = [
         (i, c)
         for i in repo.issues.values()

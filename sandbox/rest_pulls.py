@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
-from tusk.sandbox.rest_issues import _next_number, _since
+from tusk.sandbox.rest_issues import next_number, since_arg
 from tusk.sandbox.world import Issue, PullInfo, Review, ReviewComment, SandboxError
 
 DIFF_MEDIA_TYPES = ("application/vnd.github.diff", "application/vnd.github.v3.diff")
@@ -90,7 +90,7 @@ def create_pull(call: Call) -> Reply:
     call.world.check_body(body, "PullRequest")
     moment = call.world.clock.tick()
     issue = Issue(
-        number=_next_number(repo),
+        number=next_number(repo),
         id=call.world.new_id(),
         author=login,
         title=str(call.field("title") or ""),
@@ -141,7 +141,7 @@ def list_files(call: Call) -> Reply:
     issue = call.pull(repo)
     assert issue.pull is not None
     head_repo = call.world.repos.get(issue.pull.head_repo.lower()) if issue.pull.head_repo else None
-    head_sha = call.shapes._sha(head_repo, issue.pull.head_ref) if head_repo else "0" * 40
+    head_sha = call.shapes.sha(head_repo, issue.pull.head_ref) if head_repo else "0" * 40
     files = call.shapes.pull_files(repo, issue)
     return listing(call, [call.shapes.diff_entry(repo, f, head_sha) for f in files])
 
@@ -180,7 +180,7 @@ def list_review_comments(call: Call) -> Reply:
     repo = call.repo()
     issue = call.pull(repo)
     assert issue.pull is not None
-    since = _since(call)
+    since = since_arg(call)
     items = [c for c in issue.pull.review_comments if since is None or c.updated_at >= since]
     if call.arg("direction") == "desc":
         items = list(reversed(items))
@@ -190,7 +190,7 @@ def list_review_comments(call: Call) -> Reply:
 @handles("pulls/list-review-comments-for-repo")
 def list_repo_review_comments(call: Call) -> Reply:
     repo = call.repo()
-    since = _since(call)
+    since = since_arg(call)
     pairs = [
         (issue, comment)
         for issue in repo.issues.values()

@@ -104,6 +104,8 @@ def create_fork(call: Call) -> Reply:
     login = call.require_user()
     call.require_scope("repo", "public_repo")
     owner = call.field("organization") or login
+    if call.world.user(owner) is None:
+        raise SandboxError(404, "Not Found")
     name = call.field("name") or source.name
     existing = call.world.repo(owner, name)
     if existing is not None and (existing.fork_of or "").lower() == source.full_name.lower():
@@ -132,12 +134,7 @@ def create_fork(call: Call) -> Reply:
         if call.field("default_branch_only"):
             for head in call.world.git.branches(fork.full_name):
                 if head.name != fork.default_branch:
-                    call.world.git._git(
-                        call.world.git.path(fork.full_name),
-                        "update-ref",
-                        "-d",
-                        f"refs/heads/{head.name}",
-                    )
+                    call.world.git.delete_branch(fork.full_name, head.name)
     return Reply(202, call.shapes.repo(fork, login))
 
 
@@ -458,3 +455,12 @@ def combined_status(call: Call) -> Reply:
             "url": url,
         },
     )
+
+
+@handles("checks/list-for-ref")
+def list_check_runs(call: Call) -> Reply:
+    repo = call.repo()
+    ref = call.params["ref"]
+    if (call.world.git.resolve(repo.full_name, ref) if call.world.git else None) is None:
+        raise SandboxError(404, f"No commit found for SHA: {ref}")
+    return Reply(200, {"total_count": 0, "check_runs": []})  # the sandbox runs no checks

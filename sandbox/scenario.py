@@ -37,6 +37,8 @@ from tusk.sandbox.world import (
     parse_time,
 )
 
+# YAML reads an unquoted timestamp as a datetime; both spellings are accepted.
+TIME = (str, datetime)
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
 ANY = object()
 
@@ -46,8 +48,8 @@ COMMENT = {
     "author!": str,
     "body!": str,
     "id": int,
-    "created_at": str,
-    "updated_at": str,
+    "created_at": TIME,
+    "updated_at": TIME,
     "reactions": dict,
 }
 REVIEW_COMMENT = {
@@ -57,7 +59,7 @@ REVIEW_COMMENT = {
     "line": int,
     "side": str,
     "id": int,
-    "created_at": str,
+    "created_at": TIME,
     "in_reply_to": int,
 }
 REVIEW = {
@@ -65,7 +67,7 @@ REVIEW = {
     "body": str,
     "state": str,
     "id": int,
-    "submitted_at": str,
+    "submitted_at": TIME,
     "comments": [REVIEW_COMMENT],
 }
 ISSUE = {
@@ -80,7 +82,7 @@ ISSUE = {
     "assignees": [str],
     "milestone": str,
     "locked": bool,
-    "created_at": str,
+    "created_at": TIME,
     "comments": [COMMENT],
     "reactions": dict,
 }
@@ -94,7 +96,7 @@ PULL = {
     "reviews": [REVIEW],
     "review_comments": [REVIEW_COMMENT],
 }
-DISCUSSION_REPLY = {"author!": str, "body!": str, "id": int, "created_at": str}
+DISCUSSION_REPLY = {"author!": str, "body!": str, "id": int, "created_at": TIME}
 DISCUSSION_COMMENT = {**DISCUSSION_REPLY, "replies": [DISCUSSION_REPLY]}
 DISCUSSION = {
     "number": int,
@@ -104,7 +106,7 @@ DISCUSSION = {
     "body": str,
     "category": str,
     "closed": bool,
-    "created_at": str,
+    "created_at": TIME,
     "comments": [DISCUSSION_COMMENT],
 }
 BRANCH = {"name!": str, "from": str, "files": dict, "message": str, "protected": (bool, dict)}
@@ -130,7 +132,7 @@ REPO = {
 }
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str}
 TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
-SCENARIO = {"now": str, "users": [USER], "tokens": dict, "repos": [REPO]}
+SCENARIO = {"now": TIME, "users": [USER], "tokens": dict, "repos": [REPO]}
 
 
 class ScenarioError(ValueError):
@@ -183,6 +185,12 @@ def check_shape(value: Any, shape: Any, where: str, problems: list[str]) -> None
             return
         for index, item in enumerate(value):
             check_shape(item, shape[0], f"{where}[{index}]", problems)
+        return
+    if shape is TIME and isinstance(value, str):
+        try:
+            parse_time(value)
+        except ValueError:
+            problems.append(f"{where}: {value!r} is not an ISO 8601 time")
         return
     if isinstance(shape, tuple):
         if any(isinstance(s, dict) for s in shape) and isinstance(value, dict):

@@ -407,8 +407,8 @@ class Shapes:
         url = f"{self.repo_url(repo)}/pulls/{issue.number}"
         html = f"{self.base}/{repo.full_name}/pull/{issue.number}"
         head_repo = self.world.repos.get(pull.head_repo.lower()) if pull.head_repo else None
-        head_sha = self._sha(head_repo, pull.head_ref) if head_repo else "0" * 40
-        base_sha = self._sha(repo, pull.base_ref)
+        head_sha = self.sha(head_repo, pull.head_ref) if head_repo else "0" * 40
+        base_sha = self.sha(repo, pull.base_ref)
         shape = {
             key: base_shape[key]
             for key in (
@@ -495,7 +495,7 @@ class Shapes:
             )
         return shape
 
-    def _sha(self, repo: Repo, ref: str) -> str:
+    def sha(self, repo: Repo, ref: str) -> str:
         if self.world.git is None:
             return "0" * 40
         head = self.world.git.branch(repo.full_name, ref)
@@ -507,7 +507,7 @@ class Shapes:
         head_repo = self.world.repos.get(pull.head_repo.lower()) if pull.head_repo else None
         if self.world.git is None or head_repo is None:
             return "", []
-        base_sha, head_sha = self._sha(repo, pull.base_ref), self._sha(head_repo, pull.head_ref)
+        base_sha, head_sha = self.sha(repo, pull.base_ref), self.sha(head_repo, pull.head_ref)
         if set(base_sha) == {"0"} or set(head_sha) == {"0"}:
             return "", []
         return self.world.git.diff(repo.full_name, base_sha, head_repo.full_name, head_sha)
@@ -546,7 +546,7 @@ class Shapes:
             "_links": {"html": {"href": html}, "pull_request": {"href": pull_url}},
             "submitted_at": iso(review.submitted_at),
             "commit_id": review.commit_id
-            or self._sha(repo, issue.pull.base_ref if issue.pull else ""),
+            or self.sha(repo, issue.pull.base_ref if issue.pull else ""),
             "author_association": self.association(repo, review.author),
         }
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ class LocalGitHub:
         elif isinstance(scenario, str):
             text = scenario
         else:
-            text = json.dumps(dict(scenario))
+            text = json.dumps(dict(scenario), default=_json_default)
         return self._admin("POST", "scenario", data=text.encode("utf-8"))
 
     def state(self) -> dict[str, Any]:
@@ -133,6 +134,12 @@ class LocalGitHub:
 
     def close(self) -> None:
         self._session.close()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 # --------------------------------------------------------------------------- fixtures

@@ -51,8 +51,11 @@ def iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def parse_time(text: str) -> datetime:
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+def parse_time(text: str | datetime) -> datetime:
+    if isinstance(text, datetime):
+        moment = text
+    else:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)

@@ -310,11 +310,14 @@ def clone_workspace(
         )
     # --file: no repository discovery, so no "dubious ownership" refusal as root.
     local = ["git", "config", "--file", str(dest / ".git" / "config")]
-    for key, value in (
+    share = agent is not None and runner.uid not in (0, agent.uid)
+    settings = [
         ("user.name", committer),
         ("user.email", f"{committer}@users.noreply.github.com"),
         ("remote.origin.url", clean_url),
-    ):
+        *([("core.sharedRepository", "group")] if share else []),
+    ]
+    for key, value in settings:
         subprocess.run(
             [*local, key, value], env={"PATH": SAFE_PATH}, check=True, capture_output=True
         )
@@ -325,32 +328,24 @@ def clone_workspace(
         )
     if agent is not None:
         chown_tree(dest, agent)
-        if runner.uid not in (0, agent.uid):
-            share_with_group(dest, agent=agent, gid=runner.gid)
+        if share:
+            share_with_group(dest)
 
 
-def share_with_group(root: Path, *, agent: Principal, gid: int) -> None:
-    """Let the runner's group read the agent's workspace (the MCP server, running as
-    the runner, fetches the agent's branches from it); nobody else gets in.
+def share_with_group(root: Path) -> None:
+    """Let the agent's own group read its workspace; nobody else gets in.
 
-    ``core.sharedRepository=group`` makes git keep new objects and refs group-readable
-    whatever the agent's umask; setgid directories keep the group on new files.
+    Under sudo the MCP server runs as the runner user, not root, and fetches the
+    agent's branches from here: it is started with the agent's group as a
+    supplementary group (the agent gains nothing). ``core.sharedRepository=group``
+    keeps what git writes group-readable; the agent's umask (027) does the rest.
     """
-    subprocess.run(
-        ["git", "config", "--file", str(root / ".git" / "config"), "core.sharedRepository", "group"],
-        env={"PATH": SAFE_PATH},
-        check=True,
-        capture_output=True,
-    )
     for folder, _subfolders, filenames in os.walk(root):
-        os.chown(folder, agent.uid, gid)
-        os.chmod(folder, (stat.S_IMODE(os.stat(folder).st_mode) & 0o700) | 0o2750)
+        os.chmod(folder, (stat.S_IMODE(os.stat(folder).st_mode) & 0o700) | 0o050)
         for name in filenames:
             path = os.path.join(folder, name)
-            if os.path.islink(path):
-                continue
-            os.chown(path, agent.uid, gid)
-            os.chmod(path, (stat.S_IMODE(os.stat(path).st_mode) & 0o700) | 0o040)
+            if not os.path.islink(path):
+                os.chmod(path, (stat.S_IMODE(os.stat(path).st_mode) & 0o700) | 0o040)
 
 
 def credential_leaks(config: Path, token: SecretStr | None) -> str | None:
@@ -397,17 +392,19 @@ def agent_env(
     return env
 
 
-def spawn_kwargs(user: Principal | None) -> dict[str, object]:
+def spawn_kwargs(user: Principal | None, *, extra_groups: Sequence[int] = ()) -> dict[str, object]:
     """Popen arguments that drop to ``user`` in the child itself: no runuser or sudo
     process in between whose command line would carry anything."""
+    # umask 027: what the agent commits stays readable by its own private group,
+    # which only the MCP server joins (see share_with_group).
     if user is None or user.uid == os.getuid():
-        return {"start_new_session": True, "umask": 0o077}
+        return {"start_new_session": True, "umask": 0o027}
     return {
         "user": user.uid,
         "group": user.gid,
-        "extra_groups": [],
+        "extra_groups": list(extra_groups),
         "start_new_session": True,
-        "umask": 0o077,
+        "umask": 0o027,
     }
 
 

@@ -124,6 +124,8 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
             ),
             runner=runner,
             log_path=run_dir / "mcp-server.log",
+            # Not root (under sudo): reads the agent's workspace through the agent's group.
+            extra_groups=(agent.gid,) if agent and runner.uid != 0 else (),
         )
         _record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=server.process.pid)
         mcp_config = supervisor.write_mcp_config(dirs.mcp_config, server.url)
@@ -396,8 +398,14 @@ def report_setup_failure(inputs: JobInputs, error: BaseException) -> None:
         detail = f"{type(error).__name__}: {error}"
     outcome = Outcome(kind="setup_failed", headline="The agent run could not start", detail=detail)
     summary = finish.build_summary(
-        run=inputs.run, outcome=outcome, records=[], audit_problem=None, session_id=None,
-        passes=[], isolation="", transcript_parts=0,
+        run=inputs.run,
+        outcome=outcome,
+        records=[],
+        audit_problem=None,
+        session_id=None,
+        passes=[],
+        isolation="",
+        transcript_parts=0,
     )
     secrets = inputs.secrets
     values = [
@@ -411,14 +419,16 @@ def report_setup_failure(inputs: JobInputs, error: BaseException) -> None:
     if secrets.agent_token is None:
         return
     gateway = Gateway(
-        api_url=secrets.github_api_url, token=secrets.agent_token, token_name="agent",
+        api_url=secrets.github_api_url,
+        token=secrets.agent_token,
+        token_name="agent",
         max_attempts=2,
     )
     issue = f"/repos/{inputs.run.control_repo}/issues/{inputs.run.log_issue_number}"
     try:
         gateway.post(f"{issue}/comments", json={"body": body})
         gateway.post(f"{issue}/labels", json={"labels": [inputs.settings.labels.bug]})
-    except Exception as failure:  # noqa: BLE001 - the original error is the one to raise
+    except Exception as failure:
         actions_edge.warning("Could not record the failure on the log issue", detail=str(failure))
     finally:
         gateway.close()

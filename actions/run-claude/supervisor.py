@@ -84,6 +84,7 @@ def start_mcp_server(
     env: Mapping[str, str],
     runner: Principal,
     log_path: Path,
+    extra_groups: Sequence[int] = (),
     timeout: float = 30.0,
 ) -> McpServer:
     argv = [
@@ -111,7 +112,7 @@ def start_mcp_server(
         stderr=log,
         env=dict(env),
         text=True,
-        **spawn_kwargs(runner),  # type: ignore[arg-type]
+        **spawn_kwargs(runner, extra_groups=extra_groups),  # type: ignore[arg-type]
     )
     assert process.stdout is not None
     first: queue.Queue[str] = queue.Queue()

@@ -33,7 +33,7 @@ def test_go_away_workflow_runs_offline_under_act(local_github: Any, tmp_path: Pa
     result = control.run(
         "repository_dispatch",
         {"action": "tusk-go-away", "client_payload": payload},
-        workflow="on-go-away.yml",
+        workflow="go-away.yml",
         api_url=local_github.url,
         secrets={"TUSK_AGENT_TOKEN": "agent"},
     )
@@ -53,7 +53,7 @@ def test_other_dispatches_skip_the_go_away_job(local_github: Any, tmp_path: Path
     result = control.run(
         "repository_dispatch",
         {"action": "tusk-shard", "client_payload": {}},
-        workflow="on-go-away.yml",
+        workflow="go-away.yml",
         api_url=local_github.url,
         secrets={"TUSK_AGENT_TOKEN": "agent"},
     )

@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 from go_away_world import BOT, scenario, settings
+from mcp import Client
+from pydantic import SecretStr
 from tusk.actions.go_away import main
+from tusk.mcp_server import server as mcp_server
 from tusk.mcp_server.policy import Refused, RunState, check_write
 from tusk.mcp_server.server import policy_config
 from tusk.poller.core import PollState
@@ -144,3 +147,35 @@ def test_mcp_server_still_allows_writes_elsewhere(after_go_away: Any) -> None:
     check_write(
         "create_comment", {"repo": "alice/other", "number": 1, "body": "Hi"}, config, RunState()
     )
+
+
+@pytest.mark.anyio
+async def test_running_mcp_server_refuses_a_comment_there_over_http(
+    after_go_away: Any, tmp_path: Any
+) -> None:
+    github = after_go_away
+    # Built as `tusk mcp serve` builds it: the blocklist read once at start.
+    blocklist = StateStore(github.gateway("bot-read"), settings()).read_blocklist()
+    config = policy_config(
+        settings(), context("alice/widgets", 1), log_issue_url="https://x/1", blocklist=blocklist
+    )
+    runtime = mcp_server.build_runtime(
+        settings=settings(),
+        config=config,
+        read_gateway=github.gateway("bot-read"),
+        write_gateway=github.gateway("agent"),
+        run_dir=tmp_path / "run",
+        secrets=(SecretStr("agent"), SecretStr("bot-read")),
+    )
+    url, stop = mcp_server.start_in_thread(mcp_server.build_server(runtime))
+    before = github.state()["repos"]["alice/widgets"]["issues"]["1"]["comments"]
+    try:
+        async with Client(url) as client:
+            result = await client.call_tool(
+                "create_comment", {"repo": "alice/widgets", "number": 1, "body": "Back again"}
+            )
+    finally:
+        stop()
+    assert result.is_error
+    assert "BLOCKED_TARGET" in str(result.content)
+    assert github.state()["repos"]["alice/widgets"]["issues"]["1"]["comments"] == before

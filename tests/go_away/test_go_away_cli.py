@@ -142,7 +142,7 @@ def test_readme_tables_list_exactly_the_inputs_and_outputs() -> None:
 
 
 def test_workflow_jobs_are_guarded_against_other_dispatches() -> None:
-    for name in ("go-away.yml", "on-go-away.yml"):
+    for name in ("go-away.yml", "tusk-go-away.yml"):
         workflow = yaml.safe_load((WORKFLOWS / name).read_text())
         for job in workflow["jobs"].values():
             assert job["if"] == "github.event.action == 'tusk-go-away'"

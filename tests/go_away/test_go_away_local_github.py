@@ -259,7 +259,6 @@ def test_reaction_can_be_turned_off(world: Any) -> None:
 
 def test_blocklist_failure_is_reported_and_the_cleanup_still_runs(world: Any) -> None:
 
-
     def broken_update(change: Any, *, note: str = "") -> Any:
         raise StateError("The blocklist issue could not be written", "Check the token.")
 

@@ -23,6 +23,7 @@ from tusk.actions.go_away.go_away import (
 
 from tusk.contracts import BlockedRepo, BlockedUser, Blocklist, GoAwayRequest
 from tusk.log_issue import LogIssue
+from tusk.render import render
 
 AT = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 URL = "https://github.com/alice/widgets/issues/1#issuecomment-5"
@@ -231,3 +232,92 @@ def test_oversized_report_is_cut_to_what_github_accepts() -> None:
     assert len(cut) == 65536
     assert cut.endswith("the run's step summary has it all.)\n")
     assert go_away.fit_body("short") == "short"
+
+
+EXPECTED_LOG = """\
+<!-- tusk:job {} -->
+# Go away
+
+`bob` asked `tusk-bot` to leave: `https://github.com/alice/widgets/issues/1#issuecomment-5` (2026-11-30 06:00 UTC).
+
+## Blocked
+
+- The repository `alice/widgets`: `bob` has the `write` role there.
+- Every repository owned by `bob`.
+
+Added to the blocklist: repository `alice/widgets`, user `bob` (every repository they own).
+
+Reacted with `+1` to the request.
+
+## Removed
+
+| Repository | Fork | Comments deleted | Review comments deleted | Pending reviews deleted |
+|---|---|---|---|---|
+| `alice/widgets` | `tusk-bot/widgets` deleted, closing 1 open pull request(s) | 2 | 1 | 0 |
+| `bob/tools` | `tusk-bot/tools` **not deleted** | 0 | 0 | 0 |
+| `ops/control` | not touched: the control repository | | | |
+
+### Reviews that cannot be deleted
+
+GitHub does not delete submitted reviews. Hide or dismiss these by hand if needed:
+
+- `https://github.com/alice/widgets/pull/2#pullrequestreview-701`
+
+### Pull requests closed with the fork
+
+- `https://github.com/alice/widgets/pull/3`
+
+### Log issues closed as not planned
+
+- https://github.com/ops/control/issues/1
+
+## Problems
+
+- **could not delete the bot's fork tusk-bot/tools** (`bob/tools`): DELETE /repos/tusk-bot/tools: 403
+  To do: Give the agent token the delete_repo scope.
+"""  # noqa: E501 - markdown lines are as long as the report makes them
+
+
+def test_log_issue_renders_the_whole_report() -> None:
+    report = go_away.GoAwayReport(
+        request=request(),
+        bot="tusk-bot",
+        scope=Scope(actor="bob", repo="alice/widgets", permission="write", block_repo=True),
+        blocklist_updated=True,
+        newly_blocked_repos=["alice/widgets"],
+        newly_blocked_users=["bob"],
+        repos=[
+            go_away.RepoCleanup(
+                repo="alice/widgets",
+                fork="tusk-bot/widgets",
+                fork_deleted=True,
+                closed_pulls=["https://github.com/alice/widgets/pull/3"],
+                comments_deleted=["c1", "c2"],
+                review_comments_deleted=["r1"],
+                reviews_kept=["https://github.com/alice/widgets/pull/2#pullrequestreview-701"],
+            ),
+            go_away.RepoCleanup(repo="bob/tools", fork="tusk-bot/tools"),
+            go_away.RepoCleanup(repo="ops/control", skipped="the control repository"),
+        ],
+        log_issues_closed=["https://github.com/ops/control/issues/1"],
+        failures=[
+            go_away.Failure(
+                what="could not delete the bot's fork tusk-bot/tools",
+                repo="bob/tools",
+                error="DELETE /repos/tusk-bot/tools: 403",
+                todo="Give the agent token the delete_repo scope.",
+            )
+        ],
+        reaction="+1",
+    )
+    rendered = render(
+        "go_away_log.md.j2", marker="<!-- tusk:job {} -->", report=report, finished=True
+    )
+    assert rendered == EXPECTED_LOG
+
+
+def test_log_issue_while_working_says_so_and_keeps_the_marker_first() -> None:
+    report = go_away.GoAwayReport(request=request(), bot="tusk-bot")
+    rendered = render("go_away_log.md.j2", marker="<!-- m -->", report=report, finished=False)
+    assert rendered.startswith("<!-- m -->\n# Go away\n")
+    assert "Working on it" in rendered and "## Problems" not in rendered

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+from mcp_harness import AGENT_TOKEN, READ_TOKEN, agent_session, context
 
-from tests.mcp_server.conftest import AGENT_TOKEN, READ_TOKEN, agent_session, context
 from tusk.contracts import RunMetadata
 
 pytestmark = pytest.mark.anyio

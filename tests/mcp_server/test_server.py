@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.mcp_server.conftest import (
+from mcp_harness import (
     AGENT_TOKEN,
     BOT,
     LOG_URL,
@@ -21,6 +20,7 @@ from tests.mcp_server.conftest import (
     agent_session,
     scenario,
 )
+
 from tusk import audit
 from tusk.contracts import BlockedUser, PermissionConfig
 
@@ -198,7 +198,8 @@ async def test_cannot_edit_other_peoples_comments(start_mcp, local_github) -> No
 
 
 async def test_blocked_users_repositories_refuse_writes(start_mcp, local_github) -> None:
-    from tests.mcp_server.conftest import NOW, settings
+    from mcp_harness import NOW, settings
+
     from tusk.state import StateStore
 
     store = StateStore(local_github.gateway(AGENT_TOKEN), settings())
@@ -300,7 +301,8 @@ async def test_oversized_body_is_refused_before_any_api_call(start_mcp, local_gi
 
 
 async def test_memory_is_capped_per_run_and_history_is_one_line(start_mcp, local_github) -> None:
-    from tests.mcp_server.conftest import settings
+    from mcp_harness import settings
+
     from tusk.state import StateStore
 
     running = start_mcp(limits={"memory_writes_per_run": 2, "memory_entry_chars": 50})

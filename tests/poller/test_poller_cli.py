@@ -144,3 +144,13 @@ def test_permissions_parse_reports_a_malformed_marker(
     data = json.loads(capsys.readouterr().out)
     assert "unknown permission" in data["error"]
     assert data["operations"] == ["comment"] and data["prs_per_repo"] == 0
+
+
+def test_loop_survives_a_failed_cycle_and_polls_again(local_github: Any) -> None:
+    local_github.load(scenario(issues=[issue(1, [said("alice", "@tusk-bot fix it")])]))
+    h = make_poller(local_github)
+    local_github.add_fault("GET", r"^/notifications$", status=502, count=5)  # every retry fails
+    reports: list[CycleReport] = []
+    loop(h.poller, stop=threading.Event(), least_interval=0, on_report=reports.append, max_cycles=2)
+    assert reports[0].errors and reports[1].errors == []
+    assert len(decode_dispatches(local_github.dispatches()).tasks) == 1

@@ -177,13 +177,14 @@ def test_mention_posted_while_dispatching_keeps_the_thread_unread(
     harness: Any, local_github: Any
 ) -> None:
     alice = local_github.gateway("alice")
+    posted: list[str] = []
 
     def meanwhile(thread: Any) -> None:
-        if not meanwhile.done:  # type: ignore[attr-defined]
-            meanwhile.done = True  # type: ignore[attr-defined]
-            alice.post(f"/repos/{REPO}/issues/1/comments", json={"body": "@tusk-bot and this too"})
+        if not posted:  # once: alice writes while the poller is between dispatch and mark-read
+            body = "@tusk-bot and this too"
+            alice.post(f"/repos/{REPO}/issues/1/comments", json={"body": body})
+            posted.append(body)
 
-    meanwhile.done = False  # type: ignore[attr-defined]
     h = harness(
         scenario(issues=[issue(1, [said("alice", "@tusk-bot first")])]), after_dispatch=meanwhile
     )
@@ -231,6 +232,7 @@ def test_issue_context_is_complete(harness: Any) -> None:
                     ],
                     labels=["bug"],
                     assignees=["bob"],
+                    milestone="v1",
                 )
             ]
         )
@@ -302,3 +304,14 @@ def test_more_unread_threads_than_one_page_are_all_handled(harness: Any) -> None
     assert report.threads == 55  # the notifications endpoint pages at 50
     assert sorted(doc.trigger.number for doc in h.sent().tasks) == list(range(1, 56))
     assert not any(t["unread"] for t in h.threads())
+
+
+def test_trust_is_external_when_the_bot_cannot_read_permissions(harness: Any) -> None:
+    """Without push access GitHub hides collaborator permissions; trust is never assumed."""
+    scn = scenario(issues=[issue(1, [said("bob", REAL)])])
+    del scn["repos"][0]["collaborators"][BOT]
+    h = harness(scn)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    (doc,) = h.sent().tasks
+    assert doc.trust_level == "external"

@@ -313,8 +313,13 @@ def test_cleanup_ends_leftovers_and_removes_the_agents_folder(
         **isolation.spawn_kwargs(agent),  # type: ignore[arg-type]
     )
     server = subprocess.Popen(
-        [sys.executable, "-c", "import signal; print('up', flush=True); signal.pause()",
-         "mcp", "serve"],
+        [
+            sys.executable,
+            "-c",
+            "import signal; print('up', flush=True); signal.pause()",
+            "mcp",
+            "serve",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -393,10 +398,25 @@ def test_the_cli_runs_the_job_and_writes_outputs_and_the_step_summary(e2e: E2E) 
         "GITHUB_STEP_SUMMARY": str(step_summary),
     }
     completed = subprocess.run(
-        [sys.executable, "-m", "tusk.cli", "run-claude", "--run-json", str(inputs.run_json),
-         "--config", str(inputs.config_path), "--run-dir", str(inputs.run_dir),
-         "--claude", str(inputs.claude)],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "tusk.cli",
+            "run-claude",
+            "--run-json",
+            str(inputs.run_json),
+            "--config",
+            str(inputs.config_path),
+            "--run-dir",
+            str(inputs.run_dir),
+            "--claude",
+            str(inputs.claude),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     written = outputs.read_text()
@@ -405,40 +425,88 @@ def test_the_cli_runs_the_job_and_writes_outputs_and_the_step_summary(e2e: E2E) 
     assert step_summary.read_text().startswith("### ✅ Agent run: Completed · [log issue](")
     assert AGENT_TOKEN not in completed.stdout + completed.stderr
     cleaned = subprocess.run(
-        [sys.executable, "-m", "tusk.cli", "run-claude", "--cleanup", "--run-dir",
-         str(inputs.run_dir)],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-m",
+            "tusk.cli",
+            "run-claude",
+            "--cleanup",
+            "--run-dir",
+            str(inputs.run_dir),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert cleaned.returncode == 0 and "ended 0 leftover process(es)" in cleaned.stdout
 
 
-def test_under_sudo_the_mcp_server_runs_as_the_runner_and_still_pushes(
-    e2e: E2E, runner_user: isolation.Principal
+def test_the_runners_group_can_fetch_what_the_agent_commits(
+    agent_user: str, runner_user: isolation.Principal
 ) -> None:
-    """As on GitHub's runners: the step calls sudo, so the MCP server drops back to
-    the user who called it, and reads the agent's workspace through its group."""
-    folder = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-"))
+    """Under sudo (GitHub's runners) the MCP server runs as the runner user, not root:
+    it must still read the agent's commits, through the agent's group, while nobody
+    else can even list the workspace."""
+    agent = isolation.ensure_user(agent_user)
+    dirs = isolation.prepare_run_dirs(isolation.agent_base(agent, "job-share-1"), agent=agent)
+    own = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-own-"))  # the runner's own folder
+    # The MCP server's identity under sudo: the runner, plus the agent's group.
+    as_runner = isolation.spawn_kwargs(runner_user, extra_groups=[agent.gid])
+    runner_env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(own),
+        "GIT_CONFIG_GLOBAL": str(own / "gitconfig"),
+    }
     try:
-        os.chown(folder, runner_user.uid, runner_user.gid)
-        e2e.tmp = folder  # the runner's own files: build output, tusk.yml, run dir
-        e2e.environ = {"SUDO_UID": str(runner_user.uid)}
-        script = {
-            "steps": [
-                tool("Bash", command="git checkout -q -b tusk/sudo && echo x >> README.md"
-                     " && git commit -qam 'Touch README'"),
-                tool(f"{GH}push_branch", branch="tusk/sudo"),
-                {"expect": {"last_tool_result_is_error": False}},
-                tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Pushed."),
-                {"text": "Done."},
+        (own / "gitconfig").write_text("[safe]\n\tdirectory = *\n")
+        subprocess.run(["git", "init", "-q", "--bare", str(own / "upstream.git")], check=True)
+        subprocess.run(
+            ["chown", "-R", f"{runner_user.uid}:{runner_user.gid}", str(own)], check=True
+        )
+        isolation.clone_workspace(
+            clone_url=f"file://{own}/upstream.git",
+            token=None,
+            dest=dirs.workspace,
+            runner=runner_user,
+            agent=agent,
+            committer="tusk-bot",
+        )
+        as_agent = isolation.spawn_kwargs(agent)  # as Claude Code and its Bash tool get it
+        subprocess.run(
+            [
+                "bash",
+                "-c",
+                "git checkout -q -b tusk/x && echo hi > new.txt && git add new.txt"
+                " && git commit -qm one",
             ],
-            "conversations": [CONFIRM, history_conversation()],
-        }
-        result = e2e.run(script)
-        assert result.outcome.kind == "completed", result.outcome
-        run_dir = folder / "run"
-        assert run_dir.stat().st_uid == runner_user.uid
-        audit_owner = (run_dir / "audit.jsonl").stat().st_uid
-        assert audit_owner == runner_user.uid  # written by the server, as the runner
-        assert "tusk/sudo" in e2e.github.state()["repos"]["tusk-bot/widgets"]["branches"]
+            cwd=dirs.workspace,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(dirs.home)},
+            check=True,
+            **as_agent,  # type: ignore[arg-type]
+        )
+        subprocess.run(
+            ["git", "init", "-q", "--bare", str(own / "pusher.git")],
+            check=True,
+            env=runner_env,
+            **as_runner,
+        )  # type: ignore[arg-type]
+        fetched = subprocess.run(
+            ["git", "fetch", "-q", str(dirs.workspace), "tusk/x:refs/heads/tusk/x"],
+            cwd=own / "pusher.git",
+            env=runner_env,
+            capture_output=True,
+            text=True,
+            check=False,
+            **as_runner,  # type: ignore[arg-type]
+        )
+        assert fetched.returncode == 0, fetched.stderr
+        stranger = {"user": 65534, "group": 65534, "extra_groups": []}
+        peek = subprocess.run(
+            ["ls", str(dirs.workspace)], capture_output=True, text=True, check=False, **stranger
+        )  # type: ignore[arg-type]
+        assert "Permission denied" in peek.stderr
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(dirs.base, ignore_errors=True)
+        shutil.rmtree(own, ignore_errors=True)

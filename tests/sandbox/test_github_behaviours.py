@@ -199,3 +199,16 @@ def test_journal_records_token_status_and_body(gh: Any) -> None:
         201,
     )
     assert entry["body"] == {"body": "logged"}
+
+
+def test_etag_conditional_get_is_304_and_not_counted(gh: Any) -> None:
+    gateway = gh.gateway("alice")
+    first = gateway.conditional_get("/repos/alice/widgets/issues/1")
+    used = int(first.header("x-ratelimit-used"))
+    again = gateway.conditional_get("/repos/alice/widgets/issues/1", etag=first.header("etag"))
+    assert again.status == 304 and int(again.header("x-ratelimit-used")) == used
+    gh.gateway("bob").post("/repos/alice/widgets/issues/1/comments", {"body": "changes it"})
+    assert (
+        gateway.conditional_get("/repos/alice/widgets/issues/1", etag=first.header("etag")).status
+        == 200
+    )

@@ -167,3 +167,62 @@ def test_push_touching_workflows_needs_the_workflow_scope(gh: Any, tmp_path: Pat
     refused = _git(work, "push", "-q", "origin", "HEAD:ci", token="agent-no-delete")
     assert refused.returncode != 0 and "without `workflow` scope" in refused.stderr
     assert _git(work, "push", "-q", "origin", "HEAD:ci", token="agent").returncode == 0
+
+
+def test_connection_pagination_with_first_and_after(gh: Any, base_scenario: dict[str, Any]) -> None:
+    base_scenario["repos"][0]["issues"][0]["comments"] = [
+        {"author": "bob", "body": f"c{i}"} for i in range(5)
+    ]
+    gh.load(base_scenario)
+    query = """query($after: String) { repository(owner: "alice", name: "widgets") {
+      issue(number: 1) { comments(first: 2, after: $after) {
+        totalCount pageInfo { hasNextPage endCursor } nodes { body } } } } }"""
+    bodies, after = [], None
+    while True:
+        page = gh.gateway("agent").graphql(query, {"after": after})["repository"]["issue"][
+            "comments"
+        ]
+        bodies += [n["body"] for n in page["nodes"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert bodies == [f"c{i}" for i in range(5)]
+
+
+def test_viewer_repositories_include_collaborations(gh: Any) -> None:
+    query = (
+        "{ viewer { login repositories(first: 10) { totalCount nodes { nameWithOwner isFork } } } }"
+    )
+    viewer = gh.gateway("agent").graphql(query)["viewer"]
+    names = {n["nameWithOwner"] for n in viewer["repositories"]["nodes"]}
+    assert names == {"tusk-bot/widgets", "alice/tusk-control"}
+    owned = gh.gateway("agent").graphql(
+        "{ viewer { repositories(first: 10, ownerAffiliations: [OWNER]) "
+        "{ nodes { nameWithOwner } } } }"
+    )["viewer"]["repositories"]["nodes"]
+    assert owned == [{"nameWithOwner": "tusk-bot/widgets"}]
+
+
+def test_read_only_token_cannot_run_mutations(gh: Any) -> None:
+    response = requests.post(
+        f"{gh.url}/graphql",
+        json={
+            "query": 'mutation { addDiscussionComment(input: {discussionId: "x", body: "b"}) '
+            "{ clientMutationId } }"
+        },
+        headers={"Authorization": "bearer bot-read"},
+        timeout=30,
+    )
+    assert response.json()["errors"][0]["type"] == "FORBIDDEN"
+
+
+def test_discussion_comment_mutation_notifies_mentions(gh: Any) -> None:
+    discussion = gh.gateway("alice").graphql(
+        '{ repository(owner: "alice", name: "widgets") { discussion(number: 3) { id } } }'
+    )["repository"]["discussion"]
+    mutation = """mutation($id: ID!, $body: String!) {
+      addDiscussionComment(input: {discussionId: $id, body: $body}) { comment { body } } }"""
+    gh.gateway("alice").graphql(mutation, {"id": discussion["id"], "body": "@tusk-bot hi"})
+    threads = gh.gateway("bot-read").get("/notifications")
+    ideas = next(t for t in threads if t["subject"]["title"] == "Ideas")
+    assert ideas["subject"]["type"] == "Discussion" and ideas["reason"] == "mention"

@@ -248,3 +248,10 @@ def test_a_human_review_mentioning_the_bot_notifies_it(gh: Any) -> None:
     assert thread["reason"] == "mention"
     assert "/pulls/comments/" in thread["subject"]["latest_comment_url"]
     assert [r.state for r in pull.get_reviews()] == ["APPROVED", "COMMENTED"]
+
+
+def test_check_runs_of_a_ref_are_listed_empty(gh: Any) -> None:
+    runs = gh.gateway("agent").get("/repos/alice/widgets/commits/main/check-runs")
+    assert runs == {"total_count": 0, "check_runs": []}
+    with pytest.raises(Exception, match="No commit found"):
+        gh.gateway("agent").get("/repos/alice/widgets/commits/nope/check-runs")

@@ -82,3 +82,25 @@ def test_notifications_per_page_is_capped_at_50(
         "GET", "/notifications", params={"per_page": 50}
     )
     assert len(first.body) == 50 and 'rel="next"' in first.header("link")
+
+
+def test_lenient_mode_answers_like_github_but_still_records(base_scenario: dict[str, Any]) -> None:
+    from tusk.sandbox.github_server import start_server
+
+    running = start_server(scenario=base_scenario, strict=False)
+    try:
+        response = requests.get(f"{running.url}/repos/alice/widgets/frobnicate", timeout=10)
+        assert response.status_code == 404
+        assert [v["kind"] for v in running.app.violations] == ["request"]
+    finally:
+        running.stop()
+
+
+def test_anonymous_reads_public_data_only(local_github: Any, base_scenario: dict[str, Any]) -> None:
+    local_github.load(base_scenario)
+    anonymous = local_github.gateway(None)
+    assert anonymous.get("/repos/alice/widgets")["private"] is False
+    response = anonymous.request("GET", "/user", allow_statuses=(401,))
+    assert response.status == 401
+    limit = anonymous.request("GET", "/repos/alice/widgets").header("x-ratelimit-limit")
+    assert limit == "60"

@@ -12,6 +12,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTIONS = sorted(path.parent.name for path in (ROOT / "actions").glob("*/action.yml"))
+STAND_INS = sorted((ROOT / "sandbox" / "stand-ins").glob("*/action.yml"))
 EXPECTED = ["build-context", "go-away", "merge-shards", "receive-shard", "run-claude"]
 
 
@@ -41,10 +42,12 @@ def test_metadata_is_complete(action: str) -> None:
         assert spec.get("required") is True or "default" in spec, (
             f"{action} input {name}: say required: true or give a default"
         )
+    step_ids = {step.get("id") for step in meta["runs"]["steps"]}
     for name, spec in (meta.get("outputs") or {}).items():
         assert spec.get("description"), f"{action} output {name}: description"
-        assert re.fullmatch(r"\$\{\{.*steps\.[a-z_-]+\.outputs.*\}\}", str(spec.get("value"))), (
-            f"{action} output {name} must be wired to a step output"
+        referenced = set(re.findall(r"steps\.([A-Za-z0-9_-]+)\.outputs", str(spec.get("value"))))
+        assert referenced and referenced <= step_ids, (
+            f"{action} output {name} must be wired to the outputs of steps that exist"
         )
 
 
@@ -52,6 +55,17 @@ def test_metadata_is_complete(action: str) -> None:
 def test_no_expression_inside_run_against_template_injection(action: str) -> None:
     for index, step in enumerate(load(action)["runs"]["steps"]):
         assert "${{" not in str(step.get("run", "")), f"{action} step {index}: ${{{{ }}}} in run:"
+
+
+@pytest.mark.parametrize("path", STAND_INS, ids=lambda p: p.parent.name)
+def test_local_stand_ins_follow_the_same_rules(path: Path) -> None:
+    meta = yaml.safe_load(path.read_text(encoding="utf-8"))
+    mapped = set()
+    for step in meta["runs"]["steps"]:
+        assert "${{" not in str(step.get("run", "")), f"{path.parent.name}: ${{{{ }}}} in run:"
+        for value in (step.get("env") or {}).values():
+            mapped.update(re.findall(r"inputs\.([A-Za-z0-9_-]+)", str(value)))
+    assert set(meta.get("inputs") or {}) <= mapped
 
 
 @pytest.mark.parametrize("action", ACTIONS)

@@ -1,0 +1,245 @@
+"""The fetched GraphQL data in the shape of GitHub's REST API: ``ContextDocument.raw``.
+
+Pure. Consumers (build-context, the agent) read one familiar shape whatever
+the poller fetched it with: REST's field names (snake_case; ``user`` is
+``{login, type}``, labels ``[{name}]``), laid out so::
+
+    kind              "issue" | "pull_request" | "discussion"
+    repository        full_name, description, private, default_branch, html_url, ...,
+                      branches [{name, sha, committed_at, message}],
+                      protection {branch, visible, protected, rules, note} of the
+                      default branch (read only where the bot is an admin)
+    thread            number, title, body, user, state, state_reason, html_url,
+                      node_id, created_at, updated_at, closed_at, labels;
+                      issues/PRs: assignees [{login}], milestone {number, title, due_on};
+                      PRs: draft, merged, merged_at, mergeable, head/base {ref, sha, repo};
+                      discussions: category, answered
+    comments          [{id, node_id, user, body, created_at, updated_at, html_url}],
+                      oldest first; discussion replies are in it with ``in_reply_to_id``
+    reviews           PRs: [{id, node_id, user, state, body, submitted_at, html_url}]
+    review_comments   PRs: [{id, node_id, pull_request_review_id, user, body, path,
+                      line, diff_hunk, in_reply_to_id, created_at, updated_at, html_url}]
+    linked_issues     PRs: [{repo, issue {...thread fields}, comments [...]}]
+    diff              PRs: the full diff text; otherwise null
+    bot               login, repositories [{full_name, description, private, fork,
+                      parent, default_branch, pushed_at, updated_at, stars}],
+                      fork {full_name, ..., branches [...]} | null
+    notes             what was not visible (e.g. protection rules without admin)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tusk.poller.core import ThreadKind
+
+
+def _user(node: dict[str, Any] | None) -> dict[str, Any] | None:
+    """REST's ``user`` object: login and type ("Bot" for app accounts); None for ghosts."""
+    author = (node or {}).get("author")
+    if not author:
+        return None
+    return {
+        "login": author.get("login"),
+        "type": "Bot" if author.get("__typename") == "Bot" else "User",
+    }
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def comment(node: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": node.get("databaseId"),
+        "node_id": node.get("id"),
+        "user": _user(node),
+        "body": node.get("body") or "",
+        "created_at": node.get("createdAt"),
+        "updated_at": node.get("updatedAt"),
+        "html_url": node.get("url"),
+    }
+
+
+def _objects(nodes: Any, key: str) -> list[dict[str, Any]]:
+    return [{key: node[key]} for node in nodes or [] if node and node.get(key)]
+
+
+def _branches(nodes: Any) -> list[dict[str, Any]]:
+    out = []
+    for node in nodes or []:
+        target = node.get("target") or {}
+        out.append(
+            {
+                "name": node.get("name"),
+                "sha": target.get("oid"),
+                "committed_at": target.get("committedDate"),
+                "message": target.get("messageHeadline"),
+            }
+        )
+    return out
+
+
+def repo_meta(node: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "full_name": node.get("nameWithOwner"),
+        "description": node.get("description"),
+        "private": node.get("isPrivate"),
+        "fork": node.get("isFork"),
+        "parent": (node.get("parent") or {}).get("nameWithOwner"),
+        "default_branch": (node.get("defaultBranchRef") or {}).get("name"),
+        "html_url": node.get("url"),
+        "pushed_at": node.get("pushedAt"),
+        "updated_at": node.get("updatedAt"),
+        "stars": node.get("stargazerCount"),
+    }
+
+
+def _issue_common(node: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "node_id": node.get("id"),
+        "number": node.get("number"),
+        "title": node.get("title"),
+        "body": node.get("body") or "",
+        "user": _user(node),
+        "state": _lower(node.get("state")),
+        "state_reason": _lower(node.get("stateReason")),
+        "html_url": node.get("url"),
+        "created_at": node.get("createdAt"),
+        "updated_at": node.get("updatedAt"),
+        "closed_at": node.get("closedAt"),
+        "labels": _objects(node.get("labels"), "name"),
+    }
+
+
+def to_raw(
+    *,
+    kind: ThreadKind,
+    repo: str,
+    repository: dict[str, Any],
+    thread: dict[str, Any],
+    fork: dict[str, Any] | None,
+    viewer: dict[str, Any],
+    diff: str | None,
+    protection: dict[str, Any],
+    notes: list[str],
+) -> dict[str, Any]:
+    """Pure: the fetched GraphQL data (connections already flattened) in REST's shape."""
+    out_thread = _issue_common(thread)
+    comments = [comment(node) for node in thread.get("comments") or []]
+    if kind == "discussion":
+        out_thread.update(
+            state="closed" if thread.get("closed") else "open",
+            answered=thread.get("isAnswered"),
+            category=(thread.get("category") or {}).get("name"),
+        )
+        # Replies join the comment list, each saying which comment it answers.
+        for node in thread.get("comments") or []:
+            for reply in node.get("replies") or []:
+                comments.append({**comment(reply), "in_reply_to_id": node.get("databaseId")})
+        comments.sort(key=lambda c: (c.get("created_at") or "", str(c.get("id"))))
+    else:
+        out_thread.update(
+            assignees=_objects(thread.get("assignees"), "login"),
+            milestone=_milestone(thread.get("milestone")),
+        )
+    raw: dict[str, Any] = {
+        "kind": kind,
+        "repository": _repository(repository, repo, protection),
+        "thread": out_thread,
+        "comments": comments,
+        "reviews": [],
+        "review_comments": [],
+        "linked_issues": [],
+        "diff": diff,
+        "bot": {
+            "login": viewer.get("login"),
+            "repositories": [repo_meta(node) for node in viewer.get("repositories") or []],
+            "fork": _fork(fork, repo),
+        },
+        "notes": notes,
+    }
+    if kind == "pull_request":
+        _add_pull_request(raw, thread)
+    return raw
+
+
+def _repository(
+    repository: dict[str, Any], repo: str, protection: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        **repo_meta(repository),
+        "full_name": repository.get("nameWithOwner") or repo,
+        "branches": _branches(repository.get("refs")),
+        "protection": protection,
+    }
+
+
+def _milestone(node: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not node:
+        return None
+    return {"number": node.get("number"), "title": node.get("title"), "due_on": node.get("dueOn")}
+
+
+def _fork(node: dict[str, Any] | None, upstream: str) -> dict[str, Any] | None:
+    if not node or not node.get("isFork"):
+        return None
+    if ((node.get("parent") or {}).get("nameWithOwner") or "").lower() != upstream.lower():
+        return None
+    return {**repo_meta(node), "branches": _branches(node.get("refs"))}
+
+
+def _add_pull_request(raw: dict[str, Any], node: dict[str, Any]) -> None:
+    reviews = node.get("reviews") or []
+    review_comments = []
+    for review in reviews:
+        for item in review.get("comments") or []:
+            review_comments.append(
+                {
+                    **comment(item),
+                    "pull_request_review_id": review.get("databaseId"),
+                    "path": item.get("path"),
+                    "line": item.get("line"),
+                    "diff_hunk": item.get("diffHunk"),
+                    "in_reply_to_id": (item.get("replyTo") or {}).get("databaseId"),
+                }
+            )
+    review_comments.sort(key=lambda c: (c.get("created_at") or "", c.get("id") or 0))
+    raw["thread"].update(
+        draft=node.get("isDraft"),
+        merged=node.get("merged"),
+        merged_at=node.get("mergedAt"),
+        mergeable=_lower(node.get("mergeable")),
+        head={
+            "ref": node.get("headRefName"),
+            "sha": node.get("headRefOid"),
+            "repo": (node.get("headRepository") or {}).get("nameWithOwner"),
+        },
+        base={
+            "ref": node.get("baseRefName"),
+            "sha": node.get("baseRefOid"),
+            "repo": (node.get("baseRepository") or {}).get("nameWithOwner"),
+        },
+    )
+    raw["reviews"] = [
+        {
+            "id": review.get("databaseId"),
+            "node_id": review.get("id"),
+            "user": _user(review),
+            "state": _lower(review.get("state")),
+            "body": review.get("body") or "",
+            "submitted_at": review.get("submittedAt") or review.get("createdAt"),
+            "updated_at": review.get("updatedAt"),
+            "html_url": review.get("url"),
+        }
+        for review in reviews
+    ]
+    raw["review_comments"] = review_comments
+    raw["linked_issues"] = [
+        {
+            "repo": (issue.get("repository") or {}).get("nameWithOwner"),
+            "issue": _issue_common(issue),
+            "comments": [comment(c) for c in issue.get("comments") or []],
+        }
+        for issue in node.get("closingIssuesReferences") or []
+    ]
