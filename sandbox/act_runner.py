@@ -88,9 +88,12 @@ class ControlRepo:
         self.published.mkdir(exist_ok=True)
         for entry in root.iterdir():
             link = self.published / entry.name
-            if entry.name in {".git", ".venv"} or link.is_symlink():
+            if entry.name in {".git", ".venv"} or link.exists() or link.is_symlink():
                 continue
-            link.symlink_to(entry, target_is_directory=entry.is_dir())
+            if entry.is_dir():
+                link.symlink_to(entry, target_is_directory=True)
+            else:  # act does not follow a linked action.yml at the root
+                shutil.copyfile(entry, link)
         self.upload_stand_in = root / "sandbox" / "stand-ins" / "upload-artifact"
         self.home.mkdir(exist_ok=True)
         if not (self.root / ".git").exists():

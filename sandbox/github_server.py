@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import dataclasses
 import hashlib
 import json
 import re
@@ -24,8 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -35,20 +33,21 @@ from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handle
 from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
 from tusk.sandbox import rest_pulls as _pulls  # noqa: F401
 from tusk.sandbox import rest_repos as _repos  # noqa: F401
+from tusk.sandbox.admin import handle_admin
+from tusk.sandbox.faults import Fault, fault_message
 from tusk.sandbox.gitstore import GitStore
+from tusk.sandbox.outcomes import DOCS, DROP, Outcome, error_reply, json_outcome, reply_outcome
 from tusk.sandbox.rest import HANDLERS, Call, Reply
 from tusk.sandbox.scenario import (
-    ScenarioError,
     build_world,
     parse_scenario_text,
     read_scenario_file,
 )
 from tusk.sandbox.shapes import Shapes
 from tusk.sandbox.spec import OpenApi, load_openapi
-from tusk.sandbox.world import SandboxError, Token, World, iso
+from tusk.sandbox.world import SandboxError, Token, World
 
 VIOLATION_PREFIX = "sandbox spec violation:"
-DOCS = "https://docs.github.com/rest"
 GIT_PATH = re.compile(r"^/([^/]+)/([^/]+?)\.git(/.*)?$")
 INBOX_OPERATIONS = frozenset(
     {
@@ -58,31 +57,6 @@ INBOX_OPERATIONS = frozenset(
     }
 )
 JOURNAL_BODY_LIMIT = 100_000
-DROP = object()
-
-
-@dataclass
-class Fault:
-    method: str
-    path_pattern: str
-    status: int | None = None
-    count: int | None = 1  # None: every matching request
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-    drop: bool = False
-    message: str | None = None
-
-    def matches(self, method: str, path: str) -> bool:
-        return (self.method in ("*", method.upper())) and re.search(
-            self.path_pattern, path
-        ) is not None
-
-
-@dataclass
-class Outcome:
-    status: int
-    headers: dict[str, str]
-    body: bytes
 
 
 class SandboxApp:
@@ -114,9 +88,9 @@ class SandboxApp:
             self.git.reset()
             world = build_world(dict(data), self.git)
             self.world = world
+            # Violations outlive a scenario change so a test that reloads mid-way
+            # still fails for what it sent before; they are cleared explicitly.
             self.journal.clear()
-            self.violations.clear()
-            self.notes.clear()
             self.faults.clear()
         return world
 
@@ -130,8 +104,8 @@ class SandboxApp:
         query = parse_qs(parts.query, keep_blank_values=True)
         lowered = {k.lower(): v for k, v in headers.items()}
         if path.startswith("/_sandbox/"):
-            return self._admin(method, path, query, lowered, body)
-        token, auth_problem = self._token(lowered)
+            return handle_admin(self, method, path, query, lowered, body)
+        token, auth_problem = self.token_for(lowered)
         entry: dict[str, Any] = {
             "seq": len(self.journal) + 1,
             "method": method,
@@ -148,8 +122,8 @@ class SandboxApp:
                 self._journal(entry, 0, note="dropped by fault")
                 return DROP
             if fault.status is not None:
-                message = fault.message or _fault_message(fault.status)
-                outcome = _json_outcome(
+                message = fault.message or fault_message(fault.status)
+                outcome = json_outcome(
                     fault.status, {"message": message, "documentation_url": DOCS}, fault.headers
                 )
                 self._journal(entry, fault.status, note="fault")
@@ -180,7 +154,7 @@ class SandboxApp:
                     return fault
         return None
 
-    def _token(self, headers: Mapping[str, str]) -> tuple[Token | None, str | None]:
+    def token_for(self, headers: Mapping[str, str]) -> tuple[Token | None, str | None]:
         value = headers.get("authorization", "")
         if not value:
             return None, None
@@ -235,8 +209,8 @@ class SandboxApp:
                 method, path, ["no such operation in GitHub's REST description"], "request"
             )
             if self.strict:
-                return _json_outcome(500, {"message": message})
-            return _json_outcome(404, {"message": "Not Found", "documentation_url": DOCS})
+                return json_outcome(500, {"message": message})
+            return json_outcome(404, {"message": "Not Found", "documentation_url": DOCS})
         entry["operation"] = op.operation_id
         body, has_body, parse_problem = _parse_json(raw)
         problems = (
@@ -245,9 +219,9 @@ class SandboxApp:
         if problems:
             message = self.record_violation(method, path, problems, "request")
             if self.strict:
-                return _json_outcome(500, {"message": message})
+                return json_outcome(500, {"message": message})
         if auth_problem:
-            return _json_outcome(401, {"message": auth_problem, "documentation_url": DOCS})
+            return json_outcome(401, {"message": auth_problem, "documentation_url": DOCS})
         who = token.name if token else ""
         resource = ratelimit.resource_for(path)
         reply = self._run(
@@ -270,8 +244,8 @@ class SandboxApp:
         if problems:
             message = self.record_violation(method, path, problems, "response")
             if self.strict:
-                return _json_outcome(500, {"message": message}, rate_headers)
-        return _reply_outcome(reply)
+                return json_outcome(500, {"message": message}, rate_headers)
+        return reply_outcome(reply)
 
     def _run(
         self,
@@ -294,7 +268,7 @@ class SandboxApp:
             and method not in ("GET", "HEAD")
             and operation_id not in INBOX_OPERATIONS
         ):
-            return _error_reply(
+            return error_reply(
                 SandboxError(403, "Resource not accessible by personal access token")
             )
         with self.lock:
@@ -314,7 +288,7 @@ class SandboxApp:
             try:
                 return handler(call)
             except SandboxError as error:
-                return _error_reply(error)
+                return error_reply(error)
 
     # -- GraphQL
 
@@ -329,14 +303,14 @@ class SandboxApp:
         from tusk.sandbox.graphql_api import GraphQLViolation, execute
 
         if method != "POST":
-            return _json_outcome(404, {"message": "Not Found"})
+            return json_outcome(404, {"message": "Not Found"})
         if auth_problem or token is None:
-            return _json_outcome(
+            return json_outcome(
                 401, {"message": auth_problem or "This endpoint requires you to be authenticated."}
             )
         body, _, parse_problem = _parse_json(raw)
         if parse_problem or not isinstance(body, dict) or not isinstance(body.get("query"), str):
-            return _json_outcome(400, {"message": "Problems parsing JSON"})
+            return json_outcome(400, {"message": "Problems parsing JSON"})
         with self.lock:
             ratelimit.spend(self.world, token.name, "graphql")
             rate_headers = ratelimit.headers(self.world, token.name, "graphql")
@@ -349,8 +323,8 @@ class SandboxApp:
                     body.get("operationName"),
                 )
             except GraphQLViolation as violation:
-                return _json_outcome(500, {"message": str(violation)}, rate_headers)
-        return _json_outcome(200, result, rate_headers)
+                return json_outcome(500, {"message": str(violation)}, rate_headers)
+        return json_outcome(200, result, rate_headers)
 
     # -- git smart HTTP
 
@@ -432,128 +406,6 @@ class SandboxApp:
                     pushed.updated_at = pushed.pushed_at
         return Outcome(status, dict(out_headers), out_body)
 
-    # -- admin API
-
-    def _admin(
-        self,
-        method: str,
-        path: str,
-        query: dict[str, list[str]],
-        headers: Mapping[str, str],
-        body: bytes,
-    ) -> Outcome:
-        route = (method, path.rstrip("/"))
-        if route == ("POST", "/_sandbox/scenario"):
-            try:
-                world = self.load(body.decode("utf-8") if body else None)
-            except ScenarioError as error:
-                return _json_outcome(400, {"message": str(error), "problems": error.problems})
-            return _json_outcome(
-                200, {"loaded": True, "repos": sorted(r.full_name for r in world.repos.values())}
-            )
-        if route == ("GET", "/_sandbox/state"):
-            with self.lock:
-                return _json_outcome(200, dump_state(self.world))
-        if route == ("GET", "/_sandbox/journal"):
-            with self.lock:
-                return _json_outcome(200, list(self.journal))
-        if route == ("GET", "/_sandbox/dispatches"):
-            with self.lock:
-                return _json_outcome(200, [dataclasses.asdict(d) for d in self.world.dispatches])
-        if route == ("GET", "/_sandbox/violations"):
-            with self.lock:
-                return _json_outcome(200, list(self.violations))
-        if route == ("POST", "/_sandbox/violations/clear"):
-            with self.lock:
-                self.violations.clear()
-            return _json_outcome(204, None)
-        if route == ("GET", "/_sandbox/notes"):
-            with self.lock:
-                return _json_outcome(200, list(self.notes))
-        if route == ("GET", "/_sandbox/faults"):
-            with self.lock:
-                return _json_outcome(200, [dataclasses.asdict(f) for f in self.faults])
-        if route == ("DELETE", "/_sandbox/faults"):
-            with self.lock:
-                self.faults.clear()
-            return _json_outcome(204, None)
-        if route == ("POST", "/_sandbox/faults"):
-            try:
-                spec = json.loads(body or b"{}")
-                fault = Fault(
-                    method=str(spec.get("method", "*")).upper(),
-                    path_pattern=spec["path"],
-                    status=spec.get("status"),
-                    count=spec.get("count", 1),
-                    headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
-                    delay=float(spec.get("delay", 0)),
-                    drop=bool(spec.get("drop", False)),
-                    message=spec.get("message"),
-                )
-                re.compile(fault.path_pattern)
-            except (ValueError, KeyError, TypeError, re.error) as error:
-                return _json_outcome(400, {"message": f"invalid fault: {error}"})
-            with self.lock:
-                self.faults.append(fault)
-            return _json_outcome(201, dataclasses.asdict(fault))
-        blob = re.fullmatch(r"/_sandbox/blobs/artifacts/([^/]+)/([^/]+)/(\d+)\.zip", path)
-        if blob and method == "GET":
-            with self.lock:
-                repo = self.world.repo(blob.group(1), blob.group(2))
-                artifact = repo.artifacts.get(int(blob.group(3))) if repo else None
-            if artifact is None:
-                return _json_outcome(404, {"message": "Not Found"})
-            return Outcome(200, {"Content-Type": "application/zip"}, artifact.data)
-        upload = re.fullmatch(r"/_sandbox/artifacts/([^/]+)/([^/]+)", path)
-        if upload and method == "POST":
-            return self._upload_artifact(upload.group(1), upload.group(2), query, headers, body)
-        return _json_outcome(404, {"message": f"no sandbox admin route {method} {path}"})
-
-    def _upload_artifact(
-        self,
-        owner: str,
-        name: str,
-        query: dict[str, list[str]],
-        headers: Mapping[str, str],
-        body: bytes,
-    ) -> Outcome:
-        from tusk.sandbox.artifacts import zip_files
-        from tusk.sandbox.rest_repos import upload_artifact
-
-        # The runner uploads with its own runtime credentials, not a GitHub token:
-        # no Authorization is accepted, but a token that is sent must be able to push.
-        token, problem = self._token(headers)
-        if problem:
-            return _json_outcome(401, {"message": problem})
-        params = {k: v[-1] for k, v in query.items()}
-        if "json" in headers.get("content-type", ""):
-            spec = json.loads(body or b"{}")
-            params.update({k: str(v) for k, v in spec.items() if k != "files"})
-            data = zip_files({k: str(v) for k, v in (spec.get("files") or {}).items()})
-        else:
-            data = body
-        if not params.get("name"):
-            return _json_outcome(400, {"message": "name is required"})
-        with self.lock:
-            repo = self.world.repo(owner, name)
-            if repo is None or (
-                token is not None and (token.read_only or not self.world.can_push(repo, token.user))
-            ):
-                return _json_outcome(404, {"message": "Not Found"})
-            try:
-                artifact = upload_artifact(
-                    self.world,
-                    repo,
-                    params["name"],
-                    data,
-                    int(params.get("run_id", "1")),
-                    params.get("overwrite") == "true",
-                )
-            except SandboxError as error:
-                return _json_outcome(error.status, {"message": error.message})
-            shape = Shapes(self.world, self.base).artifact(repo, artifact)
-        return _json_outcome(201, shape)
-
 
 # --------------------------------------------------------------------------- helpers
 
@@ -584,91 +436,6 @@ def _etag(reply: Reply) -> str:
     body = reply.body
     data = body if isinstance(body, bytes) else json.dumps(body, sort_keys=True).encode()
     return 'W/"' + hashlib.sha256(data).hexdigest()[:40] + '"'
-
-
-def _fault_message(status: int) -> str:
-    if status in (403, 429):
-        return (
-            "You have exceeded a secondary rate limit. "
-            "Please wait a few minutes before you try again."
-        )
-    if status >= 500:
-        return "Server Error"
-    return "injected fault"
-
-
-def _error_reply(error: SandboxError) -> Reply:
-    body: dict[str, Any] = {
-        "message": error.message,
-        "documentation_url": DOCS,
-        "status": str(error.status),
-    }
-    if error.errors:
-        body["errors"] = error.errors
-    return Reply(error.status, body)
-
-
-def _json_outcome(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Outcome:
-    data = b"" if body is None or status in (204, 205, 304) else json.dumps(body).encode()
-    out = {"Content-Type": "application/json; charset=utf-8", **(headers or {})}
-    return Outcome(status, out, data)
-
-
-def _reply_outcome(reply: Reply) -> Outcome:
-    if reply.status in (204, 205, 304) or reply.body is None:
-        data = b""
-    elif isinstance(reply.body, bytes):
-        data = reply.body
-    elif isinstance(reply.body, str) and not reply.content_type.startswith("application/json"):
-        data = reply.body.encode()
-    else:
-        data = json.dumps(reply.body).encode()
-    headers = dict(reply.headers)
-    if data or reply.status not in (204, 205, 304):
-        headers.setdefault("Content-Type", reply.content_type)
-    return Outcome(reply.status, headers, data)
-
-
-def to_jsonable(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: to_jsonable(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if not f.name.startswith("_")
-        }
-    if isinstance(value, datetime):
-        return iso(value)
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, set):
-        return sorted(to_jsonable(v) for v in value)
-    if isinstance(value, bytes):
-        return {"bytes": len(value)}
-    return value
-
-
-def dump_state(world: World) -> dict[str, Any]:
-    repos = {}
-    for repo in world.repos.values():
-        shape = to_jsonable(repo)
-        shape["full_name"] = repo.full_name
-        shape["issues"] = {str(n): to_jsonable(i) for n, i in repo.issues.items()}
-        if world.git is not None:
-            shape["branches"] = {b.name: b.sha for b in world.git.branches(repo.full_name)}
-        repos[repo.full_name] = shape
-    return {
-        "now": iso(world.clock.peek()),
-        "users": [to_jsonable(u) for u in world.users.values()],
-        "tokens": {
-            name: {"user": t.user, "scopes": t.scopes, "read_only": t.read_only}
-            for name, t in world.tokens.items()
-        },
-        "repos": repos,
-        "notifications": [to_jsonable(t) for t in world.threads],
-        "dispatches": [to_jsonable(d) for d in world.dispatches],
-    }
 
 
 # --------------------------------------------------------------------------- HTTP edge
@@ -711,7 +478,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             import traceback
 
             traceback.print_exc(file=sys.stderr)
-            outcome = _json_outcome(500, {"message": f"sandbox internal error: {error!r}"})
+            outcome = json_outcome(500, {"message": f"sandbox internal error: {error!r}"})
         if outcome is DROP:
             self.close_connection = True
             with contextlib.suppress(OSError):

@@ -11,6 +11,7 @@ a ``sandbox-unimplemented`` note, so gaps are visible rather than silent.
 from __future__ import annotations
 
 import base64
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -358,7 +359,7 @@ class Resolver:
         }
         return {
             "__typename": "Ref",
-            "id": node_id("Ref", abs(hash((repo.full_name, head.name))) % 10**9),
+            "id": node_id("Ref", zlib.crc32(f"{repo.full_name}:{head.name}".encode())),
             "name": head.name,
             "prefix": "refs/heads/",
             "target": commit,
@@ -430,13 +431,25 @@ class Resolver:
             ),
             "assignees": lambda **a: connection(issue.assignees, a, self.actor),
             "participants": lambda **a: connection(sorted(participants), a, self.actor),
-            "milestone": {"__typename": "Milestone", "title": issue.milestone, "number": 1}
-            if issue.milestone
-            else None,
+            "milestone": self.milestone(repo, issue.milestone) if issue.milestone else None,
             "comments": lambda **a: connection(
                 issue.comments, a, lambda c: self.issue_comment(repo, issue, c)
             ),
             "timelineItems": lambda **a: connection([], a, lambda x: x),
+        }
+
+    def milestone(self, repo: Repo, title: str) -> dict[str, Any]:
+        shape = self.shapes.milestone(repo, title)
+        return {
+            "__typename": "Milestone",
+            "id": shape["node_id"],
+            "number": shape["number"],
+            "title": title,
+            "description": None,
+            "dueOn": None,
+            "state": "OPEN",
+            "closed": False,
+            "url": shape["html_url"],
         }
 
     def issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
@@ -651,7 +664,7 @@ class Resolver:
             "repository": lambda: self.repository(repo),
             "category": {
                 "__typename": "DiscussionCategory",
-                "id": node_id("DiscussionCategory", abs(hash(discussion.category)) % 10**6),
+                "id": node_id("DiscussionCategory", zlib.crc32(discussion.category.encode())),
                 "name": discussion.category,
                 "slug": discussion.category.lower().replace(" ", "-"),
                 "isAnswerable": False,

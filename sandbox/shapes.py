@@ -8,6 +8,7 @@ validates the result, so a wrong type here is caught, not hidden.
 from __future__ import annotations
 
 import base64
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -360,7 +361,7 @@ class Shapes:
         return shape
 
     def milestone(self, repo: Repo, title: str) -> dict[str, Any]:
-        number = abs(hash(title)) % 1000 + 1
+        number = zlib.crc32(title.encode()) % 1000 + 1  # stable across processes
         return {
             "url": f"{self.repo_url(repo)}/milestones/{number}",
             "html_url": f"{self.base}/{repo.full_name}/milestone/{number}",

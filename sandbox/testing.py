@@ -145,11 +145,24 @@ def _json_default(value: Any) -> Any:
 # --------------------------------------------------------------------------- fixtures
 
 
+_SESSION_SERVERS: list[Any] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """List what tests asked of the local GitHub that it does not implement."""
+    notes = [note for running in _SESSION_SERVERS for note in running.app.notes]
+    if notes:
+        terminalreporter.section("local GitHub: not implemented (answered 501 or null)")
+        for note in notes:
+            terminalreporter.write_line(f"{note['kind']}: {note['detail']}")
+
+
 @pytest.fixture(scope="session")
 def _local_github_server() -> Iterator[Any]:
     from tusk.sandbox.github_server import start_server
 
     running = start_server(port=0, strict=True)
+    _SESSION_SERVERS.append(running)
     try:
         yield running
     finally:
@@ -161,6 +174,7 @@ def local_github(_local_github_server: Any) -> Iterator[LocalGitHub]:
     """A clean local GitHub for one test; the test fails if a spec violation was recorded."""
     client = LocalGitHub(_local_github_server.url)
     client.load({})
+    client.take_violations()
     yield client
     violations = client.violations()
     client.close()

@@ -104,6 +104,12 @@ def scenario_path(name: str) -> Path:
 
 
 def run_offline(workdir: Path | None) -> int:
+    code, _ = play_offline(workdir)
+    return code
+
+
+def play_offline(workdir: Path | None) -> tuple[int, DemoOutcome | None]:
+    """Run the demo; return its exit code and what it found in the local GitHub."""
     from tusk.sandbox.act_runner import ControlRepo
     from tusk.sandbox.github_server import start_server
     from tusk.sandbox.model_server import ModelServer
@@ -143,9 +149,9 @@ def run_offline(workdir: Path | None) -> int:
         problems = outcome.problems()
         if problems:
             say("The demo did not succeed:\n" + "\n".join(f"  - {p}" for p in problems))
-            return 1
+            return 1, outcome
         say("Demo succeeded: the mention became a traced, completed agent run.")
-        return 0
+        return 0, outcome
     finally:
         model.stop()
         github.stop()

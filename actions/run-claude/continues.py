@@ -23,6 +23,8 @@ from typing import Literal
 
 from tusk.actions.run_claude.outcome import Outcome
 
+from tusk.audit import created_messages
+from tusk.contracts import AuditRecord
 from tusk.render import render
 
 ContinueKind = Literal["message", "confirm", "history"]
@@ -46,6 +48,19 @@ def plan(*, outcome: Outcome, messages_created: int) -> list[ContinueKind]:
     if outcome.model_still_answers:
         return ["history"]
     return []
+
+
+MESSAGE_TOOLS = frozenset(
+    {"create_comment", "create_issue", "create_pull_request", "create_discussion_comment"}
+)
+
+
+def messages_left(records: Sequence[AuditRecord]) -> int:
+    """Comments, issues and PRs the run made, or staged (staged mode counts: the
+    message exists for review; asking again would only stage a second one)."""
+    made = len(created_messages(records))
+    staged = sum(1 for r in records if r.decision == "staged" and r.tool in MESSAGE_TOOLS)
+    return made + staged
 
 
 @dataclass(frozen=True)

@@ -10,22 +10,25 @@ and leave it open.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from tusk.actions.run_claude.outcome import Outcome
 from tusk.actions.run_claude.transcript import (
-    COMMENT_LIMIT,
     Transcript,
     blocks_from_events,
     defuse_mentions,
+    fence_for,
     redact,
+    shorten,
     split_comments,
 )
 
-from tusk.audit import created_items, head_hash, refusals
+from tusk.audit import created_items, head_hash
 from tusk.contracts import AuditRecord, RunMetadata
 from tusk.github import Gateway
 from tusk.render import render
@@ -47,6 +50,16 @@ class RefusedCall(View):
     reason: str
 
 
+class StagedWrite(View):
+    """A write staged mode recorded instead of performing it, for people to review."""
+
+    tool: str
+    target: str
+    summary: str
+    request: str
+    fence: str
+
+
 class PassLine(View):
     name: str
     headline: str
@@ -62,6 +75,7 @@ class RunSummary(View):
     session_id: str | None
     created: tuple[CreatedLink, ...]
     refused: tuple[RefusedCall, ...]
+    staged: tuple[StagedWrite, ...]
     passes: tuple[PassLine, ...]
     audit_records: int
     audit_head: str
@@ -85,6 +99,7 @@ def build_summary(
     passes: Sequence[tuple[str, str]],
     isolation: str,
     transcript_parts: int,
+    staged: Sequence[StagedWrite] = (),
 ) -> RunSummary:
     return RunSummary(
         jobid=run.jobid,
@@ -99,11 +114,13 @@ def build_summary(
             RefusedCall(
                 tool=table_cell(r.tool),
                 target=table_cell(r.target),
-                code=table_cell(r.code),
-                reason=table_cell(r.reason),
+                code=table_cell(r.code or "FAILED"),
+                reason=table_cell(r.reason or ""),
             )
-            for r in refusals(records)
+            for r in records
+            if r.decision in ("refused", "failed")
         ),
+        staged=tuple(staged),
         passes=tuple(PassLine(name=name, headline=headline) for name, headline in passes),
         audit_records=len(records),
         audit_head=head_hash(list(records)),
@@ -127,33 +144,37 @@ def clean(text: str, secrets: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Comments:
-    summary: str
+    summary: tuple[str, ...]
     transcript: tuple[str, ...]
     error: str | None
 
     def in_order(self) -> list[str]:
-        return [self.summary, *self.transcript, *([self.error] if self.error else [])]
+        return [*self.summary, *self.transcript, *([self.error] if self.error else [])]
 
 
 def compose(
     *,
-    summary_for: Any,
+    summary_for: Callable[[int], RunSummary],
     transcript_markdown: str,
     outcome: Outcome,
     secrets: Sequence[str],
     bug_label: str,
 ) -> Comments:
-    """``summary_for(parts)`` builds the summary once the transcript's part count is known."""
+    """``summary_for(parts)`` builds the summary once the transcript's part count is known.
+    Every comment fits GitHub's limit: a long summary (many refusals or staged writes)
+    is split like the transcript."""
     parts = split_comments(clean(transcript_markdown, secrets), label="transcript part")
     summary: RunSummary = summary_for(len(parts))
     summary_text = clean(render("run_summary.md.j2", summary=summary), secrets)
     error = None
     if not outcome.ok:
         error = clean(render("run_error.md.j2", summary=summary, bug_label=bug_label), secrets)
-    for text in [summary_text, *([error] if error else [])]:
-        if len(text) > COMMENT_LIMIT:  # a summary that long is a bug: fail before posting
-            raise ValueError(f"a run comment is {len(text)} characters, over {COMMENT_LIMIT}")
-    return Comments(summary=summary_text, transcript=tuple(parts), error=error)
+        error = split_comments(error)[0]  # the headline and the reason come first
+    return Comments(
+        summary=tuple(split_comments(summary_text, label="summary part")),
+        transcript=tuple(parts),
+        error=error,
+    )
 
 
 def headline_for_step_summary(summary: RunSummary, comment_url: str | None) -> str:
@@ -199,3 +220,31 @@ def read_audit(path: Any) -> tuple[list[AuditRecord], str | None]:
 
 def secrets_in(values: Iterable[str | None]) -> list[str]:
     return [value for value in values if value]
+
+
+STAGED_REQUEST_CHARS = 3_000
+
+
+def read_staged(path: Path) -> list[StagedWrite]:
+    """The MCP server's record of staged writes (``RUN_DIR/staged.jsonl``)."""
+    if not path.is_file():
+        return []
+    staged = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        request = shorten(json.dumps(data.get("request"), indent=2), STAGED_REQUEST_CHARS)
+        staged.append(
+            StagedWrite(
+                tool=str(data.get("tool", "")),
+                target=str(data.get("target", "")),
+                summary=" ".join(str(data.get("summary", "")).split()),
+                request=request,
+                fence=fence_for(request),
+            )
+        )
+    return staged

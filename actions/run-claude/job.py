@@ -24,7 +24,6 @@ from tusk.actions.run_claude.transcript import read_events
 from tusk.actions.run_claude.watch import StreamWatch
 
 from tusk import actions_edge
-from tusk.audit import created_messages
 from tusk.config import Secrets, Settings
 from tusk.contracts import RunMetadata
 from tusk.errors import UserError
@@ -34,6 +33,7 @@ from tusk.render import render
 CLEANUP_FILE = "cleanup.json"
 EVENTS_FILE = "events.jsonl"
 AUDIT_FILE = "audit.jsonl"
+STAGED_FILE = "staged.jsonl"
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ class _Passes:
         if session_id is None or watch.init is None:
             return outcome, session_id
         records, _ = finish.read_audit(self.inputs.run_dir / AUDIT_FILE)
-        planned = continues.plan(outcome=outcome, messages_created=len(created_messages(records)))
+        planned = continues.plan(outcome=outcome, messages_created=continues.messages_left(records))
         state = continues.workspace_state(self.dirs.workspace)
         for kind in planned:
             text = continues.prompt(
@@ -339,6 +339,7 @@ def _write_up(
     with events_path.open(encoding="utf-8") as handle:
         events = read_events(handle)
     records, problem = finish.read_audit(inputs.run_dir / AUDIT_FILE)
+    staged = finish.read_staged(inputs.run_dir / STAGED_FILE)
     secret_values = finish.secrets_in(
         value.get_secret_value() if value else None
         for value in (
@@ -360,6 +361,7 @@ def _write_up(
             passes=passes,
             isolation=isolation_note,
             transcript_parts=parts,
+            staged=staged,
         )
 
     comments = finish.compose(

@@ -250,13 +250,16 @@ def run_session(
             events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
         _terminate(process)
 
+    def loop_reported() -> bool:
+        stamp = _stamp(loop_file)
+        return stamp is not None and stamp != loop_seen_before
+
     def monitor() -> None:
         while not finished.wait(poll_seconds):
             if clock() - started > budget_seconds:
                 stop_with(StopReason("timeout", f"the wall-clock budget of {budget_seconds:g} s"))
                 return
-            stamp = _stamp(loop_file)
-            if stamp is not None and stamp != loop_seen_before:
+            if loop_reported():
                 stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
                 return
 
@@ -274,7 +277,13 @@ def run_session(
                 events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
         if reason is not None:
             _terminate(process)
+        elif '"tool_result"' in line and loop_reported():
+            # The server refused a call as a loop: act on it now, not at the next poll.
+            stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
     finished.set()
+    if watch.stop is None and loop_reported():
+        # Claude Code ended on its own before any poll saw the server's report.
+        stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
     try:
         exit_code = process.wait(timeout=KILL_GRACE_SECONDS)
     except subprocess.TimeoutExpired:

@@ -259,10 +259,7 @@ def split_comments(text: str, *, limit: int = COMMENT_LIMIT, label: str = "part"
     width = budget // 4  # longer lines are cut; a piece always fits a fresh part
     lines: list[str] = []
     for raw in text.splitlines(keepends=True):
-        if len(raw) <= width:
-            lines.append(raw)
-        else:
-            lines.extend(raw[i : i + width] + "\n" for i in range(0, len(raw), width))
+        lines.extend(_cut(raw, width))
     parts: list[str] = []
     current: list[str] = []
     size = 0
@@ -283,3 +280,18 @@ def split_comments(text: str, *, limit: int = COMMENT_LIMIT, label: str = "part"
         parts.append("".join(current))
     total = len(parts)
     return [f"<sub>{label} {i}/{total}</sub>\n\n{part}" for i, part in enumerate(parts, 1)]
+
+
+def _cut(line: str, width: int) -> list[str]:
+    """A line longer than ``width`` as several lines, none starting with a fence
+    marker (which would open or close a fence that was not there)."""
+    pieces = []
+    start = 0
+    while len(line) - start > width:
+        end = start + width
+        while end > start + 1 and _FENCE_OPEN.match(line[end : end + 8]):
+            end -= 1
+        pieces.append(line[start:end] + "\n")
+        start = end
+    pieces.append(line[start:])
+    return pieces

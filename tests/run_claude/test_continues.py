@@ -98,3 +98,29 @@ def test_workspace_state_sees_uncommitted_and_unpushed_work(tmp_path: Path) -> N
     state = continues.workspace_state(work)
     assert state.has_changes and "1 commit(s)" in state.summary
     assert not continues.workspace_state(tmp_path / "nothing").has_changes
+
+
+def test_staged_messages_count_as_left(tmp_path: Path) -> None:
+    from tusk.audit import AuditLog, read_records
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.append(tool="get_issue", kind="read", target="a/b", args={}, decision="allowed")
+    log.append(
+        tool="create_comment",
+        kind="write",
+        target="a/b#1",
+        args={},
+        decision="refused",
+        code="LIMIT_EXCEEDED",
+        reason="x",
+    )
+    assert continues.messages_left(read_records(tmp_path / "audit.jsonl")) == 0
+    log.append(
+        tool="create_comment",
+        kind="write",
+        target="a/b#1",
+        args={"b": 1},
+        decision="staged",
+        reason="comment",
+    )
+    assert continues.messages_left(read_records(tmp_path / "audit.jsonl")) == 1

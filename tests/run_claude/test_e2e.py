@@ -510,3 +510,22 @@ def test_the_runners_group_can_fetch_what_the_agent_commits(
     finally:
         shutil.rmtree(dirs.base, ignore_errors=True)
         shutil.rmtree(own, ignore_errors=True)
+
+
+def test_staged_mode_records_writes_in_the_log_issue_instead(e2e: E2E) -> None:
+    e2e.config = {"staged": True}
+    script = {
+        "steps": [
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Would fix it."),
+            {"text": "Done."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    assert [c["user"]["login"] for c in e2e.issue_comments("alice/widgets", 1)] == ["alice"]
+    summary = e2e.log_comments()[0]
+    assert "### Staged writes (not performed)\n\n- `create_comment` on alice/widgets#1" in summary
+    assert "Would fix it." in summary
+    passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
+    assert "Self-check 1: leave a message" not in passes

@@ -87,7 +87,7 @@ Job `job-abc` · alice/w · [trigger](https://h/alice/w/issues/1#c) · session `
 ### Created by the agent
 - comment: https://h/alice/w/issues/1#issuecomment-5
 
-### Refused calls
+### Refused and failed calls
 
 | tool | target | code | reason |
 |---|---|---|---|
@@ -173,6 +173,7 @@ def test_step_summary_headline() -> None:
             session_id=None,
             created=(),
             refused=(),
+            staged=(),
             passes=(),
             audit_records=0,
             audit_head="h",
@@ -185,3 +186,89 @@ def test_step_summary_headline() -> None:
     assert line == (
         "### ✅ Agent run: Completed · [log issue](https://h/o/c/issues/7#issuecomment-1)\n"
     )
+
+
+def test_staged_writes_are_shown_with_their_request_for_review(tmp_path: Path) -> None:
+    staged_file = tmp_path / "staged.jsonl"
+    staged_file.write_text(
+        '{"tool": "create_comment", "target": "alice/w#1", "summary": "comment on\\n alice/w#1",'
+        ' "request": {"body": "Fixed ``` it"}}\nnot json\n'
+    )
+    [staged] = finish.read_staged(staged_file)
+    assert staged.summary == "comment on alice/w#1" and staged.fence == "````"
+    built = finish.build_summary(
+        run=RUN,
+        outcome=OK,
+        records=[],
+        audit_problem=None,
+        session_id=None,
+        passes=[],
+        isolation="on",
+        transcript_parts=1,
+        staged=[staged],
+    )
+    text = finish.render("run_summary.md.j2", summary=built)
+    assert (
+        "### Staged writes (not performed)\n\n- `create_comment` on alice/w#1: comment on "
+        'alice/w#1\n\n<details><summary>request</summary>\n\n````json\n{\n  "body": '
+        '"Fixed ``` it"\n}\n````\n\n</details>\n\n### Refused and failed calls\n'
+    ) in text
+    assert finish.read_staged(tmp_path / "absent.jsonl") == []
+
+
+def test_failed_calls_are_listed_with_the_refusals(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.append(
+        tool="push_branch",
+        kind="write",
+        target="alice/w",
+        args={},
+        decision="failed",
+        code="PUSH_FAILED",
+        reason="git push failed",
+    )
+    built = finish.build_summary(
+        run=RUN,
+        outcome=OK,
+        records=read_records(tmp_path / "audit.jsonl"),
+        audit_problem=None,
+        session_id=None,
+        passes=[],
+        isolation="on",
+        transcript_parts=1,
+    )
+    assert [(c.tool, c.code) for c in built.refused] == [("push_branch", "PUSH_FAILED")]
+
+
+def test_a_summary_with_hundreds_of_refusals_is_split_not_lost(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    for index in range(700):
+        log.append(
+            tool="create_comment",
+            kind="write",
+            target="alice/w#1",
+            args={"i": index},
+            decision="refused",
+            code="LIMIT_EXCEEDED",
+            reason="x" * 100,
+        )
+    records = read_records(tmp_path / "audit.jsonl")
+    comments = finish.compose(
+        summary_for=lambda parts: finish.build_summary(
+            run=RUN,
+            outcome=OK,
+            records=records,
+            audit_problem=None,
+            session_id=None,
+            passes=[],
+            isolation="on",
+            transcript_parts=parts,
+        ),
+        transcript_markdown="t",
+        outcome=OK,
+        secrets=[],
+        bug_label="bug",
+    )
+    assert len(comments.summary) > 1
+    assert all(len(part) <= 65_536 for part in comments.in_order())
+    assert sum(part.count("`LIMIT_EXCEEDED`") for part in comments.summary) == 700

@@ -1,0 +1,52 @@
+"""Faults on demand: statuses, latency and dropped connections by method, path and count."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Fault:
+    method: str
+    path_pattern: str
+    status: int | None = None
+    count: int | None = 1  # None: every matching request
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drop: bool = False
+    message: str | None = None
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method in ("*", method.upper())) and re.search(
+            self.path_pattern, path
+        ) is not None
+
+
+def parse_fault(spec: Mapping[str, Any]) -> Fault:
+    """A fault from its admin-API form; raises ValueError/KeyError/TypeError/re.error."""
+    fault = Fault(
+        method=str(spec.get("method", "*")).upper(),
+        path_pattern=spec["path"],
+        status=spec.get("status"),
+        count=spec.get("count", 1),
+        headers={str(k): str(v) for k, v in (spec.get("headers") or {}).items()},
+        delay=float(spec.get("delay", 0)),
+        drop=bool(spec.get("drop", False)),
+        message=spec.get("message"),
+    )
+    re.compile(fault.path_pattern)
+    return fault
+
+
+def fault_message(status: int) -> str:
+    if status in (403, 429):
+        return (
+            "You have exceeded a secondary rate limit. "
+            "Please wait a few minutes before you try again."
+        )
+    if status >= 500:
+        return "Server Error"
+    return "injected fault"
