@@ -362,7 +362,7 @@ class SandboxApp:
                 return Outcome(
                     401, {**challenge, "Content-Type": "text/plain"}, b"Authentication required\n"
                 )
-            if not visible or repo is None:
+            if not visible or repo is None or repo.pending_reads > 0:
                 return Outcome(404, {"Content-Type": "text/plain"}, b"Repository not found.\n")
             if pushing:
                 if token is None:

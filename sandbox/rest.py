@@ -86,6 +86,9 @@ class Call:
         repo = self.world.repo(self.params[owner_key], self.params[repo_key])
         if repo is None or not self.world.can_see(repo, self.login):
             raise SandboxError(404, "Not Found")
+        if repo.pending_reads > 0:
+            repo.pending_reads -= 1
+            raise SandboxError(404, "Not Found")
         if repo.private:
             self.require_scope("repo")
         return repo

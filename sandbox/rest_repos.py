@@ -128,6 +128,7 @@ def create_fork(call: Call) -> Reply:
         fork_of=source.full_name,
         has_discussions=False,
     )
+    fork.pending_reads = call.world.fork_ready_after_reads
     call.world.add_repo(fork)
     if call.world.git is not None:
         call.world.git.fork(source.full_name, fork.full_name)

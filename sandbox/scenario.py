@@ -132,7 +132,8 @@ REPO = {
 }
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str}
 TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
-SCENARIO = {"now": TIME, "users": [USER], "tokens": dict, "repos": [REPO]}
+SETTINGS = {"fork_ready_after_reads": int}
+SCENARIO = {"now": TIME, "settings": SETTINGS, "users": [USER], "tokens": dict, "repos": [REPO]}
 
 
 class ScenarioError(ValueError):
@@ -331,6 +332,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
         raise ScenarioError(problems)
     start = parse_time(data["now"]) if "now" in data else None
     world = World(clock=Clock(start), git=git)
+    world.fork_ready_after_reads = (data.get("settings") or {}).get("fork_ready_after_reads", 0)
     for spec in data.get("users", []):
         user = User(
             login=spec["login"],

@@ -51,7 +51,7 @@ class LocalGitHub:
         return response.json() if response.content else None
 
     def load(self, scenario: Mapping[str, Any] | str | Path) -> dict[str, Any]:
-        """Replace the whole state with ``scenario`` (a dict, YAML text or a file path)."""
+        """Replace the whole state with ``scenario``: a dict, YAML/JSON text, or a ``Path``."""
         if isinstance(scenario, Path):
             text = scenario.read_text(encoding="utf-8")
         elif isinstance(scenario, str):

@@ -224,6 +224,8 @@ class Repo:
     discussions: dict[int, Discussion] = field(default_factory=dict)
     artifacts: dict[int, Artifact] = field(default_factory=dict)
     next_number: int = 1
+    # A fork being created: reads answer 404 this many more times (GitHub forks asynchronously).
+    pending_reads: int = 0
 
     @property
     def full_name(self) -> str:
@@ -299,6 +301,7 @@ class World:
     git: Any = None  # tusk.sandbox.gitstore.GitStore
     lock: threading.RLock = field(default_factory=threading.RLock)
     rate_used: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    fork_ready_after_reads: int = 0
     _next_id: int = 1000
 
     def new_id(self) -> int:

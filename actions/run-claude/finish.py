@@ -11,7 +11,7 @@ and leave it open.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,10 +216,6 @@ def read_audit(path: Any) -> tuple[list[AuditRecord], str | None]:
         return read_records(path), None
     except ValueError as error:
         return [], f"the audit log failed verification: {error}"
-
-
-def secrets_in(values: Iterable[str | None]) -> list[str]:
-    return [value for value in values if value]
 
 
 STAGED_REQUEST_CHARS = 3_000

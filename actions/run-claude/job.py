@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from tusk.actions.run_claude import continues, finish, isolation, supervisor
 from tusk.actions.run_claude.isolation import Principal, RunDirs
 from tusk.actions.run_claude.outcome import Outcome, classify
-from tusk.actions.run_claude.transcript import read_events
+from tusk.actions.run_claude.transcript import read_events, redact
 from tusk.actions.run_claude.watch import StreamWatch
 
 from tusk import actions_edge
@@ -157,6 +157,18 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
         isolation.remove_agent_traces(dirs, agent)
 
 
+def secret_values(secrets: Secrets) -> list[str]:
+    """Every secret this run holds, for redaction."""
+    held = (
+        secrets.agent_token,
+        secrets.read_token,
+        secrets.anthropic_api_key,
+        secrets.bot_token,
+        secrets.dispatch_token,
+    )
+    return [value.get_secret_value() for value in held if value is not None]
+
+
 _RUNNER_DIRS = ("RUNNER_TEMP", "GITHUB_WORKSPACE", "RUNNER_TOOL_CACHE")
 
 
@@ -218,6 +230,9 @@ class _Passes:
     agent: Principal | None
     dirs: RunDirs
     lines: list[tuple[str, str]] = field(default_factory=list)
+
+    def scrub(self, line: str) -> str:
+        return redact(line, secret_values(self.inputs.secrets))
 
     @property
     def events_path(self) -> Path:
@@ -314,6 +329,7 @@ class _Passes:
                     loop_file=self.inputs.run_dir / supervisor.LOOP_FILE,
                     budget_seconds=budget,
                     stderr_path=self.inputs.run_dir / "claude-stderr.log",
+                    scrub=self.scrub,
                 )
             finally:
                 actions_edge.end_group()
@@ -340,16 +356,6 @@ def _write_up(
         events = read_events(handle)
     records, problem = finish.read_audit(inputs.run_dir / AUDIT_FILE)
     staged = finish.read_staged(inputs.run_dir / STAGED_FILE)
-    secret_values = finish.secrets_in(
-        value.get_secret_value() if value else None
-        for value in (
-            secrets.agent_token,
-            secrets.read_token,
-            secrets.anthropic_api_key,
-            secrets.bot_token,
-            secrets.dispatch_token,
-        )
-    )
 
     def summary_for(parts: int) -> finish.RunSummary:
         return finish.build_summary(
@@ -368,7 +374,7 @@ def _write_up(
         summary_for=summary_for,
         transcript_markdown=finish.render_transcript(run.jobid, events),
         outcome=outcome,
-        secrets=secret_values,
+        secrets=secret_values(secrets),
         bug_label=settings.labels.bug,
     )
     token = secrets.require("agent_token")["agent_token"]
@@ -410,13 +416,9 @@ def report_setup_failure(inputs: JobInputs, error: BaseException) -> None:
         transcript_parts=0,
     )
     secrets = inputs.secrets
-    values = [
-        v.get_secret_value()
-        for v in (secrets.agent_token, secrets.read_token, secrets.anthropic_api_key)
-        if v is not None
-    ]
     body = finish.clean(
-        render("run_error.md.j2", summary=summary, bug_label=inputs.settings.labels.bug), values
+        render("run_error.md.j2", summary=summary, bug_label=inputs.settings.labels.bug),
+        secret_values(secrets),
     )
     if secrets.agent_token is None:
         return

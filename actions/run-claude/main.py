@@ -77,21 +77,28 @@ def run(args: argparse.Namespace) -> int:
         max_retries = int(env.get("CLAUDE_CODE_MAX_RETRIES") or DEFAULT_MAX_RETRIES)
     run_dir = args.run_dir or default_run_dir(run_meta.jobid, env.get("RUNNER_TEMP"))
     actions_edge.set_outputs({"run-dir": run_dir, "log-issue-url": run_meta.log_issue_url})
-    result = job.run_job(
-        job.JobInputs(
-            run=run_meta,
-            run_json=args.run_json.resolve(),
-            settings=settings,
-            config_path=config_path,
-            secrets=secrets,
-            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
-            claude=args.claude or find_claude(),
-            run_dir=run_dir.resolve(),
-            max_retries=max_retries,
-            environ=env,
-            budget_seconds=args.budget_seconds,
-        )
+    inputs = job.JobInputs(
+        run=run_meta,
+        run_json=args.run_json.resolve(),
+        settings=settings,
+        config_path=config_path,
+        secrets=secrets,
+        anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+        claude=args.claude or find_claude(),
+        run_dir=run_dir.resolve(),
+        max_retries=max_retries,
+        environ=env,
+        budget_seconds=args.budget_seconds,
     )
+    try:
+        result = job.run_job(inputs)
+    except Exception as error:
+        # Later steps branch on `conclusion`: it must say failure, not stay empty.
+        reason = str(error).split("\n")[0]
+        actions_edge.set_outputs(
+            {"conclusion": "failure", "outcome": "setup_failed", "reason": reason}
+        )
+        raise
     actions_edge.set_outputs(
         {
             "conclusion": "success" if result.outcome.ok else "failure",

@@ -222,8 +222,12 @@ def run_session(
     stderr_path: Path,
     clock: Callable[[], float] = time.monotonic,
     poll_seconds: float = 0.2,
+    scrub: Callable[[str], str] = str,
 ) -> SessionRun:
-    """Run one Claude Code session to its end, stopping it when the watch says so."""
+    """Run one Claude Code session to its end, stopping it when the watch says so.
+
+    ``scrub`` cleans each line before it is saved: the agent can read the API key
+    and may print it, and the saved stream may end up in an artifact."""
     started = clock()
     loop_seen_before = _stamp(loop_file)
     with stderr_path.open("a", encoding="utf-8") as stderr:
@@ -271,7 +275,7 @@ def run_session(
         pass  # Claude Code ended before reading; its exit code says why
     for line in iter(process.stdout.readline, ""):
         with lock:
-            events.write(line)
+            events.write(scrub(line))
             reason = watch.feed(line)
             if reason is not None:
                 events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))

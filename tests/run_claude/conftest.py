@@ -29,8 +29,10 @@ from tusk.state import StateStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = REPO_ROOT / "node_modules" / ".bin" / "claude"
-AGENT_USER = "tusk-e2e-agent"
-RUNNER_USER = "tusk-e2e-runner"  # plays the Actions runner user that called sudo
+# One pair of users per test session: two sessions on one machine (a developer's
+# run beside another) must not end each other's agent processes.
+AGENT_USER = f"tusk-e2e-agent-{os.getpid()}"
+RUNNER_USER = f"tusk-e2e-runner-{os.getpid()}"  # plays the runner user that called sudo
 # Distinctive token strings (the sandbox's token string is its name), so a probe
 # that finds one cannot be a coincidence.
 AGENT_TOKEN = "agent-token-e2e-7d41f9c2b8a6"

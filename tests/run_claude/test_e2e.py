@@ -3,6 +3,7 @@ real MCP server over HTTP and the local GitHub (see conftest.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -266,9 +267,14 @@ def test_isolation_probes_by_the_agent_itself_find_no_token(e2e: E2E, tmp_path: 
         shutil.rmtree(runner_temp, ignore_errors=True)
     assert result.outcome.kind == "completed", result.outcome
     results = e2e.tool_results()[: len(probes)]
-    whole = (e2e.tmp / "run" / "events.jsonl").read_text()
+    # What the agent saw went back to the model unredacted: no token in any of it.
+    seen_by_the_model = json.dumps(e2e.model.journal())
+    assert "mcp serve" in seen_by_the_model  # the probes' output is in there
     for token in (AGENT_TOKEN, READ_TOKEN):
-        assert token not in whole
+        assert token not in seen_by_the_model
+    # The saved stream (a possible artifact) does not even keep the API key.
+    saved = (e2e.tmp / "run" / "events.jsonl").read_text()
+    assert API_KEY in seen_by_the_model and API_KEY not in saved
     ident, proc, temp, git, mcp, claude_home, homes, grep = results
     # The probes really looked: each shows what it found.
     assert ident.startswith(e2e.agent_user) and f"HOME={base}/home" in ident

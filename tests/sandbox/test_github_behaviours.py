@@ -212,3 +212,14 @@ def test_etag_conditional_get_is_304_and_not_counted(gh: Any) -> None:
         gateway.conditional_get("/repos/alice/widgets/issues/1", etag=first.header("etag")).status
         == 200
     )
+
+
+def test_fork_can_be_made_asynchronous(gh: Any, base_scenario: dict[str, Any]) -> None:
+    gh.load({**base_scenario, "settings": {"fork_ready_after_reads": 2}})
+    gateway = gh.gateway("bob")
+    created = gateway.post("/repos/alice/widgets/forks", {})
+    assert created.status == 202 and created.body["full_name"] == "bob/widgets"
+    statuses = [
+        gateway.request("GET", "/repos/bob/widgets", allow_statuses=(404,)).status for _ in range(3)
+    ]
+    assert statuses == [404, 404, 200]
