@@ -219,7 +219,7 @@ def run_dispatch(
         workflow=workflow,
         api_url=api_url,
         secrets=DEMO_SECRETS,
-        env={"GITHUB_RUN_ID": str(1000 + number), "TUSK_DEMO": "1"},
+        env={"GITHUB_RUN_ID": str(1000 + number), "TUSK_LOCAL_DEMO": "1"},
         variables={"TUSK_ANTHROPIC_BASE_URL": model_url},
     )
     log = control.root / f"act-{number}.log"

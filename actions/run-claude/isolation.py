@@ -20,6 +20,7 @@ Directory layout of one run (``base``, root-owned, traversable, not listable):
 from __future__ import annotations
 
 import base64
+import grp
 import os
 import pwd
 import shutil
@@ -57,6 +58,19 @@ class Principal:
 class Decision:
     enabled: bool
     reason: str
+
+
+def isolation_required(environ: Mapping[str, str]) -> bool:
+    """Whether this run is in GitHub Actions, where isolation is never optional.
+
+    The one exception is Tusk's own offline demo replayed by act
+    (``ACT=true`` with ``TUSK_LOCAL_DEMO=1``), which an ordinary user may run
+    without root; it then says plainly that isolation is off.
+    """
+    if environ.get("GITHUB_ACTIONS") != "true":
+        return False
+    local_demo = environ.get("ACT") == "true" and environ.get("TUSK_LOCAL_DEMO") == "1"
+    return not local_demo
 
 
 def decide(*, in_actions: bool, euid: int) -> Decision:
@@ -119,11 +133,36 @@ def ensure_user(name: str, *, forbidden_uids: Iterable[int] = ()) -> Principal:
             f"The agent user {name!r} is root or the runner itself (uid {entry.pw_uid})",
             "Set agent.linux_user in tusk.yml to a dedicated unprivileged user.",
         )
+    privileged = sorted(privileged_groups(name, entry.pw_gid))
+    if privileged:
+        raise IsolationError(
+            f"The agent user {name!r} belongs to privileged group(s): {', '.join(privileged)}",
+            "Membership of these groups leads to root. Remove the user from them, or set "
+            "agent.linux_user in tusk.yml to a dedicated unprivileged user.",
+        )
     home = Path(entry.pw_dir)
     home.mkdir(parents=True, exist_ok=True)
     os.chown(home, entry.pw_uid, entry.pw_gid)
     os.chmod(home, 0o711)  # others may pass through to a run's workspace, never list
     return Principal(name, entry.pw_uid, entry.pw_gid, home)
+
+
+PRIVILEGED_GROUPS = frozenset(
+    {"root", "sudo", "wheel", "admin", "adm", "docker", "lxd", "disk", "shadow", "systemd-journal"}
+)
+
+
+def privileged_groups(name: str, gid: int) -> set[str]:
+    """The groups of ``name`` that are as good as root (sudo rules, the docker socket...)."""
+    found = set()
+    for group_id in os.getgrouplist(name, gid):
+        try:
+            group = grp.getgrgid(group_id).gr_name
+        except KeyError:
+            continue
+        if group in PRIVILEGED_GROUPS:
+            found.add(group)
+    return found
 
 
 # --------------------------------------------------------------------------- paths

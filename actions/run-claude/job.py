@@ -81,7 +81,7 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
     settings, secrets = inputs.settings, inputs.secrets
     needed = secrets.require("agent_token", "read_token", "anthropic_api_key")
     decision = isolation.decide(
-        in_actions=inputs.environ.get("GITHUB_ACTIONS") == "true", euid=os.geteuid()
+        in_actions=isolation.isolation_required(inputs.environ), euid=os.geteuid()
     )
     if not decision.enabled:
         actions_edge.warning("User isolation is off", detail=decision.reason)

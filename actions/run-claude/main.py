@@ -17,7 +17,7 @@ from tusk.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts import RunMetadata
 from tusk.errors import InputError
 
-DEFAULT_MAX_RETRIES = 2
+DEFAULT_MAX_RETRIES = 5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

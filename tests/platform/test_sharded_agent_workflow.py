@@ -142,7 +142,7 @@ def test_repeated_shard_deliveries_make_exactly_one_completed_run(
             workflow="agent.yml",
             api_url=local_github.url,
             secrets=SECRETS,
-            env={"GITHUB_RUN_ID": str(run_id), "TUSK_DEMO": "1"},
+            env={"GITHUB_RUN_ID": str(run_id)},
             variables={"TUSK_ANTHROPIC_BASE_URL": model_url},
         )
         assert result.ok, result.stdout[-6000:] + result.stderr[-2000:]

@@ -250,7 +250,7 @@ def test_isolation_probes_by_the_agent_itself_find_no_token(e2e: E2E, tmp_path: 
             "git config --list --show-origin 2>&1; cat .git/config; cat ~/.gitconfig 2>&1",
             f"cat {base}/mcp.json",
             "cat ~/.claude.json 2>&1; ls -laR ~ 2>&1 | head -80; cat ~/.claude/settings.json 2>&1",
-            f"ls -la /root {tmp_path} 2>&1",
+            f"ls -la ~root {tmp_path} 2>&1",
             f"grep -rIl {split} /tmp /var/tmp /home /run /dev/shm /etc {base} 2>/dev/null;"
             " echo grep-done",
         ]
@@ -535,3 +535,13 @@ def test_staged_mode_records_writes_in_the_log_issue_instead(e2e: E2E) -> None:
     assert "Would fix it." in summary
     passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
     assert "Self-check 1: leave a message" not in passes
+
+
+def test_a_reused_agent_user_in_a_privileged_group_is_refused(agent_user: str) -> None:
+    name = f"{agent_user}-sudo"[:32]
+    subprocess.run(["useradd", "--user-group", "--groups", "adm", name], check=True)
+    try:
+        with pytest.raises(isolation.IsolationError, match="privileged group"):
+            isolation.ensure_user(name)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, check=False)

@@ -23,6 +23,22 @@ def test_outside_actions_without_root_isolation_is_off_and_says_why() -> None:
     assert not decision.enabled and decision.reason.startswith("OFF: not root")
 
 
+@pytest.mark.parametrize(
+    ("environ", "required"),
+    [
+        ({"GITHUB_ACTIONS": "true"}, True),
+        ({"GITHUB_ACTIONS": "true", "TUSK_LOCAL_DEMO": "1"}, True),  # not under act: no way out
+        ({"GITHUB_ACTIONS": "true", "ACT": "true"}, True),  # act alone is still Actions
+        ({"GITHUB_ACTIONS": "true", "ACT": "true", "TUSK_LOCAL_DEMO": "1"}, False),
+        ({}, False),
+    ],
+)
+def test_only_the_local_demo_under_act_may_run_without_isolation(
+    environ: dict[str, str], required: bool
+) -> None:
+    assert isolation.isolation_required(environ) is required
+
+
 def test_root_isolates() -> None:
     assert isolation.decide(in_actions=True, euid=0).enabled
 
