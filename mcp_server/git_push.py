@@ -14,7 +14,6 @@ carries ``+`` (force) only for a branch this run created.
 
 from __future__ import annotations
 
-import base64
 import os
 import subprocess
 import tempfile
@@ -29,6 +28,7 @@ from tusk.mcp_server.policy import PolicyConfig, RunState
 from tusk.mcp_server.read_tools import find_fork
 from tusk.mcp_server.runtime import OperationFailed, WriteOutcome
 
+from tusk.git_env import basic_auth_header, config_env
 from tusk.github import Gateway, NotFound
 
 GIT_TIMEOUT = 300.0
@@ -60,8 +60,7 @@ class GitRunner:
             ("credential.helper", ""),
         ]
         if token is not None:
-            basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-            configs.append(("http.extraHeader", f"Authorization: Basic {basic}"))
+            configs.append(("http.extraHeader", basic_auth_header(token)))
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.home),
@@ -72,11 +71,8 @@ class GitRunner:
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_ASKPASS": "/bin/false",
             "LC_ALL": "C",
-            "GIT_CONFIG_COUNT": str(len(configs)),
+            **config_env(configs),
         }
-        for index, (key, value) in enumerate(configs):
-            env[f"GIT_CONFIG_KEY_{index}"] = key
-            env[f"GIT_CONFIG_VALUE_{index}"] = value
         return env
 
     def _global_config(self) -> Path:

@@ -36,6 +36,7 @@ from tusk.sandbox import rest_repos as _repos  # noqa: F401
 from tusk.sandbox.admin import handle_admin
 from tusk.sandbox.faults import Fault, fault_message
 from tusk.sandbox.gitstore import GitStore
+from tusk.sandbox.http_body import read_body
 from tusk.sandbox.outcomes import DOCS, DROP, Outcome, error_reply, json_outcome, reply_outcome
 from tusk.sandbox.rest import HANDLERS, Call, Reply
 from tusk.sandbox.scenario import (
@@ -456,18 +457,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         pass  # the journal is the log
 
     def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+        return read_body(self.headers, self.rfile)
 
     def _serve(self) -> None:
         body = self._read_body()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tusk.sandbox.http_body import read_body
 from tusk.sandbox.model_script import (
     ERROR_TYPES,
     Block,
@@ -281,16 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        return read_body(self.headers, self.rfile)
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path

@@ -19,7 +19,6 @@ Directory layout of one run (``base``, root-owned, traversable, not listable):
 
 from __future__ import annotations
 
-import base64
 import grp
 import os
 import pwd
@@ -35,6 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import SecretStr
 
 from tusk.errors import UserError
+from tusk.git_env import basic_auth_header, config_env
 
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 AGENT_SHELL = "/bin/bash"
@@ -297,12 +297,7 @@ def git_auth_env(clone_url: str, token: SecretStr | None) -> dict[str, str]:
         return {}
     parts = urlsplit(clone_url)
     origin = urlunsplit((parts.scheme, parts.netloc, "/", "", ""))
-    basic = base64.b64encode(f"x-access-token:{token.get_secret_value()}".encode()).decode()
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{origin}.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-    }
+    return config_env([(f"http.{origin}.extraHeader", basic_auth_header(token.get_secret_value()))])
 
 
 def strip_credentials(url: str) -> str:

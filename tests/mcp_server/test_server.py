@@ -23,6 +23,7 @@ from mcp_harness import (
 
 from tusk import audit
 from tusk.contracts import BlockedUser, PermissionConfig
+from tusk.git_env import basic_auth_header, config_env
 
 pytestmark = pytest.mark.anyio
 
@@ -463,7 +464,6 @@ async def test_session_audit_chain_verifies_and_detects_tampering(start_mcp, cap
 
 
 def git(args: list[str], cwd: Path, token: str | None = None) -> str:
-    import base64
     import os
     import subprocess
 
@@ -474,14 +474,8 @@ def git(args: list[str], cwd: Path, token: str | None = None) -> str:
         "GIT_CONFIG_GLOBAL": os.devnull,
     }
     if token:
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        env.update(
-            {
-                "GIT_CONFIG_COUNT": "1",
-                "GIT_CONFIG_KEY_0": "http.extraHeader",
-                "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-            }
-        )
+        # The credential travels in the environment, never on the command line.
+        env.update(config_env([("http.extraHeader", basic_auth_header(token))]))
     done = subprocess.run(
         ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )

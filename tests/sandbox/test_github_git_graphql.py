@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import os
 import subprocess
 from pathlib import Path
@@ -10,6 +9,8 @@ from typing import Any
 
 import pytest
 import requests
+
+from tusk.git_env import basic_auth_header, config_env
 
 
 @pytest.fixture
@@ -27,14 +28,7 @@ def _git(cwd: Path, *args: str, token: str | None = None) -> subprocess.Complete
     }
     if token:
         # The credential travels in the environment, never on the command line.
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        env.update(
-            {
-                "GIT_CONFIG_COUNT": "1",
-                "GIT_CONFIG_KEY_0": "http.extraHeader",
-                "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-            }
-        )
+        env.update(config_env([("http.extraHeader", basic_auth_header(token))]))
     return subprocess.run(
         ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
