@@ -10,6 +10,7 @@ not HTML: untrusted text goes through ``quote_block`` instead.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from functools import cache
 from typing import Any
@@ -63,9 +64,35 @@ def _is_hidden(char: str) -> bool:
     return any(code in block for block in _VARIATION_SELECTORS)
 
 
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@cache
+def _hidden_characters() -> re.Pattern[str]:
+    """One character class of every hidden code point, built once per process."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(sys.maxunicode + 1):
+        if _is_hidden(chr(code)):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    parts = "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+    return re.compile(f"[{parts}]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"[U+{ord(match.group(0)):04X}]"
+
+
 def reveal_hidden(text: str) -> str:
     """Replace invisible and direction-changing characters by a visible ``[U+XXXX]``."""
-    return "".join(f"[U+{ord(c):04X}]" if _is_hidden(c) else c for c in text)
+    if text.isascii():  # the common case: only control characters can hide here
+        return _ASCII_CONTROLS.sub(_visible, text)
+    return _hidden_characters().sub(_visible, text)
 
 
 def _inert_line(line: str) -> str:
