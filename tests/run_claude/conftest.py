@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import secrets
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,8 +36,12 @@ AGENT_USER = f"tusk-e2e-agent-{os.getpid()}"
 RUNNER_USER = f"tusk-e2e-runner-{os.getpid()}"  # plays the runner user that called sudo
 # Distinctive token strings (the sandbox's token string is its name), so a probe
 # that finds one cannot be a coincidence.
-AGENT_TOKEN = "agent-token-e2e-7d41f9c2b8a6"
-READ_TOKEN = "read-token-e2e-3c9e02ab5f17"
+# Made up per run, so no file on disk (this one included) holds them: the agent's
+# own probes grep the whole filesystem for them.
+# pytest imports this file twice (as a conftest and from the tests), so the values
+# are kept in this process's environment, which the agent user cannot read.
+AGENT_TOKEN = os.environ.setdefault("TUSK_E2E_AGENT_TOKEN", f"agent-e2e-{secrets.token_hex(8)}")
+READ_TOKEN = os.environ.setdefault("TUSK_E2E_READ_TOKEN", f"read-e2e-{secrets.token_hex(8)}")
 API_KEY = "sk-test-e2e-key-51b0c8d2"
 JOBID = "job-e2e-widgets-1"
 
