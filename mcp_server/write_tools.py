@@ -79,7 +79,9 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
 
         def perform(p: Mapping[str, Any]) -> WriteOutcome:
             data = gw.post(
-                f"/repos/{repo}/issues", json={"title": p["title"], "body": p["body"]}
+                f"/repos/{repo}/issues",
+                json={"title": p["title"], "body": p["body"]},
+                may_repeat=False,  # after a 5xx the issue may exist: never open it twice
             ).body
             return WriteOutcome(
                 f"created issue #{data['number']}: {data['html_url']}", data["html_url"], "issue"
@@ -111,7 +113,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
         path = f"/repos/{repo}/issues/{number}/comments"
 
         def perform(p: Mapping[str, Any]) -> WriteOutcome:
-            data = gw.post(path, json={"body": p["body"]}).body
+            data = gw.post(path, json={"body": p["body"]}, may_repeat=False).body
             return WriteOutcome(
                 f"commented on {repo}#{number}: {data['html_url']} (comment id {data['id']})",
                 data["html_url"],
@@ -148,7 +150,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             }
 
         def perform(p: Mapping[str, Any]) -> WriteOutcome:
-            data = gw.post(path, json=payload(p)).body
+            data = gw.post(path, json=payload(p), may_repeat=False).body
             return WriteOutcome(
                 f"opened pull request #{data['number']}: {data['html_url']}",
                 data["html_url"],

@@ -199,7 +199,7 @@ def publish(
     issue = f"/repos/{run.control_repo}/issues/{run.log_issue_number}"
     urls = []
     for body in comments.in_order():
-        response = gateway.post(f"{issue}/comments", json={"body": body})
+        response = gateway.post(f"{issue}/comments", json={"body": body}, may_repeat=False)
         urls.append(str(response.body.get("html_url", "")))
     if ok:
         gateway.patch(issue, json={"state": "closed", "state_reason": "completed"})

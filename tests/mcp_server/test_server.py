@@ -412,6 +412,25 @@ async def test_reads_use_the_read_token_and_writes_the_agent_token(start_mcp, lo
     assert ("GET", AGENT_TOKEN) not in tokens
 
 
+async def test_a_comment_that_may_have_landed_is_never_sent_twice(start_mcp, local_github) -> None:
+    """After a 502 the comment may exist on GitHub: the server reports the failure
+    instead of retrying, so a flaky GitHub cannot make the agent post twice."""
+    local_github.add_fault("POST", "/repos/alice/widgets/issues/1/comments", status=502, count=1)
+    running = start_mcp()
+    start = len(local_github.journal())
+    async with agent_session(running.url) as agent:
+        is_error, text = await agent.call(
+            "create_comment", repo="alice/widgets", number=1, body="hi"
+        )
+    posts = [
+        e
+        for e in local_github.journal()[start:]
+        if e["method"] == "POST" and e["path"].endswith("/issues/1/comments")
+    ]
+    assert len(posts) == 1
+    assert is_error and text.startswith("GITHUB_ERROR"), text
+
+
 async def test_token_never_appears_in_tool_output(start_mcp, local_github, tmp_path) -> None:
     local_github.add_fault("GET", "/repos/alice/widgets/branches", status=403, count=10)
     running = start_mcp(workspace=make_workspace(local_github, tmp_path))
