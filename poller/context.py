@@ -28,7 +28,9 @@ from tusk.github import Gateway, GitHubError
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 OPTIONAL_PATHS = frozenset({"botFork", "viewer", "repository.refs"})
 
-ACTOR = "author { __typename login }"
+# authorAssociation never authorizes anything (P3 uses the permission endpoint);
+# build-context reads it only to tell collaborators' text from untrusted text.
+ACTOR = "author { __typename login } authorAssociation"
 COMMENT_FIELDS = f"databaseId url body createdAt updatedAt {ACTOR}"
 LABELS = Conn("labels", "name")
 ASSIGNEES = Conn("assignees", "login")

@@ -14,7 +14,8 @@ the poller fetched it with: REST's field names (snake_case; ``user`` is
                       issues/PRs: assignees [{login}], milestone {number, title, due_on};
                       PRs: draft, merged, merged_at, mergeable, head/base {ref, sha, repo};
                       discussions: category, answered
-    comments          [{id, node_id, user, body, created_at, updated_at, html_url}],
+    comments          [{id, node_id, user, author_association, body, created_at,
+                      updated_at, html_url}] (author_association marks trusted text only)
                       oldest first; discussion replies are in it with ``in_reply_to_id``
     reviews           PRs: [{id, node_id, user, state, body, submitted_at, html_url}]
     review_comments   PRs: [{id, node_id, pull_request_review_id, user, body, path,
@@ -54,6 +55,7 @@ def comment(node: dict[str, Any]) -> dict[str, Any]:
         "id": node.get("databaseId"),
         "node_id": node.get("id"),
         "user": _user(node),
+        "author_association": node.get("authorAssociation"),
         "body": node.get("body") or "",
         "created_at": node.get("createdAt"),
         "updated_at": node.get("updatedAt"),
@@ -102,6 +104,7 @@ def _issue_common(node: dict[str, Any]) -> dict[str, Any]:
         "title": node.get("title"),
         "body": node.get("body") or "",
         "user": _user(node),
+        "author_association": node.get("authorAssociation"),
         "state": _lower(node.get("state")),
         "state_reason": _lower(node.get("stateReason")),
         "html_url": node.get("url"),
@@ -226,6 +229,7 @@ def _add_pull_request(raw: dict[str, Any], node: dict[str, Any]) -> None:
             "id": review.get("databaseId"),
             "node_id": review.get("id"),
             "user": _user(review),
+            "author_association": review.get("authorAssociation"),
             "state": _lower(review.get("state")),
             "body": review.get("body") or "",
             "submitted_at": review.get("submittedAt") or review.get("createdAt"),
