@@ -173,17 +173,37 @@ def claim_log_issue(
         json={"title": title, "body": body, "labels": list(labels)},
     ).body
     number, url = int(created["number"]), str(created["html_url"])
-    after = _claimants(find_log_issues(gateway, settings, jobid=jobid, state="all", since=since))
-    numbers = {issue.number: issue.url for issue in after}
+    listed = find_log_issues(gateway, settings, jobid=jobid, state="all", since=since)
+    numbers = {issue.number: issue.url for issue in _claimants(listed)}
     numbers.setdefault(number, url)  # our own issue counts even if a listing lags behind
     winner = min(numbers)
     if winner == number:
+        settle_failure_records(gateway, settings, listed, run_url=url)
         return LogIssueClaim(number, url, won=True)
     gateway.patch(
         f"/repos/{settings.control_repo}/issues/{number}",
         json={"state": "closed", "state_reason": "duplicate"},
     )
     return LogIssueClaim(winner, numbers[winner], won=False)
+
+
+def settle_failure_records(
+    gateway: Gateway, settings: Settings, issues: list[LogIssue], *, run_url: str
+) -> None:
+    """Close the job's open failure records once a later delivery runs it after all.
+
+    A shard watchdog may record a job as lost when its last shard arrived first
+    and the others were slow; when they do arrive, the record is no longer true.
+    """
+    for issue in issues:
+        if not issue.failure or issue.state != "open":
+            continue
+        path = f"/repos/{settings.control_repo}/issues/{issue.number}"
+        gateway.post(
+            f"{path}/comments",
+            json={"body": f"The job ran after all: {run_url}. Closing this failure record."},
+        )
+        gateway.patch(path, json={"state": "closed", "state_reason": "completed"})
 
 
 def record_failure(

@@ -306,7 +306,7 @@ def test_history_and_memory_are_read_as_specified(
     assert "3 older entries left out" in memory
 
 
-def test_a_failure_record_does_not_take_the_jobs_claim(github: Any) -> None:
+def test_a_failure_record_does_not_take_the_jobs_claim_and_is_settled_by_it(github: Any) -> None:
     config = settings()
     gateway = github.gateway("agent")
     url = record_failure(
@@ -334,8 +334,12 @@ def test_a_failure_record_does_not_take_the_jobs_claim(github: Any) -> None:
     assert claim.won
     found = find_log_issues(gateway, config, jobid="alice-widgets-9000", state="all")
     assert [(i.failure, i.repo) for i in found] == [(True, REPO), (False, REPO)]
+    # The job ran after all: its failure record is settled, linking the run.
+    assert [(i.state, i.state_reason) for i in found] == [("closed", "completed"), ("open", None)]
+    [settled] = gateway.get(f"/repos/{config.control_repo}/issues/{found[0].number}/comments")
+    assert claim.url in settled["body"]
     assert [i.number for i in find_log_issues(gateway, config, repo="ALICE/widgets")] == [
-        i.number for i in found
+        claim.number
     ]
     assert find_log_issues(gateway, config, owner="bob") == []
 
