@@ -151,8 +151,8 @@ class Pusher:
             ) from error
         return self.git.run(["rev-parse", ref], cwd=self.repo_dir).strip()
 
-    def changed_paths(self, branch: str, upstream: dict[str, Any]) -> list[str]:
-        """Every path a commit of ``branch`` touches that upstream's default branch lacks."""
+    def fetch_upstream(self, upstream: dict[str, Any]) -> str:
+        """Fetch upstream's default branch; returns the local ref it landed in."""
         default = upstream.get("default_branch") or "main"
         base_ref = f"refs/upstream/{default}"
         self.git.run(
@@ -166,10 +166,17 @@ class Pusher:
             cwd=self.repo_dir,
             token=self.read_token,
         )
+        return base_ref
+
+    def changed_paths(self, branch: str, base_ref: str) -> list[str]:
+        """Every path a commit of ``branch`` touches that upstream's default branch lacks."""
         out = self.git.run(
             [
                 "log",
                 "--no-renames",
+                # merges too: a file a merge commit adds on its own (an "evil merge")
+                # is listed by no other commit
+                "--diff-merges=dense-combined",
                 "--format=",
                 "--name-only",
                 f"refs/heads/{branch}",
@@ -180,6 +187,16 @@ class Pusher:
             cwd=self.repo_dir,
         )
         return sorted({line for line in out.splitlines() if line})
+
+    def new_text(self, branch: str, base_ref: str) -> tuple[str, str]:
+        """The messages and the patches of the commits ``branch`` would publish."""
+        commits = [f"refs/heads/{branch}", "--not", base_ref, "--"]
+        messages = self.git.run(["log", "--format=%B", *commits], cwd=self.repo_dir)
+        patch = self.git.run(
+            ["log", "-p", "--no-renames", "--diff-merges=dense-combined", "--format=", *commits],
+            cwd=self.repo_dir,
+        )
+        return messages, patch
 
     def ensure_fork(self, upstream_name: str) -> dict[str, Any]:
         """The bot's fork of ``upstream_name``, created (and waited for) when missing."""
@@ -214,7 +231,11 @@ class Pusher:
 
     def push(self, branch: str) -> WriteOutcome:
         upstream = self.read_gateway.get(f"/repos/{self.config.trigger_repo}")
-        policy.check_push_paths(self.changed_paths(branch, upstream), self.config)
+        base_ref = self.fetch_upstream(upstream)
+        policy.check_push_paths(self.changed_paths(branch, base_ref), self.config)
+        policy.check_pushed_text(
+            *self.new_text(branch, base_ref), secrets=(self.read_token, self.write_token)
+        )
         fork = self.ensure_fork(upstream["full_name"])
         exists = self.remote_has_branch(fork["clone_url"], branch)
         force = exists and policy.may_force_push(branch, self.state)

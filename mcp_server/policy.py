@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,13 +74,27 @@ SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
 # like "agent" would refuse every ordinary sentence.
 MIN_LITERAL_SECRET = 12
 
-# A GitHub @mention: '@' not preceded by a word character, '@', '/', '.' or '`'.
+# A GitHub @mention: '@' not preceded by a word character, '@', '/' or '.'.
 # The literal '@' comes first so the regex engine can jump between candidates.
 _MENTION_RE = re.compile(
-    r"@(?<![A-Za-z0-9_@/.`]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
+    r"@(?<![A-Za-z0-9_@/.]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
     r"(?![A-Za-z0-9-])"
 )
-_CODE_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
+# Tusk's own hidden markers (tusk.markers) are trusted on anything the bot authors,
+# and everything the agent posts is authored by the bot: a forged one in a body
+# would become a memory entry, a blocklist change or a job claim.
+MARKER_OPENING = "<!-- tusk:"
+NEUTRAL_MARKER_OPENING = "<!-- tusk :"
+# Code, roughly as CommonMark sees it: a fence only at the start of a line (closed by
+# a fence at least as long, or the end); an inline span between equal backtick runs
+# that are not escaped and do not cross a blank line. Where unsure it is not code, so
+# its mentions count.
+_CODE_RE = re.compile(
+    r"^ {0,3}(?P<bt>`{3,})[^`\n]*(?:\n.*?(?:\n {0,3}(?P=bt)`*[ \t\r]*(?=\n|\Z)|\Z)|\Z)"
+    r"|^ {0,3}(?P<tl>~{3,})[^\n]*(?:\n.*?(?:\n {0,3}(?P=tl)~*[ \t\r]*(?=\n|\Z)|\Z)|\Z)"
+    r"|(?<![`\\])(?P<ticks>`+)(?!`)(?:(?!\n[ \t\r]*\n).)*?(?<!`)(?P=ticks)(?!`)",
+    re.DOTALL | re.MULTILINE,
+)
 
 
 class Refused(Exception):
@@ -130,10 +145,22 @@ class RunState:
 # --------------------------------------------------------------------------- helpers
 
 
+def _canonical_text(text: str) -> str:
+    """Text as a duplicate check compares it: invisible characters and spacing do not count."""
+    return " ".join(strip_invisible(text).split())
+
+
 def write_key(tool: str, args: Mapping[str, Any]) -> str:
     """Identity of a write for M3: the tool plus its canonical arguments."""
     canonical = {
-        k: (v.lower() if k == "repo" and isinstance(v, str) else v) for k, v in args.items()
+        k: (
+            v.lower()
+            if k == "repo" and isinstance(v, str)
+            else _canonical_text(v)
+            if k in ("body", "title", "text") and isinstance(v, str)
+            else v
+        )
+        for k, v in args.items()
     }
     return tool + ":" + json.dumps(canonical, sort_keys=True, separators=(",", ":"))
 
@@ -163,6 +190,7 @@ def target_label(tool: str, args: Mapping[str, Any], config: PolicyConfig) -> st
 
 def validate_branch(branch: str, config: PolicyConfig) -> None:
     """Branch names the agent may push: under the prefix, a plain ref name."""
+    check_secrets(branch, "branch name", ())
     if not branch.startswith(config.branch_prefix):
         raise Refused(
             "PERMISSION_DENIED",
@@ -199,6 +227,27 @@ def head_branch(head: str, config: PolicyConfig) -> str:
     return branch
 
 
+def check_read_args(args: Mapping[str, Any]) -> None:
+    """Arguments a read tool puts into a URL path must not step out of it.
+
+    The HTTP client resolves '.' and '..' segments, so an unchecked repo or file
+    path would turn a read tool into a GET of any endpoint the read token reaches.
+    """
+    repo = args.get("repo")
+    if repo is not None and not (isinstance(repo, str) and is_valid_repo(repo)):
+        raise Refused("FORBIDDEN_OPERATION", f"repo must be 'owner/name', got {repo!r}.")
+    for key in ("path", "ref"):
+        value = args.get(key)
+        if isinstance(value, str) and any(
+            part in (".", "..") for part in value.replace("\\", "/").split("/")
+        ):
+            raise Refused(
+                "FORBIDDEN_OPERATION",
+                f"{key} {value!r} has '.' or '..' segments; give the path from the "
+                "repository root, e.g. 'src/app.py' ('' for the root).",
+            )
+
+
 # --------------------------------------------------------------------------- the write check
 
 
@@ -232,6 +281,7 @@ def check_write(tool: str, args: Mapping[str, Any], config: PolicyConfig, state:
         validate_branch(str(args.get("branch", "")), config)
     if tool == "create_pull_request":
         head_branch(str(args.get("head", "")), config)
+        check_secrets(str(args.get("base", "")), "base branch", ())
     if write_key(tool, args) in state.write_keys:
         raise Refused(
             "DUPLICATE_WRITE",
@@ -321,8 +371,17 @@ def _check_limits(
 # --------------------------------------------------------------------------- outgoing text
 
 
+def strip_invisible(text: str) -> str:
+    """``text`` without format characters (zero-width space, joiners, BOM, bidi controls):
+    GitHub shows a token split by them as the whole token."""
+    if text.isascii():
+        return text
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
 def find_secret(text: str, literals: Sequence[str] = ()) -> str | None:
     """What kind of secret ``text`` holds, or None."""
+    text = strip_invisible(text)
     for label, anchors, pattern in SECRET_PATTERNS:
         if any(anchor in text for anchor in anchors) and pattern.search(text):
             return label
@@ -365,6 +424,29 @@ def neutralise_mentions(
     return "".join(out)
 
 
+def neutralise_self_mentions(text: str, bot: str) -> str:
+    """Drop the '@' of every mention of ``bot``, code or not.
+
+    Telling code from prose the way GitHub does is not worth the risk here
+    (escaped backticks, inline '~~~' and unclosed fences all fool a regex), and
+    a self-mention is the one mention that must never get through.
+    """
+    if "@" not in text:
+        return text
+    pattern = re.compile(r"(?<![A-Za-z0-9_])@(" + re.escape(bot) + r")(?![A-Za-z0-9-])", re.I)
+    changed = 1
+    while changed:  # "@@bot" would otherwise leave "@bot" behind
+        text, changed = pattern.subn(r"\1", text)
+    return text
+
+
+def neutralise_markers(text: str) -> str:
+    """Break every Tusk marker opening, so only the server's own footer carries one."""
+    while MARKER_OPENING in text:
+        text = text.replace(MARKER_OPENING, NEUTRAL_MARKER_OPENING)
+    return text
+
+
 def mentioned_logins(text: str) -> set[str]:
     return {m.group(1).lower() for m in scan_mentions(text)}
 
@@ -384,7 +466,7 @@ def prepare_body(body: str, config: PolicyConfig, *, secrets: Sequence[str] = ()
     check_secrets(body, "body", secrets)
     bot = config.bot.lower()
     found = scan_mentions(body)
-    body = neutralise_mentions(body, logins={bot}, found=found)
+    body = neutralise_markers(neutralise_self_mentions(body, config.bot))
     mentions = {m.group(1).lower() for m in found} - {bot}
     if len(mentions) > config.mentions_per_post:
         raise Refused(
@@ -440,7 +522,7 @@ def prepare_line(
             "LIMIT_EXCEEDED",
             f"the {kind} entry has {len(line)} characters, at most {cap} are allowed; shorten it.",
         )
-    return neutralise_mentions(line, logins=None)
+    return neutralise_markers(neutralise_mentions(line, logins=None))
 
 
 # --------------------------------------------------------------------------- bookkeeping
@@ -485,6 +567,21 @@ def may_force_push(branch: str, state: RunState) -> bool:
 def workflow_paths(paths: Sequence[str]) -> list[str]:
     """The paths of a push that touch workflow files."""
     return [p for p in paths if p.startswith(".github/workflows/") or p == ".github/workflows"]
+
+
+def added_lines(patch: str) -> str:
+    """The lines a ``git log -p`` adds (also in a combined diff): no context, no removals."""
+    return "\n".join(
+        line
+        for line in patch.splitlines()
+        if not line.startswith(("+++ ", "diff ", "index ", "@@"))
+        and line[:2].strip(" ").startswith("+")
+    )
+
+
+def check_pushed_text(messages: str, patch: str, *, secrets: Sequence[str] = ()) -> None:
+    """A push publishes its commits: their messages and added lines must hold no secret."""
+    check_secrets(messages + "\n" + added_lines(patch), "pushed commits", secrets)
 
 
 def check_push_paths(paths: Sequence[str], config: PolicyConfig) -> None:

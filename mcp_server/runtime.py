@@ -127,6 +127,10 @@ class Runtime:
         """Run a read on the read token behind the throttle; returns JSON text."""
         started = self.clock()
         target = str(args.get("repo", "")) or tool
+        try:
+            policy.check_read_args(args)
+        except Refused as refused:
+            return self._refuse(tool, "read", target, args, refused, started)
         wait = self.throttle.try_acquire()
         if wait is not None:
             refused = Refused(
@@ -218,6 +222,22 @@ class Runtime:
     def fail_now(self, tool: str, args: Mapping[str, Any], error: Exception, started: float) -> str:
         return self._failed(
             tool, "write", policy.target_label(tool, args, self.config), args, error, started
+        )
+
+    def record_rejected(
+        self, tool: str, args: Mapping[str, Any], message: str, *, kind: str, known: bool
+    ) -> None:
+        """Record a call the SDK refused before the tool ran (unknown tool, bad arguments)."""
+        repo = args.get("repo")
+        self._audit(
+            tool,
+            kind,
+            repo if isinstance(repo, str) and repo else tool,
+            args,
+            "failed" if known else "refused",
+            code=None if known else "FORBIDDEN_OPERATION",
+            reason=message[:500],
+            started=self.clock(),
         )
 
     # ----------------------------------------------------------------- recording

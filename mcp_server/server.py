@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import SecretStr
 from tusk.mcp_server import read_tools, write_tools
 from tusk.mcp_server.git_push import Pusher
@@ -109,8 +110,34 @@ def build_runtime(
     )
 
 
+class AuditedMCPServer(MCPServer):
+    """An ``MCPServer`` that also records the calls the SDK turns away before any tool
+    runs (a tool that does not exist, such as a review; arguments of the wrong shape),
+    so every call the model makes is in the audit log (M10)."""
+
+    def __init__(self, *args: Any, runtime: Runtime, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._runtime = runtime
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError:  # the tools themselves answer refusals as results
+            tool = self._tool_manager.get_tool(name)
+            read_only = bool(tool and tool.annotations and tool.annotations.read_only_hint)
+            reason = (  # not the SDK's text: it may quote the rejected values
+                "arguments do not match the tool's parameters"
+                if tool
+                else f"no tool named {name!r} (no reviews, no generic API calls)"
+            )
+            self._runtime.record_rejected(
+                name, arguments, reason, kind="read" if read_only else "write", known=bool(tool)
+            )
+            raise
+
+
 def build_server(runtime: Runtime, *, pusher: Pusher | None = None) -> MCPServer:
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    server = AuditedMCPServer(SERVER_NAME, instructions=INSTRUCTIONS, runtime=runtime)
     read_tools.register(server, runtime)
     write_tools.register(server, runtime, pusher=pusher)
     return server

@@ -37,7 +37,8 @@ ASSIGNEES = Conn("assignees", "login")
 ISSUE_COMMENTS = Conn("comments", f"id {COMMENT_FIELDS}")
 MILESTONE = "milestone { number title dueOn }"
 ISSUE_SCALARS = (
-    f"id number title body url state stateReason createdAt updatedAt closedAt {ACTOR} {MILESTONE}"
+    f"id number title body url state stateReason createdAt updatedAt lastEditedAt closedAt "
+    f"{ACTOR} {MILESTONE}"
 )
 LINKED_ISSUES = Conn(
     "closingIssuesReferences",
@@ -62,7 +63,8 @@ PR_SCALARS = (
 REPLIES = Conn("replies", f"id {COMMENT_FIELDS}")
 DISCUSSION_COMMENTS = Conn("comments", COMMENT_FIELDS, children=(REPLIES,))
 DISCUSSION_SCALARS = (
-    f"id number title body url closed stateReason isAnswered createdAt updatedAt {ACTOR} "
+    f"id number title body url closed stateReason isAnswered createdAt updatedAt lastEditedAt "
+    f"{ACTOR} "
     "category { name }"
 )
 BRANCHES = Conn(
@@ -81,6 +83,22 @@ THREAD_CONNS: dict[str, tuple[Conn, ...]] = {
     "PullRequest": (ISSUE_COMMENTS, LABELS, ASSIGNEES, REVIEWS, LINKED_ISSUES),
     "Discussion": (DISCUSSION_COMMENTS, LABELS),
 }
+
+
+class ThreadGone(LookupError):
+    """The thread's issue, pull request or discussion no longer exists (deleted or moved).
+
+    Its notification can carry no work; left unread it would fail every poll forever."""
+
+
+def _thread_not_found(error: GitHubError) -> bool:
+    """Only the thread itself answered NOT_FOUND (the repository and token are fine)."""
+    return bool(error.errors) and all(
+        isinstance(item, dict)
+        and item.get("type") == "NOT_FOUND"
+        and [str(part) for part in item.get("path") or []] == ["repository", "thread"]
+        for item in error.errors
+    )
 
 
 @dataclass(frozen=True)
@@ -166,9 +184,14 @@ def _first_page(
     else:
         number, spent = ref.number, 0
     query = build_main_query(ref.kind)
-    data, notes = run_query(
-        gateway, query, {**variables, "number": number}, optional=OPTIONAL_PATHS
-    )
+    try:
+        data, notes = run_query(
+            gateway, query, {**variables, "number": number}, optional=OPTIONAL_PATHS
+        )
+    except GitHubError as error:
+        if _thread_not_found(error):
+            raise ThreadGone(f"{ref.repo} #{number} no longer exists ({error})") from error
+        raise
     return number, data, notes, spent + 1
 
 
@@ -229,7 +252,7 @@ def fetch_context(gateway: Gateway, ref: ThreadRef, *, bot: str) -> Fetched:
         protection = protection_not_visible(default_branch, repository.get("viewerPermission"))
     diff = None
     if ref.kind == "pull_request":
-        diff = gateway.get_text(f"/repos/{ref.repo}/pulls/{number}", accept=DIFF_MEDIA_TYPE)
+        diff = fetch_diff(gateway, ref.repo, number, notes)
         requests += 1
     raw = to_raw(
         kind=ref.kind,
@@ -243,6 +266,21 @@ def fetch_context(gateway: Gateway, ref: ThreadRef, *, bot: str) -> Fetched:
         notes=notes,
     )
     return Fetched(raw=raw, requests=requests)
+
+
+def fetch_diff(gateway: Gateway, repo: str, number: int, notes: list[str]) -> str | None:
+    """The PR's full diff. GitHub refuses a diff past its size limits with 406; the
+    context then says so instead of the thread failing on every poll."""
+    try:
+        return gateway.get_text(f"/repos/{repo}/pulls/{number}", accept=DIFF_MEDIA_TYPE)
+    except GitHubError as error:
+        if error.status != 406:
+            raise
+        notes.append(
+            f"the diff of {repo}#{number} is too large for GitHub to serve ({error}); "
+            "read the changed files from the branch instead"
+        )
+        return None
 
 
 def protection_not_visible(branch: str | None, permission: Any) -> dict[str, Any]:

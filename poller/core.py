@@ -174,7 +174,9 @@ def nodes_of(raw: dict[str, Any]) -> list[Node]:
         "discussion": "discussion_body",
     }[kind]
     body_id = str(thread.get("node_id") if discussion else number)
-    nodes = [_node(thread, body_type, number, node_id=body_id)]
+    # A thread's updated_at moves with every comment, label or push; only an edit of
+    # the body itself may make the body a new trigger (P8: never twice for one trigger).
+    nodes = [_node(thread, body_type, number, node_id=body_id, updated_key="last_edited_at")]
     comment_type: TriggerType = "discussion_comment" if discussion else "issue_comment"
     for item in raw.get("comments") or []:
         nodes.append(_node(item, comment_type, number, discussion=discussion))
@@ -197,6 +199,7 @@ def _node(
     discussion: bool = False,
     review_id: int | None = None,
     time_key: str = "created_at",
+    updated_key: str = "updated_at",
 ) -> Node:
     identifier = node_id or str(item.get("node_id") if discussion else item.get("id"))
     created = parse_time(item.get(time_key)) or parse_time(item.get("created_at"))
@@ -209,7 +212,7 @@ def _node(
         author_is_bot_account=user.get("type") == "Bot",
         body=str(item.get("body") or ""),
         created_at=created or datetime.fromtimestamp(0, UTC),
-        updated_at=parse_time(item.get("updated_at")),
+        updated_at=parse_time(item.get(updated_key)),
         number=number,
         review_id=review_id,
     )

@@ -144,6 +144,10 @@ class Poller:
             for candidate in candidates:
                 self._handle_candidate(candidate, thread, fetched.raw, blocklist, report)
             self._after_dispatch(thread)
+        except context.ThreadGone as gone:  # deleted or transferred: nothing left to do
+            log.warning("thread %s in %s: %s; marked read", thread.id, thread.repo, gone)
+            report.skipped.append(f"{thread.repo} {thread.title!r}: {gone}")
+            return True
         except (TuskError, LookupError, ValidationError) as error:
             log.error("thread %s in %s: %s", thread.id, thread.repo, error)
             report.errors.append(f"{thread.repo} {thread.title!r}: {error}")

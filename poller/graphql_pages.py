@@ -113,21 +113,23 @@ def run_query(
     )
     body = response.body if isinstance(response.body, dict) else {}
     notes = []
-    fatal = []
+    fatal: list[dict[str, Any]] = []
     for error in body.get("errors") or []:
         path = [str(part) for part in error.get("path") or []]
         message = str(error.get("message", error))
         if path and any(".".join(path).startswith(prefix) for prefix in optional):
             notes.append(f"{'.'.join(path)}: not visible to the bot ({message})")
         else:
-            fatal.append(message)
+            fatal.append(error)
     if fatal or body.get("data") is None:
         raise GitHubError(
             "the GraphQL query failed",
             status=response.status,
             method="POST",
             path="/graphql",
-            github_message="; ".join(fatal) or "no data in the response",
+            github_message="; ".join(str(e.get("message", e)) for e in fatal)
+            or "no data in the response",
+            errors=fatal,
         )
     return dict(body["data"]), notes
 

@@ -30,7 +30,8 @@ from tusk.poller.mentions import prose
 
 from tusk.contracts import REPO_PATTERN, PermissionConfig, WriteOperation
 
-_OPENER = re.compile(r"\[\s*permissions\s*:", re.IGNORECASE)
+# The singular is recognised only to be refused: a typo must fail closed, not open.
+_OPENER = re.compile(r"\[\s*permission(?P<plural>s?)\s*:", re.IGNORECASE)
 _LIMIT_KEYS: dict[str, str] = {
     "comment-limit": "comments_per_thread",
     "issue-limit": "issues_per_repo",
@@ -98,6 +99,8 @@ def parse_marker(text: str) -> Marker:
     opener = _OPENER.match(text)
     if opener is None or not text.endswith("]"):
         raise MarkerError("a marker looks like [permissions: item, item, ...]")
+    if not opener.group("plural"):
+        raise MarkerError("write [permissions: ...] (plural), not [permission: ...]")
     inner = text[opener.end() : -1].strip()
     if not inner:
         raise MarkerError("the marker lists no permissions")

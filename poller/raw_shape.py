@@ -10,7 +10,7 @@ the poller fetched it with: REST's field names (snake_case; ``user`` is
                       protection {branch, visible, protected, rules, note} of the
                       default branch (read only where the bot is an admin)
     thread            number, title, body, user, state, state_reason, html_url,
-                      node_id, created_at, updated_at, closed_at, labels;
+                      node_id, created_at, updated_at, last_edited_at, closed_at, labels;
                       issues/PRs: assignees [{login}], milestone {number, title, due_on};
                       PRs: draft, merged, merged_at, mergeable, head/base {ref, sha, repo};
                       discussions: category, answered
@@ -110,6 +110,8 @@ def _issue_common(node: dict[str, Any]) -> dict[str, Any]:
         "html_url": node.get("url"),
         "created_at": node.get("createdAt"),
         "updated_at": node.get("updatedAt"),
+        # The body's own edit time: ``updated_at`` moves with every comment or label.
+        "last_edited_at": node.get("lastEditedAt"),
         "closed_at": node.get("closedAt"),
         "labels": _objects(node.get("labels"), "name"),
     }

@@ -58,6 +58,10 @@ INBOX_OPERATIONS = frozenset(
     }
 )
 JOURNAL_BODY_LIMIT = 100_000
+RATE_LIMIT_DOCS = (
+    "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
+    "#about-the-primary-rate-limit"
+)
 
 
 class SandboxApp:
@@ -225,9 +229,21 @@ class SandboxApp:
             return json_outcome(401, {"message": auth_problem, "documentation_url": DOCS})
         who = token.name if token else ""
         resource = ratelimit.resource_for(path)
-        reply = self._run(
-            op.operation_id, method, path, op.path_params, query, headers, body, token
-        )
+        counted = path not in ratelimit.UNCOUNTED_PATHS
+        with self.lock:
+            limited = counted and ratelimit.exhausted(self.world, who, resource)
+        if limited:
+            reply = Reply(
+                403,
+                {
+                    "message": ratelimit.exceeded_message(who),
+                    "documentation_url": RATE_LIMIT_DOCS,
+                },
+            )
+        else:
+            reply = self._run(
+                op.operation_id, method, path, op.path_params, query, headers, body, token
+            )
         if isinstance(reply.body, (dict, list)) and reply.status < 300:
             reply.body = self.spec.complete(op, reply.status, reply.body)
         is_json = reply.content_type.startswith("application/json")
@@ -238,7 +254,8 @@ class SandboxApp:
             if headers.get("if-none-match") in (etag, etag.removeprefix("W/")):
                 reply = Reply(304, None, {"ETag": etag})
         with self.lock:
-            if reply.status != 304:  # GitHub does not count conditional hits
+            if reply.status != 304 and counted and not limited:
+                # GitHub counts neither conditional hits nor refusals past the limit.
                 ratelimit.spend(self.world, who, resource)
             rate_headers = ratelimit.headers(self.world, who, resource)
         reply.headers = {**rate_headers, **reply.headers}

@@ -655,6 +655,7 @@ class Resolver:
             "authorAssociation": self.shapes.association(repo, discussion.author),
             "createdAt": iso(discussion.created_at),
             "updatedAt": iso(discussion.updated_at),
+            "lastEditedAt": None,  # discussion bodies are never edited here
             "url": f"{self.app.base}/{repo.full_name}/discussions/{discussion.number}",
             "closed": discussion.closed,
             "locked": False,
@@ -704,6 +705,14 @@ class Resolver:
             for discussion in repo.discussions.values():
                 if node_id("Discussion", discussion.id) != input["discussionId"]:
                     continue
+                if not self.visible(repo):
+                    break  # GitHub does not reveal what the caller cannot see
+                if not {"repo", "public_repo"} & set(self.token.scopes):
+                    raise SandboxError(
+                        403,
+                        "Your token has not been granted the required scopes to execute "
+                        "this query: addDiscussionComment needs repo or public_repo.",
+                    )
                 moment = self.world.clock.tick()
                 self.world.check_body(input["body"], "DiscussionComment")
                 comment = DiscussionComment(

@@ -81,6 +81,33 @@ class Player:
         with self._lock:
             return list(self._failures)
 
+    def unreached(self) -> list[dict[str, Any]]:
+        """Expect steps no request reached in a conversation that did start.
+
+        A run that stops early (a crash, a refused tool) never sends the request
+        an ``expect`` checks; that is as much a failure as a request that breaks it.
+        """
+        with self._lock:
+            out = []
+            for which, steps in enumerate(self._steps):
+                cursor = self._cursors[which]
+                if cursor == 0 or any(
+                    f["conversation"] == self._name(which) for f in self._failures
+                ):
+                    continue  # never started, or already failed loudly
+                for index in range(cursor, len(steps)):
+                    if steps[index].expect is not None:
+                        why = f"never reached: the run sent no request after step {cursor - 1}"
+                        out.append(
+                            {
+                                "n": None,
+                                "conversation": self._name(which),
+                                "step": index,
+                                "reasons": [why],
+                            }
+                        )
+            return out
+
     def _name(self, which: int) -> str:
         if which == 0:
             return DEFAULT_CONVERSATION
@@ -394,6 +421,9 @@ class ModelServer:
 
     def failures(self) -> list[dict[str, Any]]:
         return self.player.failures()
+
+    def unreached(self) -> list[dict[str, Any]]:
+        return self.player.unreached()
 
     def __enter__(self) -> ModelServer:
         self.start()

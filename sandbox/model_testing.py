@@ -2,8 +2,9 @@
 
 ``url = scripted_model.start(script)`` serves ``script`` on a free port (use
 ``url`` as ``ANTHROPIC_BASE_URL``); ``scripted_model.journal()`` lists every
-request. An unmet ``expect`` fails the test at teardown unless the test
-called ``scripted_model.tolerate_failures()`` (tests of the failure itself).
+request. An unmet ``expect``, or one no request reached after the run had
+started, fails the test at teardown unless the test called
+``scripted_model.tolerate_failures()`` (tests of the failure itself).
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class ScriptedModel:
         return self._current().journal()
 
     def failures(self) -> list[dict[str, Any]]:
-        return [f for server in self._servers for f in server.failures()]
+        """Unmet expects, including those no request reached after the run had started."""
+        return [f for server in self._servers for f in (*server.failures(), *server.unreached())]
 
     def tolerate_failures(self) -> None:
         self._tolerate = True
@@ -69,7 +71,7 @@ def scripted_model() -> Iterator[ScriptedModel]:
     failures = model.failures()
     if failures and not model._tolerate:
         lines = "\n".join(
-            f"  request {f['n']}, conversation {f['conversation']!r}, step {f['step']}: "
+            f"  request {f['n'] or '-'}, conversation {f['conversation']!r}, step {f['step']}: "
             + "; ".join(f["reasons"])
             for f in failures
         )

@@ -9,6 +9,10 @@ LIMITS = {"core": 5000, "search": 30, "graphql": 5000}
 WINDOW = 3600
 
 
+# GitHub: "Accessing this endpoint does not count against your REST API rate limit."
+UNCOUNTED_PATHS = frozenset({"/rate_limit"})
+
+
 def resource_for(path: str) -> str:
     if path.startswith("/search/"):
         return "search"
@@ -27,6 +31,17 @@ def spend(world: Any, who: str, resource: str) -> None:
     """Count one request (a 304 is never counted, as on GitHub)."""
     key = (who, resource, _reset(resource))
     world.rate_used[key] = world.rate_used.get(key, 0) + 1
+
+
+def exhausted(world: Any, who: str, resource: str) -> bool:
+    """Whether ``who`` has used up ``resource`` in this window (GitHub then answers 403)."""
+    return headers(world, who, resource)["x-ratelimit-remaining"] == "0"
+
+
+def exceeded_message(who: str) -> str:
+    if who == "":
+        return "API rate limit exceeded for 127.0.0.1."
+    return f"API rate limit exceeded for token {who}."
 
 
 def headers(world: Any, who: str, resource: str) -> dict[str, str]:

@@ -75,6 +75,7 @@ def create_issue(call: Call) -> Reply:
     body = call.field("body")
     if title in (None, ""):
         raise validation_failed("Issue", "title", "missing_field")
+    call.world.check_title(title, "Issue")
     call.world.check_body(body, "Issue")
     moment = call.world.clock.tick()
     pusher = call.world.can_push(repo, login)
@@ -123,11 +124,12 @@ def update_issue(call: Call) -> Reply:
     pusher = call.world.can_push(repo, login)
     if not pusher and issue.author.lower() != login.lower():
         raise SandboxError(403, "Resource not accessible by personal access token")
+    call.world.check_title(call.field("title"), "Issue")
+    call.world.check_body(call.field("body"), "Issue")
     moment = call.world.clock.tick()
     if "title" in call.body:
         issue.title = str(call.field("title"))
     if "body" in call.body:
-        call.world.check_body(call.field("body"), "Issue")
         issue.body = call.field("body")
         call.world.record_activity(repo, issue, login, issue.body, moment)
     state = call.field("state")
@@ -320,13 +322,13 @@ def delete_comment(call: Call) -> Reply:
 # --------------------------------------------------------------------------- reactions
 
 
-def _reaction_list(call: Call, reactions: list[Reaction]) -> Reply:
+def reaction_list(call: Call, reactions: list[Reaction]) -> Reply:
     content = call.arg("content")
     items = [r for r in reactions if content is None or r.content == content]
     return listing(call, [call.shapes.reaction(r) for r in items])
 
 
-def _add_reaction(call: Call, reactions: list[Reaction]) -> Reply:
+def add_reaction(call: Call, reactions: list[Reaction]) -> Reply:
     login = call.require_user()
     content = call.field("content")
     for reaction in reactions:
@@ -339,7 +341,7 @@ def _add_reaction(call: Call, reactions: list[Reaction]) -> Reply:
     return Reply(201, call.shapes.reaction(reaction))
 
 
-def _delete_reaction(call: Call, reactions: list[Reaction]) -> Reply:
+def delete_reaction(call: Call, reactions: list[Reaction]) -> Reply:
     login = call.require_user()
     target = call.int_param("reaction_id")
     for reaction in reactions:
@@ -354,37 +356,37 @@ def _delete_reaction(call: Call, reactions: list[Reaction]) -> Reply:
 @handles("reactions/list-for-issue-comment")
 def list_comment_reactions(call: Call) -> Reply:
     repo = call.repo()
-    return _reaction_list(call, _comment(call, repo)[1].reactions)
+    return reaction_list(call, _comment(call, repo)[1].reactions)
 
 
 @handles("reactions/create-for-issue-comment")
 def create_comment_reaction(call: Call) -> Reply:
     repo = call.writable_repo()
-    return _add_reaction(call, _comment(call, repo)[1].reactions)
+    return add_reaction(call, _comment(call, repo)[1].reactions)
 
 
 @handles("reactions/delete-for-issue-comment")
 def delete_comment_reaction(call: Call) -> Reply:
     repo = call.writable_repo()
-    return _delete_reaction(call, _comment(call, repo)[1].reactions)
+    return delete_reaction(call, _comment(call, repo)[1].reactions)
 
 
 @handles("reactions/list-for-issue")
 def list_issue_reactions(call: Call) -> Reply:
     repo = call.repo()
-    return _reaction_list(call, call.issue(repo).reactions)
+    return reaction_list(call, call.issue(repo).reactions)
 
 
 @handles("reactions/create-for-issue")
 def create_issue_reaction(call: Call) -> Reply:
     repo = call.writable_repo()
-    return _add_reaction(call, call.issue(repo).reactions)
+    return add_reaction(call, call.issue(repo).reactions)
 
 
 @handles("reactions/delete-for-issue")
 def delete_issue_reaction(call: Call) -> Reply:
     repo = call.writable_repo()
-    return _delete_reaction(call, call.issue(repo).reactions)
+    return delete_reaction(call, call.issue(repo).reactions)
 
 
 # --------------------------------------------------------------------------- search

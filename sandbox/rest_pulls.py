@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
-from tusk.sandbox.rest_issues import next_number, since_arg
-from tusk.sandbox.world import Issue, PullInfo, Review, ReviewComment, SandboxError
+from tusk.sandbox.rest_issues import (
+    add_reaction,
+    delete_reaction,
+    next_number,
+    reaction_list,
+    since_arg,
+)
+from tusk.sandbox.world import Issue, PullInfo, Repo, Review, ReviewComment, SandboxError
 
 DIFF_MEDIA_TYPES = ("application/vnd.github.diff", "application/vnd.github.v3.diff")
 
@@ -87,6 +93,7 @@ def create_pull(call: Call) -> Reply:
                 f"A pull request already exists for {head_repo.owner}:{ref}.",
             )
     body = call.field("body")
+    call.world.check_title(call.field("title"), "PullRequest")
     call.world.check_body(body, "PullRequest")
     moment = call.world.clock.tick()
     issue = Issue(
@@ -121,11 +128,12 @@ def update_pull(call: Call) -> Reply:
     issue = call.pull(repo)
     if issue.author.lower() != login.lower() and not call.world.can_push(repo, login):
         raise SandboxError(403, "Resource not accessible by personal access token")
+    call.world.check_title(call.field("title"), "PullRequest")
+    call.world.check_body(call.field("body"), "PullRequest")
     moment = call.world.clock.tick()
     if "title" in call.body:
         issue.title = str(call.field("title"))
     if "body" in call.body:
-        call.world.check_body(call.field("body"), "PullRequest")
         issue.body = call.field("body")
     state = call.field("state")
     if state and state != issue.state:
@@ -217,6 +225,31 @@ def get_review_comment(call: Call) -> Reply:
     if found is None:
         raise SandboxError(404, "Not Found")
     return Reply(200, call.shapes.review_comment(repo, *found))
+
+
+def _review_comment(call: Call, repo: Repo) -> ReviewComment:
+    found = call.world.find_review_comment(repo, call.int_param("comment_id"))
+    if found is None:
+        raise SandboxError(404, "Not Found")
+    return found[1]
+
+
+@handles("reactions/list-for-pull-request-review-comment")
+def list_review_comment_reactions(call: Call) -> Reply:
+    repo = call.repo()
+    return reaction_list(call, _review_comment(call, repo).reactions)
+
+
+@handles("reactions/create-for-pull-request-review-comment")
+def create_review_comment_reaction(call: Call) -> Reply:
+    repo = call.writable_repo()
+    return add_reaction(call, _review_comment(call, repo).reactions)
+
+
+@handles("reactions/delete-for-pull-request-comment")
+def delete_review_comment_reaction(call: Call) -> Reply:
+    repo = call.writable_repo()
+    return delete_reaction(call, _review_comment(call, repo).reactions)
 
 
 @handles("pulls/delete-review-comment")

@@ -581,7 +581,7 @@ class Shapes:
                 "html": {"href": html},
                 "pull_request": {"href": pull_url},
             },
-            "reactions": self.reactions(f"{url}/reactions", []),
+            "reactions": self.reactions(f"{url}/reactions", comment.reactions),
         }
         if comment.in_reply_to is not None:
             shape["in_reply_to_id"] = comment.in_reply_to

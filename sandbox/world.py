@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 BODY_LIMIT = 65_536
+TITLE_LIMIT = 256
 COMMENT_LIMIT = 2_500
 PERMISSIONS = ("none", "read", "triage", "write", "maintain", "admin")
 PUSH_PERMISSIONS = frozenset({"write", "maintain", "admin"})
@@ -112,6 +113,7 @@ class ReviewComment:
     updated_at: datetime
     commit_id: str = ""
     in_reply_to: int | None = None
+    reactions: list[Reaction] = field(default_factory=list)
 
 
 @dataclass
@@ -444,6 +446,21 @@ class World:
                         "code": "custom",
                         "field": "body",
                         "message": f"body is too long (maximum is {BODY_LIMIT} characters)",
+                    }
+                ],
+            )
+
+    def check_title(self, title: object, resource: str) -> None:
+        if isinstance(title, str) and len(title) > TITLE_LIMIT:
+            raise SandboxError(
+                422,
+                "Validation Failed",
+                errors=[
+                    {
+                        "resource": resource,
+                        "code": "custom",
+                        "field": "title",
+                        "message": f"title is too long (maximum is {TITLE_LIMIT} characters)",
                     }
                 ],
             )

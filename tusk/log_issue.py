@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from tusk.config import Settings
+from tusk.errors import UserError
 from tusk.github import Gateway
 from tusk.markers import first_marker, is_trusted_author, render_marker
 
@@ -173,6 +174,7 @@ def claim_log_issue(
         json={"title": title, "body": body, "labels": list(labels)},
     ).body
     number, url = int(created["number"]), str(created["html_url"])
+    _require_labels(created, labels, settings)
     listed = find_log_issues(gateway, settings, jobid=jobid, state="all", since=since)
     numbers = {issue.number: issue.url for issue in _claimants(listed)}
     numbers.setdefault(number, url)  # our own issue counts even if a listing lags behind
@@ -185,6 +187,22 @@ def claim_log_issue(
         json={"state": "closed", "state_reason": "duplicate"},
     )
     return LogIssueClaim(winner, numbers[winner], won=False)
+
+
+def _require_labels(
+    created: dict[str, Any], labels: list[str] | tuple[str, ...], settings: Settings
+) -> None:
+    """Fail loudly when GitHub dropped a label: unlabelled log issues are never found again,
+    so every later delivery of the job would open another one."""
+    kept = {str(entry.get("name", "")).lower() for entry in created.get("labels") or []}
+    missing = [label for label in labels if label.lower() not in kept]
+    if missing:
+        raise UserError(
+            f"GitHub dropped the label(s) {', '.join(missing)} from log issue "
+            f"{created.get('html_url')}",
+            f"Give the bot push (write) access to {settings.control_repo}: GitHub silently "
+            "drops labels set by callers without it, and Tusk finds log issues by label.",
+        )
 
 
 def settle_failure_records(

@@ -49,7 +49,10 @@ _HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
 # A setext underline or a thematic break: a line of only = - * _ (and spaces).
 _RULE = re.compile(r"^( {0,3})([=\-*_])(?=[ \t=\-*_]*$)")
-_LINK_DEFINITION = re.compile(r"^( {0,3})\[(?=[^\]]*\]:)")
+# A link reference definition is invisible and defines a link for the whole
+# page; it may sit inside list items (any indent, nested markers), and its
+# label may run onto the next line, so a "[" with no "]" on its line counts.
+_LINK_DEFINITION = re.compile(r"^([ \t]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)*)\[(?=[^\]]*(?:\]:|$))")
 _MENTION = re.compile(r"(?<![A-Za-z0-9`])@(?=[A-Za-z0-9])")
 _ISSUE_REFERENCE = re.compile(r"(?<!&)#(?=[0-9])")
 _ZERO_WIDTH_SPACE = "&#8203;"

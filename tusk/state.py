@@ -585,15 +585,25 @@ class StateStore:
     def _roll_over(self, old: StateIssue) -> StateIssue:
         """Open generation n+1, link it from the old issue, close the old one."""
         kind, generation = old.kind, old.generation + 1
+        carried = None
         if kind == "blocklist":  # carry the whole list over; its comments stay behind
+            carried = self._fold(old)
             body = render_blocklist_body(
-                self._fold(old), generation=generation, through=None, previous=old.number
+                carried, generation=generation, through=None, previous=old.number
             )
         else:
             body = self._fresh_body(kind, generation=generation, previous=old.number)
         new = self._create(kind, generation=generation, body=body)
         with self._lock:
             self._current[kind] = new
+        if carried is not None:
+            # A writer that checked for a newer issue before ours existed may have put
+            # its change on the old one after we copied it: carry that over too.
+            late = diff_blocklist(carried, self._fold(old))
+            if not late.is_empty():
+                note = f"Carried over from #{old.number}."
+                self._post_comment(new, change_comment_body(late, note=note))
+                self._fold(new)
         if old.open:
             self._gateway.post(
                 f"/repos/{self._repo}/issues/{old.number}/comments",

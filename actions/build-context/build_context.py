@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -23,6 +23,7 @@ from tusk.actions.build_context.raw import (
     RawContext,
     Review,
     ReviewComment,
+    Thread,
     parse_raw,
 )
 from tusk.actions.build_context.sanitize import describe, sanitize
@@ -51,8 +52,10 @@ from tusk.config import Settings
 from tusk.contracts import ContextDocument, PermissionConfig, Trigger
 from tusk.render import render
 
-# What one item's heading line costs on top of its text, for the budget.
+# A rough cost of one item's heading on top of its text, for counting what is left out.
 ITEM_OVERHEAD = 160
+# No item costs less than this in context.md (a heading with the shortest author and time).
+MIN_ITEM_SIZE = 40
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 UNTRUSTED_FLAG = "untrusted author: neither an allowed user nor a collaborator"
 CONTEXT_FILE = "context.md"
@@ -113,10 +116,18 @@ def trust_of(settings: Settings, raw: RawContext) -> Trust:
 
 
 def time_flags(node: Node, trigger_time: datetime) -> tuple[str, ...]:
-    """Mark text written or edited after the mention: the requester never saw it."""
+    """Mark text written or edited after the mention: the requester never saw it.
+
+    An issue's or pull request's ``updated_at`` moves with every comment,
+    label, push or review, so for a thread only ``last_edited_at`` tells an
+    edit of its text; a comment's ``updated_at`` moves only when it is edited.
+    """
     if node.created_at is not None and node.created_at > trigger_time:
         return ("written after the mention",)
-    if node.updated_at is not None and node.updated_at > trigger_time:
+    edited = (
+        node.last_edited_at if isinstance(node, Thread) else node.last_edited_at or node.updated_at
+    )
+    if edited is not None and edited > trigger_time:
         return ("edited after the mention",)
     return ()
 
@@ -127,7 +138,8 @@ class ItemFactory:
     trigger_time: datetime
 
     def text(self, value: str | None) -> str:
-        return sanitize(value or "").text
+        """A one-line field (title, label, branch): a line break in it could forge a heading."""
+        return " ".join(sanitize(value or "").text.split())
 
     def item(
         self,
@@ -159,7 +171,24 @@ class ItemFactory:
 
 
 def item_size(text: str | None) -> int:
+    """A cheap estimate: the raw text plus a heading. Used to count what is left out."""
     return len(text or "") + ITEM_OVERHEAD
+
+
+def view_size(item: ItemView) -> int:
+    """The characters ``item`` adds to context.md (the template's ``item`` macro): its
+    heading, one line per flag, and its text with "> " before every line. The budget
+    is spent in these, so many short lines or flagged authors cannot overrun it."""
+    heading = len(f"#### {item.kind} by @{item.author} · {item.when}") + 3
+    if item.detail:
+        heading += len(item.detail) + 3
+    if item.url:
+        heading += len(item.url) + 11
+    if item.is_trigger:
+        heading += 48
+    flags = sum(len(flag) + 5 for flag in item.flags) + (1 if item.flags else 0)
+    text = item.text or "(empty)"
+    return heading + flags + len(text) + 2 * (text.count("\n") + 1) + 2
 
 
 def with_gaps(
@@ -234,6 +263,26 @@ def _is(node: Node, trigger_id: str) -> bool:
     return trigger_id in {str(v) for v in (node.id, node.node_id) if v is not None}
 
 
+def trigger_review(trigger: Trigger, raw: RawContext) -> int | None:
+    """The review a mention is inside (a review, or a comment of one), else None.
+
+    Taken from the trigger when it says, else found in the raw context, so a
+    review comment whose trigger lacks ``review_id`` still keeps its own batch.
+    """
+    if trigger.type == "review":
+        if trigger.id.isdigit():
+            return int(trigger.id)
+        found = next((r.id for r in raw.reviews if _is(r, trigger.id)), None)
+        return int(found) if found is not None and str(found).isdigit() else trigger.review_id
+    if trigger.type == "review_comment":
+        if trigger.review_id is not None:
+            return trigger.review_id
+        return next(
+            (c.pull_request_review_id for c in raw.review_comments if _is(c, trigger.id)), None
+        )
+    return None
+
+
 def build(
     doc: ContextDocument,
     settings: Settings,
@@ -260,22 +309,20 @@ def build(
             is_trigger=is_trigger,
             body=trigger.body if is_trigger else None,
         )
-        spent += item_size(description.text)
+        spent += view_size(description)
 
     # Reviews, by rule (PRs only).
     reviews_section = comments_section = None
     sizes = Sizes(budget=budget)
     if kind == "pull request":
-        batch_hint = trigger.review_id
-        if trigger.type == "review":
-            batch_hint = int(trigger.id) if trigger.id.isdigit() else trigger.review_id
+        batch_hint = trigger_review(trigger, raw)
         scope = review_scope(raw.reviews, raw.review_comments, trigger_review_id=batch_hint)
         reviews_section = _review_section(make, raw.reviews, scope.reviews, trigger, scope.rule)
         comments_section = _review_comment_section(
             make, raw.review_comments, scope.review_comments, trigger, scope.batch_id
         )
-        spent += sum(item_size(e.text) for e in reviews_section.entries if isinstance(e, ItemView))
-        spent += sum(item_size(e.text) for e in comments_section.entries if isinstance(e, ItemView))
+        spent += sum(view_size(e) for e in reviews_section.entries if isinstance(e, ItemView))
+        spent += sum(view_size(e) for e in comments_section.entries if isinstance(e, ItemView))
         sizes = sizes.model_copy(
             update={
                 "reviews_kept": len(scope.reviews),
@@ -289,7 +336,9 @@ def build(
     conversation, conv_sizes = _conversation(make, raw.comments, trigger, budget - spent)
     sizes = sizes.model_copy(update=conv_sizes)
 
-    linked, linked_note, linked_sizes = _linked(make, raw, settings.limits.linked_issue_chars)
+    linked, linked_note, linked_sizes = _linked(
+        make, raw, settings.limits.linked_issue_chars, repo=doc.repo
+    )
     sizes = sizes.model_copy(update=linked_sizes)
 
     kept_history = latest_entries(list(history), settings.limits.history_entries)
@@ -391,11 +440,11 @@ def _describe_permissions(config: PermissionConfig) -> tuple[str, ...]:
 
 
 class Measured(Sequence[int]):
-    """Sizes of sanitised texts, measured on first access (the 3:1 walk visits few)."""
+    """Sizes of items in context.md, measured on first access (the 3:1 walk visits few)."""
 
-    def __init__(self, count: int, text_of: Callable[[int], str]) -> None:
+    def __init__(self, count: int, size_of: Callable[[int], int]) -> None:
         self._count = count
-        self._text_of = text_of
+        self._size_of = size_of
         self._cache: dict[int, int] = {}
 
     def __len__(self) -> int:
@@ -403,12 +452,12 @@ class Measured(Sequence[int]):
 
     def __getitem__(self, index: int) -> int:  # type: ignore[override]
         if index not in self._cache:
-            self._cache[index] = item_size(sanitize(self._text_of(index)).text)
+            self._cache[index] = self._size_of(index)
         return self._cache[index]
 
 
 def choose_comments(
-    comments: LazyNodes, budget: int, *, skip: int | None = None
+    comments: LazyNodes, budget: int, *, make: ItemFactory, skip: int | None = None
 ) -> tuple[list[int], Selection, list[int]]:
     """The 3:1 choice over ``comments`` (indices into it), leaving out index ``skip``.
 
@@ -417,8 +466,8 @@ def choose_comments(
     """
     others = [i for i in range(len(comments)) if i != skip]
     rough = [item_size(comments.body(i)) for i in range(len(comments))]
-    sizes = Measured(len(others), lambda i: comments.body(others[i]))
-    selection = pick_by_ratio(sizes, budget, floor=ITEM_OVERHEAD, rough=[rough[i] for i in others])
+    sizes = Measured(len(others), lambda i: view_size(make.item(comments[others[i]], "comment")))
+    selection = pick_by_ratio(sizes, budget, floor=MIN_ITEM_SIZE, rough=[rough[i] for i in others])
     return [others[i] for i in selection.kept], selection, rough
 
 
@@ -430,8 +479,14 @@ def _conversation(
         trigger_index = next(
             (i for i in range(len(comments)) if trigger.id in comments.ids(i)), None
         )
-    trigger_size = item_size(trigger.body) if trigger_index is not None else 0
-    kept, selection, rough = choose_comments(comments, budget - trigger_size, skip=trigger_index)
+    trigger_size = (
+        view_size(make.item(comments[trigger_index], "comment", is_trigger=True, body=trigger.body))
+        if trigger_index is not None
+        else 0
+    )
+    kept, selection, rough = choose_comments(
+        comments, budget - trigger_size, make=make, skip=trigger_index
+    )
     if trigger_index is not None:
         kept = sorted([*kept, trigger_index])
     items = [
@@ -524,16 +579,25 @@ def _review_comment_section(
 
 
 def _linked(
-    make: ItemFactory, raw: RawContext, budget: int
+    make: ItemFactory, raw: RawContext, budget: int, *, repo: str
 ) -> tuple[tuple[LinkedIssueView, ...], str, dict[str, int]]:
-    """Linked issues under their own budget: description first, then comments by 3:1."""
+    """Linked issues under their own budget: description first, then comments by 3:1.
+
+    An issue in another repository (anyone may write "fixes them/their-repo#1")
+    carries ``author_association`` of that repository: there only allowed
+    users and the bot count as trusted.
+    """
     remaining = budget
     views: list[LinkedIssueView] = []
     kept_count = left_count = left_chars = 0
+    foreign = replace(make, trust=Trust(make.trust.allowed, frozenset()))
     for linked in raw.linked_issues:
+        same_repo = (linked.repo or "").lower() == repo.lower()
+        maker = make if same_repo else foreign
         issue = linked.issue
-        title = make.text(f"#{issue.number} {issue.title}" if issue.number else issue.title)
-        description_size = item_size(sanitize(issue.text).text)
+        title = maker.text(f"#{issue.number} {issue.title}" if issue.number else issue.title)
+        description = maker.item(issue, "description")
+        description_size = view_size(description)
         if description_size > remaining:
             left_count += 1
             left_chars += description_size + sum(
@@ -550,12 +614,12 @@ def _linked(
             continue
         remaining -= description_size
         kept_count += 1
-        kept, selection, rough = choose_comments(linked.comments, remaining)
+        kept, selection, rough = choose_comments(linked.comments, remaining, make=maker)
         remaining -= selection.kept_chars
         left_chars += selection.left_out_chars
-        items = [make.item(linked.comments[i], "comment") for i in kept]
+        items = [maker.item(linked.comments[i], "comment") for i in kept]
         entries = (
-            make.item(issue, "description"),
+            description,
             *with_gaps(items, kept, len(linked.comments), rough),
         )
         views.append(

@@ -50,6 +50,10 @@ class Node(Partial):
     updated_at: datetime | None = Field(
         None, validation_alias=AliasChoices("updated_at", "updatedAt", "lastEditedAt")
     )
+    # When the text itself was last edited (GraphQL ``lastEditedAt``), if the poller says.
+    last_edited_at: datetime | None = Field(
+        None, validation_alias=AliasChoices("last_edited_at", "lastEditedAt")
+    )
     html_url: str | None = Field(None, validation_alias=AliasChoices("html_url", "url"))
     author_association: str | None = Field(
         None, validation_alias=AliasChoices("author_association", "authorAssociation")

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+from tusk.poller.mentions import is_go_away
 
 from tusk.config import Settings
 from tusk.contracts import (
@@ -36,6 +37,8 @@ from tusk.log_issue import BODY_LIMIT, LogIssue, find_log_issues
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 
 NUMBER_IN_URL_RE = re.compile(r"/(?:issues|pull|pulls)/(?P<number>\d+)(?:$|[/#?])")
+DISCUSSION_IN_URL_RE = re.compile(r"/discussions/(?P<number>\d+)(?:$|[/#?])")
+REST_ID_RE = re.compile(r"\d{1,20}")
 
 
 class UpdateBlocklist(Protocol):
@@ -263,6 +266,123 @@ def describe_error(error: Exception) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
+# --------------------------------------------------------------------------- the request itself
+
+DISCUSSION_QUERY = """
+query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    discussion(number: $number) {
+      id url body author { login }
+      comments(first: 100, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id url body author { login }
+          replies(first: 100) { nodes { id url body author { login } } }
+        }
+      }
+    }
+  }
+}
+"""
+
+FORGED_HINT = (
+    "Nothing was blocked or deleted. The poller dispatches go-away only for a comment "
+    "that says it; check who can send repository_dispatch to the control repository."
+)
+
+
+def _refuse(request: GoAwayRequest, why: str) -> UserError:
+    return UserError(
+        f"the go-away request {request.comment_url or request.comment_id} cannot be verified: "
+        f"{why}",
+        FORGED_HINT,
+    )
+
+
+def _number(request: GoAwayRequest, pattern: re.Pattern[str]) -> int:
+    match = pattern.search(request.comment_url)
+    if not match:
+        raise _refuse(request, "its URL names no issue, pull request or discussion number")
+    return int(match.group("number"))
+
+
+def _fetch_rest(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, Any]:
+    if not REST_ID_RE.fullmatch(request.comment_id):
+        raise _refuse(request, f"{request.comment_id!r} is not a REST id")
+    base, kind, ident = f"/repos/{request.repo}", request.comment_type, request.comment_id
+    paths = {
+        "issue_comment": f"{base}/issues/comments/{ident}",
+        "review_comment": f"{base}/pulls/comments/{ident}",
+        "issue_body": f"{base}/issues/{ident}",
+        "pull_request_body": f"{base}/issues/{ident}",
+    }
+    path = paths.get(kind) or (f"{base}/pulls/{_number(request, NUMBER_IN_URL_RE)}/reviews/{ident}")
+    found = gateway.get(path)
+    return {"author": login_of(found), "body": found.get("body"), "url": found.get("html_url")}
+
+
+def _fetch_discussion(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, Any] | None:
+    owner, name = request.repo.split("/", 1)
+    variables: dict[str, Any] = {
+        "owner": owner,
+        "name": name,
+        "number": _number(request, DISCUSSION_IN_URL_RE),
+        "after": None,
+    }
+    while True:
+        data = gateway.graphql(DISCUSSION_QUERY, variables)
+        discussion = ((data.get("repository") or {}).get("discussion")) or None
+        if discussion is None:
+            return None
+        if request.comment_type == "discussion_body":
+            nodes = [discussion]
+        else:
+            comments = discussion["comments"]
+            nodes = [
+                node
+                for comment in comments["nodes"]
+                for node in [comment, *((comment.get("replies") or {}).get("nodes") or [])]
+            ]
+        for node in nodes:
+            if node.get("id") == request.comment_id:
+                author = (node.get("author") or {}).get("login")
+                return {"author": author, "body": node.get("body"), "url": node.get("url")}
+        page = (
+            discussion["comments"]["pageInfo"] if request.comment_type != "discussion_body" else {}
+        )
+        if not page.get("hasNextPage"):
+            return None
+        variables["after"] = page["endCursor"]
+
+
+def verify_request(
+    gateway: Gateway, request: GoAwayRequest, *, bot: str, phrase: str
+) -> GoAwayRequest:
+    """The request, checked against GitHub: ``actor`` really wrote ``@bot <phrase>`` there.
+
+    A ``repository_dispatch`` payload is only as trustworthy as whoever holds a
+    dispatch token, and it decides what gets blocked and deleted; so the comment
+    is read back from GitHub (inside ``request.repo``) before anything is done.
+    Returns the request with GitHub's own URL of the comment.
+    """
+    try:
+        if request.comment_type.startswith("discussion"):
+            found = _fetch_discussion(gateway, request)
+        else:
+            found = _fetch_rest(gateway, request)
+    except NotFound:
+        found = None
+    if found is None:
+        raise _refuse(request, f"GitHub has no such {request.comment_type} in {request.repo}")
+    author = str(found.get("author") or "")
+    if author.lower() != request.actor.lower():
+        raise _refuse(request, f"it was written by `{author or 'ghost'}`, not `{request.actor}`")
+    if not is_go_away(str(found.get("body") or ""), bot=bot, phrase=phrase):
+        raise _refuse(request, f"it does not say `@{bot} {phrase}` (any more)")
+    url = found.get("url")
+    return request.model_copy(update={"comment_url": str(url)}) if url else request
+
+
 # --------------------------------------------------------------------------- the executor
 
 RETRY = "run the go-away workflow again for this job (safe: it only removes what is left)"
@@ -396,11 +516,16 @@ class GoAwayRun:
         assert scope is not None
         owned: list[str] = []
         try:
+            # The public listing omits private repositories; the bot's own listing
+            # adds those of the actor's it was given access to (and may have traces in).
+            listings = [
+                (f"/users/{scope.actor}/repos", {"type": "owner"}),
+                ("/user/repos", {"affiliation": "collaborator,organization_member"}),
+            ]
             owned = [
                 str(r["full_name"])
-                for r in self.gateway.paginate(
-                    f"/users/{scope.actor}/repos", params={"type": "owner"}
-                )
+                for path, params in listings
+                for r in self.gateway.paginate(path, params=params)
             ]
         except GitHubError as error:
             self._fail(
@@ -413,11 +538,11 @@ class GoAwayRun:
 
     def bot_forks(self) -> dict[str, str]:
         """The bot's forks by parent; the list omits parents, so each fork is read."""
-        bot = self.settings.bot
         try:
             forks = [
                 self.gateway.get(f"/repos/{r['full_name']}")
-                for r in self.gateway.paginate(f"/users/{bot}/repos", params={"type": "owner"})
+                # The bot's own listing: /users/{bot}/repos would omit private forks.
+                for r in self.gateway.paginate("/user/repos", params={"affiliation": "owner"})
                 if r.get("fork")
             ]
         except GitHubError as error:

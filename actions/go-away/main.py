@@ -1,6 +1,7 @@
 """``tusk go-away``: the CLI edge of the go-away action (MISSION G1-G3).
 
-Reads the ``tusk-go-away`` dispatch, claims the run's log issue (a repeated
+Reads the ``tusk-go-away`` dispatch, checks on GitHub that its actor really
+wrote the go-away comment, claims the run's log issue (a repeated
 delivery of the same job stops here), blocks, cleans up, writes what happened
 into the log issue and closes it as ``not_planned``. Exits 1 when anything
 failed, after everything that could be done was done and reported.
@@ -112,6 +113,10 @@ def execute(
     sleep: Callable[[float], object] = time.sleep,
 ) -> int:
     """Everything after the inputs are read; tests call this with their own gateway."""
+    # The payload decides what is blocked and deleted: read the comment back first.
+    request = go_away.verify_request(
+        gateway, request, bot=settings.bot, phrase=settings.go_away.phrase
+    )
     marker = log_marker(request.jobid, request.repo)
     claim = claim_log_issue(
         gateway,

@@ -19,7 +19,7 @@ from tusk.actions.receive_shard import receive_shard
 from tusk import actions_edge, shards
 from tusk.config import load_secrets, load_settings, resolve_config_path
 from tusk.errors import InputError
-from tusk.github import Gateway, gateway_from_secrets
+from tusk.github import Gateway, GitHubError, gateway_from_secrets
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +62,13 @@ def run(args: argparse.Namespace) -> int:
             )
     except shards.ShardError as error:
         record(gateway, args.config, error)
+        raise
+    except GitHubError as error:
+        # GitHub refusing the listing or download loses the job just the same: record it.
+        title = str(error).splitlines()[0] if str(error) else type(error).__name__
+        record(
+            gateway, args.config, shards.ShardError(jobid, f"reading its shards failed: {title}")
+        )
         raise
     print(f"job {jobid}: context written to {context_file}", flush=True)
     actions_edge.set_outputs({"context-file": context_file, "jobid": jobid, "total-shards": total})

@@ -18,7 +18,7 @@ from tusk.actions.receive_shard import receive_shard
 from tusk import actions_edge, shards
 from tusk.config import load_secrets
 from tusk.errors import InputError
-from tusk.github import gateway_from_secrets
+from tusk.github import GitHubError, gateway_from_secrets
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +64,14 @@ def run(args: argparse.Namespace) -> int:
         "total-shards": shard.total_shards,
     }
     if args.check:
-        return _check(args, shard.jobid, shard.total_shards, shard.shard_index, common)
+        try:
+            return _check(args, shard.jobid, shard.total_shards, shard.shard_index, common)
+        except GitHubError as error:
+            # Unlisted artifacts leave the job waiting with nobody to merge it: record it.
+            title = str(error).splitlines()[0] if str(error) else type(error).__name__
+            problem = f"listing its stored shards failed: {title}"
+            record(None, args.config, shards.ShardError(shard.jobid, problem))
+            raise
     print(
         f"job {shard.jobid}: received shard {shard.shard_index + 1} of {shard.total_shards}",
         flush=True,

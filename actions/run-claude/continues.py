@@ -9,8 +9,8 @@ session when it finds nothing to continue, ``--resume`` fails loudly.
 3. always: with only the history tool allowed, write a one-line summary.
 
 After a failure the model may still answer (a loop, the turn or time
-budget) or may not (an API error, a crash): then only the history pass, or
-nothing, is attempted.
+budget: the continues run as after a success) or may not (an API error, a
+crash: nothing is attempted).
 """
 
 from __future__ import annotations
@@ -41,13 +41,16 @@ PASS_NAMES: dict[ContinueKind, str] = {
 
 
 def plan(*, outcome: Outcome, messages_created: int) -> list[ContinueKind]:
-    """Which continues to run after the main session ended with ``outcome``."""
-    if outcome.ok:
-        first: list[ContinueKind] = ["message"] if messages_created == 0 else []
-        return [*first, "confirm", "history"]
-    if outcome.model_still_answers:
-        return ["history"]
-    return []
+    """Which continues to run after the main session ended with ``outcome``.
+
+    A stopped session (a loop, the turn or time budget) gets them all too: the
+    person who asked still deserves a message, and work done before the stop
+    still has to be pushed and its PR confirmed (A7: "always"). Only a model
+    that no longer answers gets none."""
+    if not outcome.model_still_answers:
+        return []
+    first: list[ContinueKind] = ["message"] if messages_created == 0 else []
+    return [*first, "confirm", "history"]
 
 
 MESSAGE_TOOLS = frozenset(

@@ -130,6 +130,17 @@ def build_summary(
     )
 
 
+def refusal_log_lines(records: Sequence[AuditRecord]) -> list[str]:
+    """One line per refused or failed call, for the step log (MISSION L1): the
+    Actions log shows refusals as well as the log issue does."""
+    return [
+        f"{r.decision} call: {r.tool} on {r.target}: {r.code or 'FAILED'}"
+        + (f": {' '.join(r.reason.split())}" if r.reason else "")
+        for r in records
+        if r.decision in ("refused", "failed")
+    ]
+
+
 def render_transcript(jobid: str, events: Sequence[dict[str, Any]]) -> str:
     transcript = Transcript(
         jobid=jobid, blocks=tuple(blocks_from_events(events)), events=len(events)

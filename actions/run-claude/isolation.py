@@ -217,7 +217,13 @@ def close_to_others(paths: Iterable[Path], *, user: Principal) -> list[Path]:
     changed = []
     gids = os.getgrouplist(user.name, user.gid)
     for path in paths:
-        if not path.exists() or not can_reach(path, uid=user.uid, gids=gids, need=os.R_OK):
+        if not path.exists():
+            continue
+        readable = can_reach(path, uid=user.uid, gids=gids, need=os.R_OK)
+        # A folder others may only traverse (0711) still opens every file whose
+        # name is known: the runner's temp and work folders have predictable ones.
+        passable = path.is_dir() and can_reach(path, uid=user.uid, gids=gids, need=os.X_OK)
+        if not (readable or passable):
             continue
         info = path.stat()
         if info.st_uid == user.uid:

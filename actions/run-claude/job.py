@@ -230,6 +230,7 @@ class _Passes:
     agent: Principal | None
     dirs: RunDirs
     lines: list[tuple[str, str]] = field(default_factory=list)
+    audit_seen: int = 0  # audit records already shown in the step log
 
     def scrub(self, line: str) -> str:
         return redact(line, secret_values(self.inputs.secrets))
@@ -334,12 +335,27 @@ class _Passes:
             finally:
                 actions_edge.end_group()
         outcome = classify(exit_code=session.exit_code, result=watch.result, stop=watch.stop)
-        detail = f": {outcome.detail}" if outcome.detail else ""
-        print(f"{name} ({session.seconds:.1f} s): {outcome.headline}{detail}", flush=True)
+        print(pass_log_line(name, session.seconds, outcome), flush=True)
         self.lines.append(
             (name, outcome.headline + (f" ({outcome.detail})" if outcome.detail else ""))
         )
+        self.log_refusals()
         return outcome, watch
+
+    def log_refusals(self) -> None:
+        """The calls the MCP server refused during the last pass, in the step log."""
+        records, _ = finish.read_audit(self.inputs.run_dir / AUDIT_FILE)
+        for line in finish.refusal_log_lines(records[self.audit_seen :]):
+            actions_edge.warning("Refused by the MCP server", detail=self.scrub(line))
+        self.audit_seen = max(self.audit_seen, len(records))
+
+
+def pass_log_line(name: str, seconds: float, outcome: Outcome) -> str:
+    """One step-log line per pass. The detail may quote the model or the agent: kept
+    on one line, it cannot start a line that the runner would read as a workflow
+    command (``::set-output``, ``::stop-commands``...)."""
+    detail = f": {' '.join(outcome.detail.split())}" if outcome.detail else ""
+    return f"{name} ({seconds:.1f} s): {outcome.headline}{detail}"
 
 
 def _write_up(

@@ -25,10 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tusk.actions.run_claude.isolation import SAFE_PATH, Principal, spawn_kwargs
+from tusk.actions.run_claude.isolation import (
+    SAFE_PATH,
+    Principal,
+    end_processes_of,
+    spawn_kwargs,
+)
 from tusk.actions.run_claude.transcript import TUSK_EVENT
 from tusk.actions.run_claude.watch import StopReason, StreamWatch
 
+from tusk import actions_edge
 from tusk.errors import UserError
 
 SERVER_NAME = "github"
@@ -252,6 +258,7 @@ def run_session(
                 return
             watch.stop = reason
             events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
+        announce_stop(reason)
         _terminate(process)
 
     def loop_reported() -> bool:
@@ -259,7 +266,18 @@ def run_session(
         return stamp is not None and stamp != loop_seen_before
 
     def monitor() -> None:
+        exited_at: float | None = None
         while not finished.wait(poll_seconds):
+            if process.poll() is not None:
+                # Claude Code is gone, yet its stream is still open: a process the
+                # agent left behind holds it (one can reopen /proc/<pid>/fd/1). Without
+                # this the budget means nothing and the run hangs until the job dies.
+                exited_at = clock() if exited_at is None else exited_at
+                if clock() - exited_at > KILL_GRACE_SECONDS:
+                    if user is not None:
+                        end_processes_of(user)  # never root or ourselves
+                    return
+                continue
             if clock() - started > budget_seconds:
                 stop_with(StopReason("timeout", f"the wall-clock budget of {budget_seconds:g} s"))
                 return
@@ -280,6 +298,7 @@ def run_session(
             if reason is not None:
                 events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
         if reason is not None:
+            announce_stop(reason)
             _terminate(process)
         elif '"tool_result"' in line and loop_reported():
             # The server refused a call as a loop: act on it now, not at the next poll.
@@ -295,6 +314,11 @@ def run_session(
         exit_code = process.wait()
     events.flush()
     return SessionRun(exit_code=exit_code, watch=watch, seconds=clock() - started)
+
+
+def announce_stop(reason: StopReason) -> None:
+    """The step log shows every kill as it happens (MISSION L1), not only the log issue."""
+    actions_edge.error(f"Stopping Claude Code ({reason.kind})", detail=reason.reason)
 
 
 def _stamp(path: Path) -> tuple[float, int] | None:

@@ -16,6 +16,7 @@ from tusk.actions.build_context import main as build_main
 from tusk import cli
 from tusk.config import Settings
 from tusk.contracts import ContextDocument, RunMetadata
+from tusk.errors import UserError
 from tusk.github import Gateway
 from tusk.log_issue import claim_log_issue, find_log_issues, record_failure
 from tusk.markers import parse_markers
@@ -372,3 +373,21 @@ def test_a_file_that_is_not_a_context_document_fails_with_what_to_do(
     err = capsys.readouterr().err
     assert "is not a Tusk context document" in err and "merge-shards" in err
     assert control_issues(github.gateway("agent")) == []
+
+
+def test_a_dropped_workflow_label_is_an_error_not_a_log_issue_nobody_finds(github: Any) -> None:
+    # Without push access GitHub silently drops labels; an unlabelled log issue is
+    # invisible to the next claim, so each re-delivery would open another one.
+    scenario = json.loads(json.dumps(SCENARIO))
+    scenario["repos"][1]["collaborators"] = {}
+    scenario["repos"][1]["private"] = False
+    github.load(scenario)
+    with pytest.raises(UserError, match="push"):
+        claim_log_issue(
+            github.gateway("agent"),
+            settings(),
+            jobid="alice-widgets-9000",
+            title="[Agent Log] x",
+            body="b",
+            labels=["workflow"],
+        )

@@ -39,6 +39,8 @@ HOSTILE = {
     "mention": "@mallory @org/team hey @Someone-Else",
     "issue_refs": "see #1 and other/repo#2 and GH-3",
     "link_definition": "[Context]: https://evil.example\n[link]: https://evil.example",
+    "link_definition_in_list": "- [Context]: https://evil.example\n1. - [x]: https://e.example",
+    "link_definition_two_lines": "x\n\n[multi\nline]: https://evil.example",
     "html_script": "<script>alert(1)</script><img src=x onerror=alert(1)>",
     "blank_lines": "first\n\n\n\n# escaped?\n\n",
     "crlf": "line\r\n# Context\r\n\r\nmore",

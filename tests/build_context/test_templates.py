@@ -186,7 +186,7 @@ EXPECTED_SUMMARY = """### Tusk build-context · job `alice-widgets-9000`
 
 | part | kept | left out |
 |---|---|---|
-| comments | 10 (4600 chars) | 29 (13340 chars) |
+| comments | 11 (4618 chars) | 28 (12880 chars) |
 | reviews | 0 | 0 |
 | review comments | 0 | 0 |
 | linked issues | 0 | 0 (0 chars) |

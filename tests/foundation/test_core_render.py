@@ -53,6 +53,10 @@ def test_every_line_is_quoted_and_blank_lines_keep_the_quote_going() -> None:
         ("---", "> \\---"),
         ("* * *", "> \\* * *"),
         ("[home]: https://evil.example", "> \\[home]: https://evil.example"),
+        ("- [home]: https://evil.example", "> - \\[home]: https://evil.example"),
+        ("1. * [home]: https://evil.example", "> 1. * \\[home]: https://evil.example"),
+        ("[two-line", "> \\[two-line"),
+        ("[x](https://ok.example) text", "> [x](https://ok.example) text"),
     ],
 )
 def test_markup_that_could_end_the_quote_or_change_the_page_is_inert(

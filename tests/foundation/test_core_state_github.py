@@ -296,3 +296,29 @@ def test_long_lived_reader_follows_a_blocklist_rollover(github: Any) -> None:
         entry = BlockedRepo(repo=f"owner{n}/app", by="alice", at=WHEN)
         writer.update_blocklist(lambda b, e=entry: Blocklist(repos=(*b.repos, e)))
     assert len(reader.read_blocklist().repos) == 12
+
+
+def test_a_change_landing_on_the_old_blocklist_while_it_rolls_over_is_carried(
+    github: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roller = store(github, rollover=10)
+    for n in range(10):  # ten change comments: the next update rolls the issue over
+        entry = BlockedRepo(repo=f"owner{n}/app", by="alice", at=WHEN)
+        roller.update_blocklist(lambda b, e=entry: Blocklist(repos=(*b.repos, e)))
+    late = store(github)  # another run, still writing to the old issue
+    late.state_issue("blocklist")
+    real_create = StateStore._create
+
+    def create_after_a_late_change(self: StateStore, kind: Any, **kwargs: Any) -> Any:
+        if self is roller and kwargs["generation"] == 2:
+            # The old issue was already copied; this change lands on it before the new one exists.
+            late.update_blocklist(
+                lambda b: Blocklist(repos=(*b.repos, BlockedRepo(repo="late/app", by="x", at=WHEN)))
+            )
+        return real_create(self, kind, **kwargs)
+
+    monkeypatch.setattr(StateStore, "_create", create_after_a_late_change)
+    last = BlockedRepo(repo="owner10/app", by="alice", at=WHEN)
+    roller.update_blocklist(lambda b: Blocklist(repos=(*b.repos, last)))
+    expected = {f"owner{n}/app" for n in range(11)} | {"late/app"}
+    assert {e.repo for e in store(github, "bot-read").read_blocklist().repos} == expected

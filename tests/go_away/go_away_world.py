@@ -37,7 +37,18 @@ def log_issue(number: int, repo: str) -> dict[str, Any]:
     }
 
 
-def scenario() -> dict[str, Any]:
+def scenario(*, everyone_asks: bool = False) -> dict[str, Any]:
+    """``everyone_asks``: alice's and carol's comments end in "@bot go away" too."""
+    world = _scenario()
+    if everyone_asks:
+        widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
+        for comment in widgets["issues"][0]["comments"]:
+            if comment["author"] in ("alice", "carol"):
+                comment["body"] += f"\n\n@{BOT} go away"
+    return world
+
+
+def _scenario() -> dict[str, Any]:
     return {
         "users": [{"login": login} for login in (BOT, "alice", "bob", "carol", "ops")],
         "tokens": {

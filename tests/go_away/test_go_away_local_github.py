@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import threading
 from typing import Any
 
@@ -10,7 +11,8 @@ from go_away_world import BOT, CONTROL, open_fork_pull, request, scenario, setti
 from tusk.actions.go_away import main
 from tusk.actions.go_away.go_away import GoAwayRun
 
-from tusk.contracts import GoAwayRequest
+from tusk.contracts import Blocklist, GoAwayRequest
+from tusk.errors import UserError
 from tusk.state import StateError, StateStore
 
 
@@ -65,7 +67,7 @@ def blocklist(local_github: Any) -> Any:
 
 @pytest.fixture
 def world(local_github: Any) -> Any:
-    local_github.load(scenario())
+    local_github.load(scenario(everyone_asks=True))
     return local_github
 
 
@@ -78,7 +80,8 @@ def test_collaborator_blocks_the_repository_and_the_bot_leaves_it(world: Any) ->
     blocked = blocklist(world)
     assert [e.repo for e in blocked.repos] == ["alice/widgets"]
     assert [e.user for e in blocked.users] == ["bob"]
-    assert blocked.repos[0].source_url == request("bob").comment_url
+    # The URL GitHub gives for the verified comment, not the one the payload claimed.
+    assert blocked.repos[0].source_url.endswith("/alice/widgets/issues/1#issuecomment-503")
     # The fork is gone and its pull request closed with it.
     assert repo_state(world, f"{BOT}/widgets") is None
     pull = repo_state(world, "alice/widgets")["issues"][str(fork_pull["number"])]
@@ -275,3 +278,134 @@ def test_blocklist_failure_is_reported_and_the_cleanup_still_runs(world: Any) ->
     assert [f.what for f in report.failures] == ["could not update the blocklist"]
     assert "by hand" in report.failures[0].todo
     assert comment_ids(world, "alice/widgets") == {501, 503, 504}
+
+
+# --------------------------------------------------------------------------- forged requests
+
+
+@pytest.mark.parametrize(
+    ("go_away_request", "why"),
+    [
+        # carol claims bob's go-away: she would block alice/widgets' bob and clean up.
+        (request("carol", "503"), "written by `bob`, not `carol`"),
+        # alice's comment asks for work, not for the bot to leave.
+        (request("alice", "501"), "does not say `@tusk-bot go away`"),
+        # a comment that exists elsewhere (bob/tools) is not one in alice/widgets.
+        (request("bob", "902"), "GitHub has no such issue_comment in alice/widgets"),
+        # an id that is not an id must never become part of a REST path.
+        (request("bob", "503/../../../../user", jobid="forged-path"), "is not a REST id"),
+    ],
+)
+def test_forged_dispatch_blocks_and_deletes_nothing(
+    local_github: Any, go_away_request: GoAwayRequest, why: str
+) -> None:
+    local_github.load(scenario())  # alice's and carol's comments are no go-aways here
+    journal_before = len(local_github.journal())
+
+    with pytest.raises(UserError) as raised:
+        run_go_away(local_github, go_away_request)
+
+    assert why in raised.value.title
+    assert "Nothing was blocked or deleted" in raised.value.hint
+    writes = [e for e in local_github.journal()[journal_before:] if e["method"] != "GET"]
+    assert writes == []
+    assert blocklist(local_github) == Blocklist()
+
+
+def test_payload_url_is_replaced_by_the_verified_comment_url(world: Any) -> None:
+    # The log title, reaction and blocklist entry must not point wherever the payload says.
+    forged = request("bob", comment_url="https://github.com/elsewhere/repo/issues/9#x")
+    assert run_go_away(world, forged) == 0
+    assert blocklist(world).users[0].source_url.endswith("/alice/widgets/issues/1#issuecomment-503")
+    assert "alice/widgets #1 go away" in go_away_log(world)["title"]
+
+
+def discussion_world(body: str) -> dict[str, Any]:
+    world = scenario()
+    widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
+    widgets["discussions"] = [
+        {
+            "number": 7,
+            "id": 70,
+            "author": "alice",
+            "title": "Ideas",
+            "body": "Let's talk",
+            "comments": [
+                {
+                    "id": 71,
+                    "author": "carol",
+                    "body": "Hm",
+                    "replies": [{"id": 72, "author": "bob", "body": body}],
+                }
+            ],
+        }
+    ]
+    return world
+
+
+def discussion_request(actor: str = "bob") -> GoAwayRequest:
+    reply_id = base64.b64encode(b"DiscussionComment:72").decode().rstrip("=")
+    return request(
+        actor,
+        reply_id,
+        jobid="alice-widgets-dc-72",
+        comment_type="discussion_comment",
+        comment_url="https://github.com/alice/widgets/discussions/7#discussioncomment-72",
+    )
+
+
+def test_discussion_reply_go_away_is_verified_over_graphql(local_github: Any) -> None:
+    local_github.load(discussion_world(f"@{BOT} go away"))
+    assert run_go_away(local_github, discussion_request()) == 0
+    assert [e.repo for e in blocklist(local_github).repos] == ["alice/widgets"]
+
+
+def test_discussion_reply_by_someone_else_is_refused(local_github: Any) -> None:
+    local_github.load(discussion_world(f"@{BOT} go away"))
+    with pytest.raises(UserError, match="written by `bob`, not `carol`"):
+        run_go_away(local_github, discussion_request("carol"))
+    assert blocklist(local_github) == Blocklist()
+
+
+def test_private_repositories_of_the_actor_are_cleaned_too(local_github: Any) -> None:
+    # GET /users/{u}/repos lists public repositories only; the bot's traces in a
+    # private one it was invited to, and its private fork of it, must go as well.
+    world = scenario()
+    world["repos"] += [
+        {
+            "name": "bob/secret",
+            "private": True,
+            "collaborators": {BOT: "write"},
+            "issues": [
+                {
+                    "number": 1,
+                    "author": "bob",
+                    "title": "Private",
+                    "comments": [{"id": 991, "author": BOT, "body": "Private note."}],
+                }
+            ],
+        },
+        {"name": f"{BOT}/secret", "fork_of": "bob/secret", "private": True},
+    ]
+    local_github.load(world)
+
+    assert run_go_away(local_github, request("bob")) == 0
+
+    assert comment_ids(local_github, "bob/secret") == set()
+    assert repo_state(local_github, f"{BOT}/secret") is None
+
+
+def test_every_page_of_comments_is_cleaned_and_nobody_elses(local_github: Any) -> None:
+    # 240 comments over three pages of 100: the bot's on the last page go too.
+    world = scenario()
+    tools = next(r for r in world["repos"] if r["name"] == "bob/tools")
+    tools["issues"][0]["comments"] = [
+        {"id": 2000 + i, "author": BOT if i % 3 == 0 else "bob", "body": f"c{i}"}
+        for i in range(240)
+    ]
+    local_github.load(world)
+
+    assert run_go_away(local_github, request("bob")) == 0
+
+    left = comment_ids(local_github, "bob/tools")
+    assert left == {2000 + i for i in range(240) if i % 3 != 0}

@@ -272,3 +272,14 @@ def test_trust_level_comes_from_ownership_and_permission_never_association() -> 
         == "external"
     )
     assert trust_level(repo="alice/widgets", login="bob", permission=None) == "external"
+
+
+def test_body_counts_as_changed_only_when_the_body_itself_was_edited() -> None:
+    """updated_at of an issue moves with every comment; last_edited_at only with the body."""
+    raw = issue_raw([], body="@tusk-bot in the body, long ago")
+    raw["thread"]["updated_at"] = "2026-01-01T12:00:00Z"  # a comment arrived
+    since = datetime(2026, 1, 1, 11, 0, tzinfo=UTC)
+    assert locate_triggers(nodes_of(raw), since=since, settings=SETTINGS)[0] == []
+    raw["thread"]["last_edited_at"] = "2026-01-01T12:00:00Z"  # the body was edited
+    (candidate,), _ = locate_triggers(nodes_of(raw), since=since, settings=SETTINGS)
+    assert candidate.node.type == "issue_body"

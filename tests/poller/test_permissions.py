@@ -118,3 +118,10 @@ def test_parse_marker_accepts_spacing_and_case() -> None:
 def test_overlong_marker_is_refused() -> None:
     with pytest.raises(MarkerError):
         parse_marker("[permissions: " + "no-pr, " * 100 + "no-push]")
+
+
+def test_a_misspelt_singular_marker_fails_closed_instead_of_granting_the_defaults() -> None:
+    result = effective("@tusk-bot [permission: read-only] look into this")
+    assert result.error is not None and "plural" in result.error
+    assert result.operations == ("comment",) and result.only_this_thread
+    assert (result.issues_per_repo, result.prs_per_repo, result.memory_writes) == (0, 0, 0)

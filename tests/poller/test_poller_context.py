@@ -320,3 +320,58 @@ def test_comments_carry_who_the_author_is_to_the_repository(harness: Any) -> Non
     associations = {c["user"]["login"]: c["author_association"] for c in doc.raw["comments"]}
     assert associations == {"bob": "COLLABORATOR", "mallory": "NONE", "alice": "OWNER"}
     assert doc.raw["thread"]["author_association"] == "OWNER"
+
+
+def test_a_diff_too_large_for_github_is_noted_and_the_trigger_still_dispatched(
+    harness: Any,
+) -> None:
+    """GitHub answers 406 for a diff past its size limits; the thread must not fail forever."""
+    pull = {
+        "number": 5,
+        "author": "bob",
+        "title": "Huge change",
+        "body": "@tusk-bot review this",
+        "head": "huge",
+        "base": "main",
+        "files": {"widgets.py": "x = 1\n"},
+    }
+    h = harness(scenario(pulls=[pull]))
+    message = "Sorry, the diff exceeded the maximum number of lines (20000)"
+    h.github.add_fault("GET", r"^/repos/alice/widgets/pulls/5$", status=406, message=message)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    (doc,) = h.sent().tasks
+    assert doc.raw["diff"] is None
+    assert any("too large" in note for note in doc.raw["notes"])
+
+
+class DeletedIssue(Gateway):
+    """The notification's issue is gone: GitHub answers its number with NOT_FOUND."""
+
+    def request(self, method: str, path_or_url: str, **kwargs: Any) -> Response:
+        payload = kwargs.get("json") or {}
+        if path_or_url.endswith("/graphql") and "number" in payload.get("variables", {}):
+            payload["variables"]["number"] = 999
+        return super().request(method, path_or_url, **kwargs)
+
+
+def test_a_deleted_issue_is_marked_read_instead_of_failing_every_poll(local_github: Any) -> None:
+    from pydantic import SecretStr
+
+    local_github.load(scenario(issues=[issue(1, [said("alice", "@tusk-bot spam")])]))
+    bot = DeletedIssue(api_url=local_github.url, token=SecretStr("bot-read"), token_name="bot")
+    h = make_poller(local_github, bot=bot)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == [] and h.sent().tasks == []
+    assert any("no longer exists" in line for line in report.skipped), report.skipped
+    assert [t["unread"] for t in h.threads()] == [False]
+
+
+def test_a_graphql_failure_other_than_a_missing_thread_still_leaves_it_unread(
+    harness: Any,
+) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", "@tusk-bot fix")])]))
+    h.github.add_fault("POST", r"^/graphql$", status=502, count=None)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors and report.left_unread
+    assert [t["unread"] for t in h.threads()] == [True]

@@ -315,3 +315,19 @@ def test_trust_is_external_when_the_bot_cannot_read_permissions(harness: Any) ->
     assert report.errors == []
     (doc,) = h.sent().tasks
     assert doc.trust_level == "external"
+
+
+def test_a_body_mention_is_not_dispatched_again_when_the_thread_gets_a_new_comment(
+    harness: Any, local_github: Any
+) -> None:
+    """The issue's updated_at moves with every comment; the body is not a new trigger then."""
+    h = harness(scenario(issues=[issue(1, [], body="@tusk-bot please triage")]))
+    h.poller.cycle(PollState())
+    local_github.gateway("alice").post(
+        f"/repos/{REPO}/issues/1/comments", json={"body": "@tusk-bot and this"}
+    )
+    again = make_poller(local_github)  # --once: a fresh process, no memory of the first
+    again.poller.cycle(PollState())
+    sent = again.sent()
+    assert [doc.trigger.type for doc in sent.tasks] == ["issue_body", "issue_comment"]
+    assert len(sent.order) == 2  # the body's job went out once, not again

@@ -20,9 +20,12 @@ def test_a_message_left_skips_the_first_continue() -> None:
     assert continues.plan(outcome=OK, messages_created=1) == ["confirm", "history"]
 
 
-def test_after_a_loop_only_history_is_asked() -> None:
+def test_after_a_loop_every_continue_is_still_asked() -> None:
+    # A7: confirm and history "always"; the message when none was left.
     loop = Outcome(kind="loop", headline="Loop")
-    assert continues.plan(outcome=loop, messages_created=0) == ["history"]
+    assert continues.plan(outcome=loop, messages_created=0) == ["message", "confirm", "history"]
+    timeout = Outcome(kind="timeout", headline="Time")
+    assert continues.plan(outcome=timeout, messages_created=1) == ["confirm", "history"]
 
 
 def test_after_an_api_error_nothing_is_asked() -> None:

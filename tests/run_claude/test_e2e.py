@@ -140,14 +140,35 @@ def test_a_message_left_skips_the_first_continue(e2e: E2E) -> None:
     assert "Self-check 1: leave a message" not in passes and len(passes) == 3
 
 
-def test_six_identical_calls_are_killed_labelled_bug_and_left_open(e2e: E2E) -> None:
+MESSAGE_AFTER_STOP = {
+    "when_prompt_contains": "Self-check 1: leave a message",
+    "steps": [
+        tool(
+            f"{GH}create_comment",
+            repo="alice/widgets",
+            number=1,
+            body="I got stuck repeating a command and was stopped.",
+        ),
+        {"text": "Comment left."},
+    ],
+}
+
+
+def test_six_identical_calls_are_killed_labelled_bug_and_left_open(
+    e2e: E2E, capsys: pytest.CaptureFixture[str]
+) -> None:
     script = {
         "steps": [{"repeat": {"times": 8, "step": tool("Bash", command="echo same")}}],
-        "conversations": [history_conversation("Looped on echo; stopped.")],
+        "conversations": [
+            MESSAGE_AFTER_STOP,
+            CONFIRM,
+            history_conversation("Looped on echo; stopped."),
+        ],
     }
     result = e2e.run(script)
     assert result.outcome.kind == "loop"
     assert "6 consecutive identical calls to Bash" in result.outcome.detail
+    assert "::error title=Stopping Claude Code (loop)::6 consecutive" in capsys.readouterr().out
     bash_results = [r for r in e2e.tool_results() if r == "same"]
     assert len(bash_results) == 6  # stopped at the sixth, not after
     issue = e2e.log_issue()
@@ -156,13 +177,23 @@ def test_six_identical_calls_are_killed_labelled_bug_and_left_open(e2e: E2E) -> 
     assert comments[0].startswith("## ❌ Loop detected: Claude Code was stopped")
     assert comments[-1].startswith("## ❌ Loop detected") and "labelled `bug`" in comments[-1]
     assert e2e.state_entries("history") == ["Looped on echo; stopped."]
+    # A7: after the kill the agent is still asked for a message and to confirm its work.
+    passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
+    assert passes == [
+        "Main session",
+        "Self-check 1: leave a message",
+        "Self-check 2: confirm the work",
+        "Self-check 3: history",
+    ]
+    bodies = [c["body"] for c in e2e.issue_comments("alice/widgets", 1)]
+    assert bodies[-1].startswith("I got stuck repeating a command")
 
 
 def test_mcp_server_loop_report_stops_the_session(e2e: E2E) -> None:
     same = tool(f"{GH}get_issue", repo="alice/widgets", number=1)
     script = {
         "steps": [{"repeat": {"times": 8, "step": same}}],
-        "conversations": [history_conversation()],
+        "conversations": [MESSAGE_AFTER_STOP, CONFIRM, history_conversation()],
     }
     result = e2e.run(script)
     assert result.outcome.kind in ("mcp_loop", "loop"), result.outcome
@@ -183,7 +214,9 @@ def test_api_error_from_the_model_is_a_bug_with_an_error_comment(e2e: E2E) -> No
     assert passes == ["Main session"]  # no continue talks to a model that does not answer
 
 
-def test_duplicate_and_over_limit_writes_are_refused_and_listed(e2e: E2E) -> None:
+def test_duplicate_and_over_limit_writes_are_refused_and_listed(
+    e2e: E2E, capsys: pytest.CaptureFixture[str]
+) -> None:
     comment = tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Same words.")
     script = {
         "steps": [
@@ -207,6 +240,17 @@ def test_duplicate_and_over_limit_writes_are_refused_and_listed(e2e: E2E) -> Non
         "`LIMIT_EXCEEDED`",
     ]
     assert summary.count("- comment: ") == 2 and summary.count("- issue: ") == 1
+    # The step log shows each refusal too (MISSION L1), once.
+    logged = [
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("::warning title=Refused by the MCP server::")
+    ]
+    assert [line.split(": ")[2] for line in logged] == [
+        "DUPLICATE_WRITE",
+        "LIMIT_EXCEEDED",
+        "LIMIT_EXCEEDED",
+    ], logged
 
 
 def test_memory_is_capped_at_three_and_history_is_written(e2e: E2E) -> None:

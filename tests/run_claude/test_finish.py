@@ -272,3 +272,10 @@ def test_a_summary_with_hundreds_of_refusals_is_split_not_lost(tmp_path: Path) -
     assert len(comments.summary) > 1
     assert all(len(part) <= 65_536 for part in comments.in_order())
     assert sum(part.count("`LIMIT_EXCEEDED`") for part in comments.summary) == 700
+
+
+def test_refusals_have_one_step_log_line_each(tmp_path: Path) -> None:
+    assert finish.refusal_log_lines(records(tmp_path)) == [
+        "refused call: create_comment on alice/w#1: DUPLICATE_WRITE: same | twice again",
+        "refused call: create_issue on alice/w: LIMIT_EXCEEDED: 1 issue per repository",
+    ]

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import base64
 import os
+import pwd
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -182,3 +186,18 @@ def test_history_command_line_disallows_every_other_server_tool() -> None:
         "--disallowedTools",
         "mcp__github__get_issue",
     ]
+
+
+def test_runner_folder_others_may_only_traverse_is_closed_too() -> None:
+    # 0711: the agent cannot list it but opens any file whose name it knows.
+    nobody = pwd.getpwnam("nobody")
+    user = isolation.Principal("nobody", nobody.pw_uid, nobody.pw_gid, Path("/"))
+    folder = Path(tempfile.mkdtemp(prefix="tusk-runner-temp-"))  # under a world-traversable /tmp
+    try:
+        (folder / "step.env").write_text("TOKEN=x\n")
+        os.chmod(folder / "step.env", 0o644)
+        os.chmod(folder, 0o711)
+        assert isolation.close_to_others([folder], user=user) == [folder]
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o710
+    finally:
+        shutil.rmtree(folder)

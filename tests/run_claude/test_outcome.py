@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tusk.actions.run_claude import job
 from tusk.actions.run_claude.outcome import classify
 from tusk.actions.run_claude.watch import StopReason
 
@@ -81,3 +82,17 @@ def test_which_failures_leave_a_model_to_ask() -> None:
     loop = classify(exit_code=143, result=None, stop=StopReason("loop", "x"))
     crash = classify(exit_code=1, result=None, stop=None)
     assert loop.model_still_answers and not crash.model_still_answers
+
+
+def test_a_pass_log_line_cannot_smuggle_a_workflow_command() -> None:
+    # The result text is the model's: a line of its own would be a runner command.
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "result": "oops\n::set-output name=conclusion::success\n::stop-commands::x",
+    }
+    outcome = classify(exit_code=1, result=result, stop=None)
+    line = job.pass_log_line("Main session", 1.0, outcome)
+    assert "\n" not in line and "\r" not in line
+    assert line.startswith("Main session (1.0 s): Claude Code reported an error: ")

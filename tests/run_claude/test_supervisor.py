@@ -4,10 +4,15 @@ and then waits for a signal (no real time is slept anywhere)."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import pwd
 import sys
+import threading
 from pathlib import Path
 
+import pytest
+from tusk.actions.run_claude.isolation import Principal, end_processes_of
 from tusk.actions.run_claude.supervisor import run_session
 from tusk.actions.run_claude.watch import StreamWatch
 
@@ -77,9 +82,16 @@ def start(tmp_path: Path, events: list[dict], *, then: str, **kwargs: object):
     return session, saved.getvalue()
 
 
-def test_a_loop_is_stopped_with_sigterm_and_the_reason_recorded(tmp_path: Path) -> None:
+def test_a_loop_is_stopped_with_sigterm_and_the_reason_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     events = [init(), *pair(1), *pair(2), *pair(3), *pair(4)]
     session, saved = start(tmp_path, events, then="wait")
+    # The kill is in the step log too (MISSION L1), as an error annotation.
+    assert session.stop is not None
+    assert f"::error title=Stopping Claude Code (loop)::{session.stop.reason}" in (
+        capsys.readouterr().out
+    )
     assert session.exit_code == 143
     assert session.stop is not None and session.stop.kind == "loop"
     stopped = [json.loads(line) for line in saved.splitlines() if '"type": "tusk"' in line]
@@ -112,7 +124,9 @@ def test_the_wall_clock_budget_stops_a_stalled_session(tmp_path: Path) -> None:
     assert '"kind": "timeout"' in saved
 
 
-def test_the_mcp_servers_loop_report_stops_the_session(tmp_path: Path) -> None:
+def test_the_mcp_servers_loop_report_stops_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "loop-detected.json").write_text('{"old": true}')  # from an earlier pass
     script = tmp_path / "writer.py"
     # The stand-in writes the report itself after its init line, as the server would.
@@ -142,6 +156,7 @@ def test_the_mcp_servers_loop_report_stops_the_session(tmp_path: Path) -> None:
     assert session.exit_code == 143
     assert session.stop is not None and session.stop.kind == "mcp_loop"
     assert '"repeats": 6' in session.stop.reason
+    assert "::error title=Stopping Claude Code (mcp_loop)::" in capsys.readouterr().out
 
 
 def test_an_old_loop_report_does_not_stop_a_new_session(tmp_path: Path) -> None:
@@ -156,3 +171,40 @@ def test_a_disconnected_mcp_server_stops_at_init(tmp_path: Path) -> None:
     session, _ = start(tmp_path, [failed, *pair(1)], then="wait")
     assert session.stop is not None and session.stop.kind == "mcp_not_connected"
     assert session.exit_code == 143
+
+
+def test_a_leftover_process_holding_the_stream_open_cannot_hang_the_run(
+    tmp_path: Path, agent_user: str
+) -> None:
+    # Claude Code exits, but a process the agent started in a new session keeps
+    # the stream's write end: the supervisor must end it, not wait for EOF forever.
+    entry = pwd.getpwnam(agent_user)
+    agent = Principal(agent_user, entry.pw_uid, entry.pw_gid, Path(entry.pw_dir))
+    line = json.dumps(init())
+    ticks = itertools.count()
+    outcome: dict = {}
+
+    def session() -> None:
+        outcome["run"] = run_session(
+            ["/bin/sh", "-c", f"echo '{line}'; setsid sleep 1000 & exit 0"],
+            prompt="",
+            env={"PATH": "/usr/bin:/bin"},
+            user=agent,
+            cwd=Path("/"),
+            watch=StreamWatch(loop_threshold=6),
+            events=io.StringIO(),
+            loop_file=tmp_path / "loop-detected.json",
+            budget_seconds=1e12,
+            stderr_path=tmp_path / "stderr.log",
+            clock=lambda: next(ticks) * 100.0,  # every look at the clock: 100 s later
+            poll_seconds=0.01,
+        )
+
+    worker = threading.Thread(target=session, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    hung = worker.is_alive()
+    end_processes_of(agent)  # lets a hung session end, so the test run goes on
+    worker.join(timeout=10)
+    assert not hung, "the supervisor waited for a stream a leftover process held open"
+    assert outcome["run"].exit_code == 0

@@ -223,3 +223,42 @@ def test_fork_can_be_made_asynchronous(gh: Any, base_scenario: dict[str, Any]) -
         gateway.request("GET", "/repos/bob/widgets", allow_statuses=(404,)).status for _ in range(3)
     ]
     assert statuses == [404, 404, 200]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/repos/alice/widgets/issues"),
+        ("PATCH", "/repos/alice/widgets/issues/1"),
+        ("PATCH", "/repos/alice/widgets/pulls/2"),
+    ],
+)
+def test_title_longer_than_256_characters_is_refused(gh: Any, method: str, path: str) -> None:
+    gateway = gh.gateway("alice")
+    gateway.request(method, path, json={"title": "t" * 256})
+    with pytest.raises(ValidationFailed) as refused:
+        gateway.request(method, path, json={"title": "t" * 257, "body": "b"})
+    assert "maximum is 256" in refused.value.errors[0]["message"]
+
+
+def test_refused_update_changes_nothing(gh: Any) -> None:
+    with pytest.raises(ValidationFailed):
+        gh.gateway("alice").patch(
+            "/repos/alice/widgets/issues/1", {"title": "New title", "body": "x" * 65_537}
+        )
+    assert gh.gateway("alice").get("/repos/alice/widgets/issues/1")["title"] == "Typo in README"
+
+
+def test_search_past_its_rate_limit_is_refused_and_rate_limit_is_free(gh: Any) -> None:
+    # Search allows 30 a minute; a minute boundary mid-loop only delays the refusal.
+    answers = []
+    while len(answers) < 61 and (not answers or answers[-1].ok):
+        answers.append(_raw(gh, "GET", "/search/issues", params={"q": "repo:alice/widgets"}))
+    refused = answers[-1]
+    assert refused.status_code == 403 and len(answers) >= 31
+    assert refused.json()["message"].startswith("API rate limit exceeded")
+    assert refused.headers["x-ratelimit-remaining"] == "0"
+    assert refused.headers["x-ratelimit-used"] == "30"  # the refusal is not counted
+    before = _raw(gh, "GET", "/rate_limit").json()["resources"]["core"]["used"]
+    after = _raw(gh, "GET", "/rate_limit").json()["resources"]["core"]["used"]
+    assert before == after == 0  # GitHub does not count /rate_limit itself

@@ -220,3 +220,49 @@ def test_discussion_comment_mutation_notifies_mentions(gh: Any) -> None:
     threads = gh.gateway("bot-read").get("/notifications")
     ideas = next(t for t in threads if t["subject"]["title"] == "Ideas")
     assert ideas["subject"]["type"] == "Discussion" and ideas["reason"] == "mention"
+
+
+def _discussion_id(gh: Any) -> str:
+    return gh.gateway("alice").graphql(
+        '{ repository(owner: "alice", name: "widgets") { discussion(number: 3) { id } } }'
+    )["repository"]["discussion"]["id"]
+
+
+def test_discussion_comment_needs_a_token_with_repo_scope(
+    gh: Any, base_scenario: dict[str, Any]
+) -> None:
+    base_scenario["tokens"]["bob-inbox"] = {"user": "bob", "scopes": ["notifications"]}
+    gh.load(base_scenario)
+    mutation = """mutation($id: ID!) {
+      addDiscussionComment(input: {discussionId: $id, body: "b"}) { comment { body } } }"""
+    response = requests.post(
+        f"{gh.url}/graphql",
+        json={"query": mutation, "variables": {"id": _discussion_id(gh)}},
+        headers={"Authorization": "bearer bob-inbox"},
+        timeout=30,
+    )
+    assert response.json()["errors"][0]["type"] == "FORBIDDEN"
+    assert response.json()["data"]["addDiscussionComment"] is None
+
+
+def test_discussion_comment_on_an_invisible_repository_is_not_found(
+    gh: Any, base_scenario: dict[str, Any]
+) -> None:
+    control = base_scenario["repos"][2]
+    control["discussions"] = [
+        {"number": 1, "author": "alice", "title": "Secret", "body": "b", "category": "General"}
+    ]
+    gh.load(base_scenario)
+    secret = gh.gateway("alice").graphql(
+        '{ repository(owner: "alice", name: "tusk-control") { discussion(number: 1) { id } } }'
+    )["repository"]["discussion"]["id"]
+    mutation = """mutation($id: ID!) {
+      addDiscussionComment(input: {discussionId: $id, body: "b"}) { comment { body } } }"""
+    response = requests.post(
+        f"{gh.url}/graphql",
+        json={"query": mutation, "variables": {"id": secret}},
+        headers={"Authorization": "bearer bob"},
+        timeout=30,
+    )
+    assert response.json()["errors"][0]["type"] == "NOT_FOUND"
+    assert gh.state()["repos"]["alice/tusk-control"]["discussions"]["1"]["comments"] == []

@@ -255,3 +255,14 @@ def test_check_runs_of_a_ref_are_listed_empty(gh: Any) -> None:
     assert runs == {"total_count": 0, "check_runs": []}
     with pytest.raises(Exception, match="No commit found"):
         gh.gateway("agent").get("/repos/alice/widgets/commits/nope/check-runs")
+
+
+def test_reactions_on_pull_request_review_comments(gh: Any) -> None:
+    # go-away reacts to a review comment that asked the bot to leave.
+    pull = gh.pygithub("bob").get_repo("alice/widgets").get_pull(2)
+    comment = next(iter(pull.get_review_comments()))
+    reaction = comment.create_reaction("eyes")
+    assert [r.content for r in comment.get_reactions()] == ["eyes"]
+    assert pull.get_review_comment(comment.id).raw_data["reactions"]["eyes"] == 1
+    comment.delete_reaction(reaction.id)
+    assert list(comment.get_reactions()) == []

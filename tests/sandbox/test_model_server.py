@@ -316,3 +316,26 @@ def test_fixture_fails_the_test_on_an_unmet_expect(tmp_path: Path) -> None:
     )
     assert done.returncode == 1, done.stdout
     assert "1 unmet expect(s)" in done.stdout and "'zzz'" in done.stdout
+
+
+def test_expect_never_reached_after_the_run_started_is_a_failure(
+    scripted_model: ScriptedModel,
+) -> None:
+    # The run stops after the tool call (a crash, a refusal): the expect that
+    # would have checked the tool's result never sees a request.
+    scripted_model.tolerate_failures()
+    tool = {"name": "mcp__github__get_issue", "input": {"repo": "alice/widgets", "number": 1}}
+    url = scripted_model.start(
+        {"steps": [{"tool_use": tool}, {"expect": {"last_tool_result_contains": "Typo"}}]}
+    )
+    post(url, [user("go")])
+    (failure,) = scripted_model.failures()
+    assert (failure["step"], failure["conversation"]) == (1, "default")
+    assert "never reached" in failure["reasons"][0]
+
+
+def test_a_script_no_request_started_has_no_unreached_failures(
+    scripted_model: ScriptedModel,
+) -> None:
+    scripted_model.start({"steps": [{"expect": {"prompt_contains": "x"}}]})
+    assert scripted_model.failures() == []

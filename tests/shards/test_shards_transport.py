@@ -386,3 +386,40 @@ def test_a_pinned_generation_with_holes_names_them_as_another_dispatch(github, t
     holes = tuple(range(1, len(new)))
     assert caught.value.conflicting == holes
     assert "exist only with another checksum" in caught.value.problem
+
+
+def test_github_refusing_the_artifacts_is_recorded_not_dropped(github, tmp_path, edge_env):
+    # e.g. a token without Actions read access: the job is lost just as surely.
+    job = shards_of(context_doc(raw=noisy("denied")), max_bytes=512)
+    for run, shard in enumerate(job, 1):
+        deliver(github, shard, tmp_path, run)
+    github.add_fault(
+        "GET", r"/actions/artifacts", status=403, count=None, message="Resource not accessible"
+    )
+    code = tusk_main(
+        [
+            *("merge-shards", "--jobid", "job-0001", "--total", str(len(job)), "--timeout", "0"),
+            *("--config", str(edge_env), "--context-file", str(tmp_path / "c.json")),
+        ]
+    )
+    assert code != 0
+    (issue,) = failure_issues(github)
+    assert "job-0001" in issue["title"]
+    assert "reading its shards failed" in issue["body"]
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_receive_check_that_cannot_list_artifacts_is_recorded(github, tmp_path, edge_env):
+    job = shards_of(context_doc(raw=noisy("unlisted")), max_bytes=512)
+    payload = tmp_path / "event.json"
+    payload.write_text(json.dumps({"action": "tusk-shard", "client_payload": job[-1].model_dump()}))
+    github.add_fault(
+        "GET", r"/actions/artifacts", status=403, count=None, message="Resource not accessible"
+    )
+    code = tusk_main(
+        ["receive-shard", "--check", "--payload", str(payload), "--config", str(edge_env)]
+    )
+    assert code != 0
+    (issue,) = failure_issues(github)
+    assert "job-0001" in issue["title"]
+    assert "listing its stored shards failed" in issue["body"]
