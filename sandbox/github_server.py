@@ -278,8 +278,19 @@ class SandboxApp:
     ) -> Reply:
         handler = HANDLERS.get(operation_id)
         if handler is None:
+            # A stub answer would let a caller that shrugs off errors pass a test
+            # against an operation nobody checked, so it fails the test too.
             self.note("unimplemented-operation", operation_id)
-            return Reply(501, {"message": f"the sandbox does not implement {operation_id} yet"})
+            message = self.record_violation(
+                method,
+                path,
+                [
+                    f"the sandbox does not implement {operation_id}; "
+                    "add a handler in sandbox/rest_*.py"
+                ],
+                "unimplemented",
+            )
+            return Reply(500 if self.strict else 501, {"message": message})
         if (
             token is not None
             and token.read_only

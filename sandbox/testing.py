@@ -152,7 +152,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """List what tests asked of the local GitHub that it does not implement."""
     notes = [note for running in _SESSION_SERVERS for note in running.app.notes]
     if notes:
-        terminalreporter.section("local GitHub: not implemented (answered 501 or null)")
+        terminalreporter.section("local GitHub: not implemented (failed the test, or null)")
         for note in notes:
             terminalreporter.write_line(f"{note['kind']}: {note['detail']}")
 

@@ -77,7 +77,8 @@ def backlink_footer(*, log_issue_url: str, bot: str, go_away_phrase: str, jobid:
     """The footer stamped on everything the agent posts (MISSION M9)."""
     return (
         "\n\n---\n"
-        f"<sub>🤖 Posted by @{bot}'s agent · [run log]({log_issue_url}) · "
+        # No "@" before the bot's name: quoting the footer must not mention the bot.
+        f"<sub>🤖 Posted by {bot}'s agent · [run log]({log_issue_url}) · "
         f"comment `@{bot} {go_away_phrase}` to remove the bot from your repositories</sub>\n"
         + render_marker("backlink", {"jobid": jobid, "log": log_issue_url})
     )
@@ -85,5 +86,5 @@ def backlink_footer(*, log_issue_url: str, bot: str, go_away_phrase: str, jobid:
 
 def strip_backlink_footer(body: str) -> str:
     """The body without a footer ``backlink_footer`` added (for comparing edits)."""
-    index = body.rfind("\n\n---\n<sub>🤖 Posted by @")
+    index = body.rfind("\n\n---\n<sub>🤖 Posted by ")
     return body[:index] if index != -1 else body

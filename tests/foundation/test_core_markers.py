@@ -77,6 +77,9 @@ def test_backlink_footer_links_the_log_and_says_how_to_send_the_bot_away() -> No
     )
     assert "[run log](https://github.com/a/c/issues/7)" in footer
     assert "`@tusk-bot go away`" in footer
+    # The only "@tusk-bot" sits in a code span, where GitHub notifies nobody, so
+    # someone quoting the footer does not trigger the bot.
+    assert footer.replace("`@tusk-bot go away`", "").count("@tusk-bot") == 0
     assert first_marker(footer, "backlink") == {
         "jobid": "alice-widgets-101",
         "log": "https://github.com/a/c/issues/7",

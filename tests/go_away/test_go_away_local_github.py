@@ -409,3 +409,35 @@ def test_every_page_of_comments_is_cleaned_and_nobody_elses(local_github: Any) -
 
     left = comment_ids(local_github, "bob/tools")
     assert left == {2000 + i for i in range(240) if i % 3 != 0}
+
+
+def bob_says_go_away_everywhere() -> dict[str, Any]:
+    world = scenario()
+    widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
+    pull = widgets["pulls"][0]
+    go = f"@{BOT} go away"
+    pull["reviews"][1]["body"] = go
+    pull["review_comments"][0]["body"] = go
+    widgets["issues"].append({"number": 3, "author": "bob", "title": "Leave", "body": go})
+    return world
+
+
+@pytest.mark.parametrize(
+    ("comment_type", "comment_id", "url"),
+    [
+        ("review", "702", "https://github.com/alice/widgets/pull/2#pullrequestreview-702"),
+        ("review_comment", "802", "https://github.com/alice/widgets/pull/2#discussion_r802"),
+        ("issue_body", "3", "https://github.com/alice/widgets/issues/3"),
+    ],
+)
+def test_every_rest_kind_of_go_away_is_verified(
+    local_github: Any, comment_type: str, comment_id: str, url: str
+) -> None:
+    local_github.load(bob_says_go_away_everywhere())
+    verified = request(
+        "bob", comment_id, jobid=f"verify-{comment_id}", comment_type=comment_type, comment_url=url
+    )
+    assert run_go_away(local_github, verified) == 0
+    assert [e.repo for e in blocklist(local_github).repos] == ["alice/widgets"]
+    with pytest.raises(UserError, match="not `carol`"):
+        run_go_away(local_github, verified.model_copy(update={"actor": "carol"}))

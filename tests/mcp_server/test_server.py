@@ -251,9 +251,18 @@ async def test_self_mention_is_neutralised(start_mcp, local_github) -> None:
 async def test_every_post_links_back_to_the_run_log(start_mcp, local_github) -> None:
     running = start_mcp()
     async with agent_session(running.url) as agent:
-        await agent.ok("create_comment", repo="alice/widgets", number=1, body="hello")
-    posted = comments(local_github)[-1]["body"]
-    assert LOG_URL in posted and f"`@{BOT} go away`" in posted
+        text = await agent.ok("create_comment", repo="alice/widgets", number=1, body="hello")
+        posted = comments(local_github)[-1]["body"]
+        assert LOG_URL in posted and f"`@{BOT} go away`" in posted
+        # An edit cannot drop the footer: it is stamped again on the new body.
+        own_id = int(text.rsplit("comment id ", 1)[1].rstrip(")"))
+        await agent.ok("update_comment", repo="alice/widgets", comment_id=own_id, body="edited")
+        edited = next(c for c in comments(local_github) if c["id"] == own_id)["body"]
+        assert edited.startswith("edited") and LOG_URL in edited
+        created = await agent.ok("create_issue", repo="alice/widgets", title="t", body="b")
+        number = int(created.split("#", 1)[1].split(":", 1)[0])
+        issue = local_github.gateway("alice").get(f"/repos/alice/widgets/issues/{number}")
+        assert LOG_URL in issue["body"] and f"`@{BOT} go away`" in issue["body"]
 
 
 async def test_secret_in_a_comment_is_refused_and_never_posted(start_mcp, local_github) -> None:

@@ -262,3 +262,11 @@ def test_search_past_its_rate_limit_is_refused_and_rate_limit_is_free(gh: Any) -
     before = _raw(gh, "GET", "/rate_limit").json()["resources"]["core"]["used"]
     after = _raw(gh, "GET", "/rate_limit").json()["resources"]["core"]["used"]
     assert before == after == 0  # GitHub does not count /rate_limit itself
+
+
+def test_documented_operation_without_a_handler_fails_the_test(gh: Any) -> None:
+    # A caller that shrugs off errors must not pass against a stub answer.
+    response = _raw(gh, "GET", "/repos/alice/widgets/topics")
+    assert response.status_code == 500
+    assert "does not implement repos/get-all-topics" in response.json()["message"]
+    assert [v["kind"] for v in gh.take_violations()] == ["unimplemented"]

@@ -109,7 +109,7 @@ def test_pull_from_a_fork_and_deleting_the_fork_closes_it(gh: Any) -> None:
     assert gh.pygithub("alice").get_repo("alice/widgets").get_pull(pull.number).state == "closed"
 
 
-def test_fork_is_created_asynchronously_with_its_git_objects(gh: Any) -> None:
+def test_fork_carries_the_upstream_branches_and_merges_upstream(gh: Any) -> None:
     bob = gh.pygithub("bob")
     fork = bob.get_repo("alice/widgets").create_fork()
     assert fork.full_name == "bob/widgets" and fork.fork
