@@ -233,7 +233,21 @@ def record_failure(
     title: str,
     body: str,
 ) -> str:
-    """Open a log issue labelled workflow + bug that records a failed job; its URL."""
+    """Open a log issue labelled workflow + bug that records a failed job; its URL.
+
+    A job already holding an open failure record (two watchdogs may both give
+    up on it) gets the new report as a comment there instead of a second issue.
+    """
+    open_records = [
+        issue
+        for issue in find_log_issues(gateway, settings, jobid=jobid, state="open")
+        if issue.failure
+    ]
+    if open_records:
+        record = open_records[0]
+        path = f"/repos/{settings.control_repo}/issues/{record.number}/comments"
+        gateway.post(path, json={"body": body[: BODY_LIMIT - 100]})
+        return record.url
     marker = log_marker(jobid, repo, failure=True)
     text = f"{marker}\n{body}"
     if len(text) > BODY_LIMIT:

@@ -383,6 +383,8 @@ class StateStore:
 
     def read_entries(self, kind: EntryKind, limit: int | None = None) -> list[StateEntry]:
         """Entries newest first, across generations; at most ``limit`` of them."""
+        if limit is not None and limit <= 0:
+            return []
         entries: list[StateEntry] = []
         issues = sorted(self._list(kind), key=lambda i: (-i.generation, i.number))
         seen_generations: set[int] = set()

@@ -163,7 +163,7 @@ class ItemFactory:
             author=node.author,
             url=safe_url(node.html_url),
             when=fmt_time(node.created_at),
-            detail=sanitize(detail).text,
+            detail=self.text(detail),
             flags=tuple(flags),
             text=cleaned.text,
             is_trigger=is_trigger,

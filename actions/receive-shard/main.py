@@ -106,9 +106,11 @@ def _check(
         + ("every shard is stored" if complete else f"still waiting (shard {gap} not stored yet)"),
         flush=True,
     )
-    # The job's last shard also runs merge-shards when incomplete: its bounded wait
-    # turns a shard lost on the way into a recorded failure instead of silence.
-    watchdog = own == total - 1
+    # The job's first and last shards also run merge-shards when incomplete: their
+    # bounded wait turns a shard lost on the way into a recorded failure instead of
+    # silence. Two watchdogs, because the lost shard may be one of them; the poller
+    # sends shards in index order, so the first one normally waits for the rest.
+    watchdog = own in (0, total - 1)
     actions_edge.set_outputs(
         {
             **common,

@@ -139,6 +139,7 @@ def test_entries_are_read_newest_first_across_pages(github: Any) -> None:
     before = len(github.journal())
     latest = reader.read_entries("history", limit=2)
     assert [e.text for e in latest] == ["run 7", "run 6"]
+    assert reader.read_entries("history", limit=0) == []  # history_entries: 0 shows none
     pages = [r["query"] for r in github.journal()[before:] if r["path"].endswith("/comments")]
     # Page 1 for the Link header, then the last page only: never the whole issue.
     assert len(pages) == 2

@@ -130,11 +130,12 @@ def test_repeated_shard_deliveries_make_exactly_one_completed_run(
     for dispatch in dispatches:
         assert len(json.dumps(dispatch["client_payload"])) < 64 * 1024
 
-    # Every shard but the last, one of them twice, then the last one twice: the
-    # second completer must find the job taken. (Out-of-order arrival is covered
-    # against the local GitHub in tests/shards; act runs one delivery at a time,
-    # so a last shard first would make its watchdog wait for shards not yet sent.)
-    deliveries = [*dispatches[:-1], dispatches[0], dispatches[-1], dispatches[-1]]
+    # act plays one delivery at a time, so shard 0 (a watchdog) finds the job
+    # incomplete and, with no wait configured, records it as lost; shard 0 again
+    # adds to the same record; the last shard completes the job, whose run settles
+    # the record; the last shard again finds the job taken and runs nothing.
+    deliveries = [dispatches[0], dispatches[0], *dispatches[1:], dispatches[-1]]
+    outcomes = []
     for run_id, dispatch in enumerate(deliveries, start=1):
         result = control.run(
             "repository_dispatch",
@@ -143,13 +144,20 @@ def test_repeated_shard_deliveries_make_exactly_one_completed_run(
             api_url=local_github.url,
             secrets=SECRETS,
             env={"GITHUB_RUN_ID": str(run_id)},
-            variables={"TUSK_ANTHROPIC_BASE_URL": model_url},
+            variables={"TUSK_ANTHROPIC_BASE_URL": model_url, "TUSK_SHARD_WAIT_SECONDS": "0"},
         )
-        assert result.ok, result.stdout[-6000:] + result.stderr[-2000:]
+        outcomes.append(result.ok)
+        if run_id > 2:
+            assert result.ok, result.stdout[-6000:] + result.stderr[-2000:]
+    assert outcomes[:2] == [False, False]  # the watchdog's recorded failures fail their runs
 
     issues = local_github.state()["repos"][CONTROL]["issues"].values()
     logs = [i for i in issues if i["title"].startswith("[Agent Log] alice/widgets #1")]
     assert [(i["state"], i["state_reason"]) for i in logs] == [("closed", "completed")]
+    records = [i for i in issues if "could not be merged" in i["title"]]
+    assert [(i["state"], i["state_reason"]) for i in records] == [("closed", "completed")]
+    log_url = f"/{CONTROL}/issues/{logs[0]['number']}"
+    assert any(log_url in c["body"] for c in records[0]["comments"])
     comments = local_github.state()["repos"]["alice/widgets"]["issues"]["1"]["comments"]
     assert [c["body"].split("\n")[0] for c in comments if c["author"] == "tusk-bot"] == [
         "Read the whole report."

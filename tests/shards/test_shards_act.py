@@ -65,10 +65,16 @@ def test_a_sharded_job_is_received_and_merged_under_act(control, local_github):
     doc = context_doc(raw=noisy("act", 3000))
     job = shards_of(doc, max_bytes=1024)
     assert len(job) >= 3
-    order = [job[1], job[0], *job[2:]]
+    # Out of order: the middle shards, then shard 0, then the last one. act plays one
+    # delivery at a time, so shard 0 (a watchdog with no wait here) finds the last
+    # shard missing and records that; the last shard then completes the job.
+    order = [*job[1:-1], job[0], job[-1]]
     for run, shard in enumerate(order, 1):
         result = dispatch(control, local_github, shard, run)
-        assert result.ok, result.stdout[-3000:] + result.stderr[-2000:]
+        if shard is job[0]:
+            assert result.returncode == 1
+        else:
+            assert result.ok, result.stdout[-3000:] + result.stderr[-2000:]
     assert merged_context(local_github, "job-0001") == doc
     stored = local_github.gateway("agent").get(
         f"/repos/{CONTROL}/actions/artifacts", params={"name": "job-0001-shard-0"}
@@ -88,13 +94,17 @@ def test_a_one_shard_job_needs_no_artifact_under_act(control, local_github):
 
 def test_a_lost_shard_fails_the_watchdog_run_and_is_recorded_under_act(control, local_github):
     job = shards_of(context_doc(raw=noisy("lost", 3000)), max_bytes=1024)
-    assert dispatch(control, local_github, job[0], 1).ok
-    last = dispatch(control, local_github, job[-1], 2)
-    assert last.returncode == 1
-    issues = local_github.gateway("agent").get(
-        f"/repos/{CONTROL}/issues", params={"labels": "bug", "state": "all"}
+    first = dispatch(control, local_github, job[0], 1)  # the first watchdog gives up
+    last = dispatch(control, local_github, job[-1], 2)  # so does the last one
+    assert (first.returncode, last.returncode) == (1, 1)
+    gateway = local_github.gateway("agent")
+    issues = gateway.get(f"/repos/{CONTROL}/issues", params={"labels": "bug", "state": "all"})
+    (issue,) = issues  # both reports go to one failure record
+    assert (
+        f"shards {shards.format_indices(range(1, len(job)))} of {len(job)} are missing"
+        in (issue["body"])
     )
-    (issue,) = issues
+    (again,) = gateway.get(f"/repos/{CONTROL}/issues/{issue['number']}/comments")
     missing = shards.format_indices(range(1, len(job) - 1))
-    assert f"shards {missing} of {len(job)} are missing" in issue["body"]
+    assert f"shards {missing} of {len(job)} are missing" in again["body"]
     assert "job-0001" in json.dumps(issue)
