@@ -209,11 +209,31 @@ class Pusher:
         delay = 0.5
         while True:  # GitHub creates forks asynchronously
             try:
-                return self.write_gateway.get(f"/repos/{full_name}")
+                fork = self.write_gateway.get(f"/repos/{full_name}")
+                self.wait_until_git_serves(fork["clone_url"], deadline)
+                return fork
             except NotFound:
                 if self.clock() >= deadline:
                     raise PushFailed(
                         f"the fork {full_name} was requested but is not ready after "
+                        f"{FORK_WAIT_SECONDS:.0f} s; try push_branch again in a minute"
+                    ) from None
+                self.sleep(delay)
+                delay = min(delay * 2, 8.0)
+
+    def wait_until_git_serves(self, url: str, deadline: float) -> None:
+        """A new fork's git objects lag behind its REST record: wait until git sees it."""
+        delay = 0.5
+        while True:
+            try:
+                self.git.run(
+                    ["ls-remote", "--heads", url], cwd=self.repo_dir, token=self.write_token
+                )
+                return
+            except PushFailed:
+                if self.clock() >= deadline:
+                    raise PushFailed(
+                        f"the fork at {url} exists but git cannot read it after "
                         f"{FORK_WAIT_SECONDS:.0f} s; try push_branch again in a minute"
                     ) from None
                 self.sleep(delay)

@@ -144,7 +144,11 @@ def build_server(runtime: Runtime, *, pusher: Pusher | None = None) -> MCPServer
 
 
 def build_pusher(
-    runtime: Runtime, *, read_token: SecretStr, write_token: SecretStr
+    runtime: Runtime,
+    *,
+    read_token: SecretStr,
+    write_token: SecretStr,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Pusher | None:
     if runtime.workspace is None:
         return None
@@ -156,6 +160,7 @@ def build_pusher(
         write_gateway=runtime.write_gateway,
         read_token=read_token.get_secret_value(),
         write_token=write_token.get_secret_value(),
+        sleep=sleep,
     )
 
 

@@ -393,6 +393,9 @@ class SandboxApp:
                 )
             if not visible or repo is None or repo.pending_reads > 0:
                 return Outcome(404, {"Content-Type": "text/plain"}, b"Repository not found.\n")
+            if repo.pending_git > 0:  # a new fork whose git objects are still being copied
+                repo.pending_git -= 1
+                return Outcome(404, {"Content-Type": "text/plain"}, b"Repository not found.\n")
             if pushing:
                 if token is None:
                     return Outcome(

@@ -129,6 +129,7 @@ def create_fork(call: Call) -> Reply:
         has_discussions=False,
     )
     fork.pending_reads = call.world.fork_ready_after_reads
+    fork.pending_git = call.world.fork_git_ready_after_requests
     call.world.add_repo(fork)
     if call.world.git is not None:
         call.world.git.fork(source.full_name, fork.full_name)

@@ -132,7 +132,7 @@ REPO = {
 }
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str}
 TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
-SETTINGS = {"fork_ready_after_reads": int}
+SETTINGS = {"fork_ready_after_reads": int, "fork_git_ready_after_requests": int}
 SCENARIO = {"now": TIME, "settings": SETTINGS, "users": [USER], "tokens": dict, "repos": [REPO]}
 
 
@@ -332,7 +332,9 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
         raise ScenarioError(problems)
     start = parse_time(data["now"]) if "now" in data else None
     world = World(clock=Clock(start), git=git)
-    world.fork_ready_after_reads = (data.get("settings") or {}).get("fork_ready_after_reads", 0)
+    settings = data.get("settings") or {}
+    world.fork_ready_after_reads = settings.get("fork_ready_after_reads", 0)
+    world.fork_git_ready_after_requests = settings.get("fork_git_ready_after_requests", 0)
     for spec in data.get("users", []):
         user = User(
             login=spec["login"],

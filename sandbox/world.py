@@ -228,6 +228,8 @@ class Repo:
     next_number: int = 1
     # A fork being created: reads answer 404 this many more times (GitHub forks asynchronously).
     pending_reads: int = 0
+    # ... and git requests to it answer "Repository not found" this many more times.
+    pending_git: int = 0
 
     @property
     def full_name(self) -> str:
@@ -304,6 +306,7 @@ class World:
     lock: threading.RLock = field(default_factory=threading.RLock)
     rate_used: dict[tuple[str, str, int], int] = field(default_factory=dict)
     fork_ready_after_reads: int = 0
+    fork_git_ready_after_requests: int = 0
     _next_id: int = 1000
 
     def new_id(self) -> int:

@@ -40,6 +40,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         blocklist: Blocklist | None = None,
         workspace: Path | None = None,
         clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], None] | None = None,
         **setting_overrides: Any,
     ) -> Running:
         from tusk.state import StateStore
@@ -68,7 +69,10 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
             clock=clock,
         )
         pusher = mcp_server.build_pusher(
-            runtime, read_token=SecretStr(READ_TOKEN), write_token=SecretStr(AGENT_TOKEN)
+            runtime,
+            read_token=SecretStr(READ_TOKEN),
+            write_token=SecretStr(AGENT_TOKEN),
+            sleep=sleep or local_github.sleeps.append,  # waits are recorded, never slept
         )
         url, stop = mcp_server.start_in_thread(mcp_server.build_server(runtime, pusher=pusher))
         stops.append(stop)

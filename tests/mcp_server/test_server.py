@@ -603,6 +603,24 @@ async def test_push_branch_lands_on_a_new_fork_and_opens_a_pr(
     assert "extraheader" not in (work / ".git" / "config").read_text().lower()
 
 
+async def test_push_waits_until_a_new_forks_git_objects_are_there(
+    start_mcp, local_github, tmp_path
+) -> None:
+    """GitHub answers for a new fork over REST before git can read it: push_branch
+    waits for git instead of failing the agent's first push with 'not found'."""
+    world = scenario()
+    world["settings"] = {"fork_git_ready_after_requests": 3}
+    local_github.load(world)
+    work = make_workspace(local_github, tmp_path)
+    waits: list[float] = []
+    running = start_mcp(workspace=work, sleep=waits.append)
+    async with agent_session(running.url) as agent:
+        text = await agent.ok("push_branch", branch="tusk/fix")
+    assert "new branch" in text
+    assert waits == [0.5, 1.0, 2.0]  # one backoff step per git "not found"
+    assert "tusk/fix" in fork_branches(local_github)
+
+
 async def test_push_touching_workflows_is_refused(start_mcp, local_github, tmp_path) -> None:
     local_github.load(scenario(with_fork=True))
     work = make_workspace(
