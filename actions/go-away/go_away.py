@@ -539,12 +539,15 @@ class GoAwayRun:
     def bot_forks(self) -> dict[str, str]:
         """The bot's forks by parent; the list omits parents, so each fork is read."""
         try:
-            forks = [
-                self.gateway.get(f"/repos/{r['full_name']}")
-                # The bot's own listing: /users/{bot}/repos would omit private forks.
-                for r in self.gateway.paginate("/user/repos", params={"affiliation": "owner"})
-                if r.get("fork")
-            ]
+            forks = []
+            # The bot's own listing: /users/{bot}/repos would omit private forks.
+            for listed in self.gateway.paginate("/user/repos", params={"affiliation": "owner"}):
+                if not listed.get("fork"):
+                    continue
+                try:
+                    forks.append(self.gateway.get(f"/repos/{listed['full_name']}"))
+                except NotFound:
+                    continue  # deleted since it was listed (a concurrent go-away): already gone
         except GitHubError as error:
             self._fail(
                 "could not list the bot's forks",
