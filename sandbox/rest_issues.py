@@ -165,9 +165,7 @@ def add_labels(call: Call) -> Reply:
             issue.labels.append(name)
     call.world.ensure_labels(repo, issue.labels)
     issue.updated_at = call.world.clock.tick()
-    return Reply(
-        200, [call.shapes.label(repo, repo.labels[n]) for n in issue.labels if n in repo.labels]
-    )
+    return Reply(200, call.shapes.issue_labels(repo, issue))
 
 
 @handles("issues/set-labels")
@@ -177,9 +175,7 @@ def set_labels(call: Call) -> Reply:
     issue.labels = _labels_in(call.field("labels") if isinstance(call.body, dict) else call.body)
     call.world.ensure_labels(repo, issue.labels)
     issue.updated_at = call.world.clock.tick()
-    return Reply(
-        200, [call.shapes.label(repo, repo.labels[n]) for n in issue.labels if n in repo.labels]
-    )
+    return Reply(200, call.shapes.issue_labels(repo, issue))
 
 
 @handles("issues/remove-label")
@@ -191,18 +187,14 @@ def remove_label(call: Call) -> Reply:
         raise SandboxError(404, "Label does not exist")
     issue.labels.remove(name)
     issue.updated_at = call.world.clock.tick()
-    return Reply(
-        200, [call.shapes.label(repo, repo.labels[n]) for n in issue.labels if n in repo.labels]
-    )
+    return Reply(200, call.shapes.issue_labels(repo, issue))
 
 
 @handles("issues/list-labels-on-issue")
 def list_issue_labels(call: Call) -> Reply:
     repo = call.repo()
     issue = call.issue(repo)
-    return listing(
-        call, [call.shapes.label(repo, repo.labels[n]) for n in issue.labels if n in repo.labels]
-    )
+    return listing(call, call.shapes.issue_labels(repo, issue))
 
 
 @handles("issues/list-labels-for-repo")

@@ -314,10 +314,14 @@ class Shapes:
             "created_at": iso(reaction.created_at),
         }
 
+    def issue_labels(self, repo: Repo, issue: Issue) -> list[dict[str, Any]]:
+        """The issue's labels as GitHub shows them (names the repository no longer has drop)."""
+        return [self.label(repo, repo.labels[n]) for n in issue.labels if n in repo.labels]
+
     def issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
         url = f"{self.repo_url(repo)}/issues/{issue.number}"
         kind = "pull" if issue.pull else "issues"
-        labels = [self.label(repo, repo.labels[n]) for n in issue.labels if n in repo.labels]
+        labels = self.issue_labels(repo, issue)
         shape: dict[str, Any] = {
             "id": issue.id,
             "node_id": node_id("PullRequest" if issue.pull else "Issue", issue.id),
