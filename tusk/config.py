@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from tusk import actions_edge
 from tusk.contracts import ALL_WRITE_OPERATIONS, Login, PermissionConfig, RepoName
 from tusk.errors import ConfigError
+from tusk.pricing import Price
 
 DEFAULT_CONFIG_NAME = "tusk.yml"
 DEFAULT_API_URL = "https://api.github.com"
@@ -87,6 +88,16 @@ class Agent(Section):
         description="Claude Code built-in tools the agent may use",
     )
     model: str | None = Field(None, description="--model for Claude Code; null for its default")
+    max_budget_usd: float = Field(
+        5.0,
+        gt=0,
+        description="model spend (USD) past which the run is stopped (metered by its model proxy)",
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model id substring; adds to or replaces "
+        "Tusk's price table (tusk/pricing.py)",
+    )
 
 
 class Settings(Section):
@@ -137,6 +148,7 @@ class Secrets(BaseModel):
     agent_token: SecretStr | None = None
     read_token: SecretStr | None = None
     anthropic_api_key: SecretStr | None = None
+    anthropic_auth_token: SecretStr | None = None  # a gateway's bearer token, instead of a key
     github_api_url: str = DEFAULT_API_URL
 
     ENV_NAMES: ClassVar[dict[str, str]] = {
@@ -145,6 +157,7 @@ class Secrets(BaseModel):
         "agent_token": "TUSK_AGENT_TOKEN",
         "read_token": "TUSK_READ_TOKEN",
         "anthropic_api_key": "ANTHROPIC_API_KEY",
+        "anthropic_auth_token": "ANTHROPIC_AUTH_TOKEN",
     }
 
     def require(self, *names: str) -> dict[str, SecretStr]:

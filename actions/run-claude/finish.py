@@ -31,6 +31,7 @@ from tusk.actions.run_claude.transcript import (
 from tusk.audit import created_items, head_hash
 from tusk.contracts import AuditRecord, RunMetadata
 from tusk.github import Gateway
+from tusk.pricing import Spend
 from tusk.render import render
 
 
@@ -82,6 +83,12 @@ class RunSummary(View):
     audit_problem: str | None
     isolation: str
     transcript_parts: int
+    spend: Spend | None = None  # the model proxy's metering; None when no session started
+    network: str = ""  # `fenced (N hosts allowed)` or `open (why)`
+
+    @property
+    def cost_line(self) -> str:
+        return self.spend.line() if self.spend is not None else ""
 
 
 def table_cell(text: str) -> str:
@@ -100,6 +107,8 @@ def build_summary(
     isolation: str,
     transcript_parts: int,
     staged: Sequence[StagedWrite] = (),
+    spend: Spend | None = None,
+    network: str = "",
 ) -> RunSummary:
     return RunSummary(
         jobid=run.jobid,
@@ -127,6 +136,8 @@ def build_summary(
         audit_problem=audit_problem,
         isolation=isolation,
         transcript_parts=transcript_parts,
+        spend=spend,
+        network=network,
     )
 
 
@@ -192,7 +203,12 @@ def headline_for_step_summary(summary: RunSummary, comment_url: str | None) -> s
     mark = "✅" if summary.ok else "❌"
     link = f" · [log issue]({comment_url})" if comment_url else ""
     detail = f"\n\n{summary.detail}" if summary.detail else ""
-    return f"### {mark} Agent run: {summary.headline}{link}{detail}\n"
+    facts = [
+        *([f"- model cost: {summary.cost_line}"] if summary.spend is not None else []),
+        *([f"- network: {summary.network}"] if summary.network else []),
+    ]
+    record = "\n\n" + "\n".join(facts) if facts else ""
+    return f"### {mark} Agent run: {summary.headline}{link}{detail}{record}\n"
 
 
 # --------------------------------------------------------------------------- I/O

@@ -412,23 +412,31 @@ def chown_tree(root: Path, user: Principal) -> None:
 def agent_env(
     *,
     home: Path,
-    api_key: SecretStr,
-    base_url: str | None,
+    model_proxy_url: str,
+    dummy_key: str,
     max_retries: int,
+    egress_proxy_url: str | None = None,
 ) -> dict[str, str]:
-    """The agent's whole environment, from nothing. The Anthropic key is the only secret."""
+    """The agent's whole environment, from nothing, and no secret in it: the model is
+    reached through the run's model proxy, which adds the real key, with a dummy key
+    (Claude Code refuses to start without one). With the network fenced, every other
+    HTTP(S) client the agent runs goes through the egress proxy."""
     env = {
         "HOME": str(home),
         "PATH": SAFE_PATH,
         "SHELL": AGENT_SHELL,
         "LANG": "C.UTF-8",
-        "ANTHROPIC_API_KEY": api_key.get_secret_value(),
+        "ANTHROPIC_BASE_URL": model_proxy_url,
+        "ANTHROPIC_API_KEY": dummy_key,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
         "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
     }
-    if base_url:
-        env["ANTHROPIC_BASE_URL"] = base_url
+    if egress_proxy_url:
+        for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+            env[name] = egress_proxy_url
+        # Loopback (the model proxy, the MCP server) is reached directly.
+        env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     return env
 
 

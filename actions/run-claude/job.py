@@ -19,18 +19,22 @@ from pathlib import Path
 from pydantic import SecretStr
 from tusk.actions.run_claude import continues, finish, isolation, supervisor
 from tusk.actions.run_claude.isolation import Principal, RunDirs
+from tusk.actions.run_claude.metering import Meter
+from tusk.actions.run_claude.model_proxy import DUMMY_KEY, Credentials, ModelProxy
 from tusk.actions.run_claude.outcome import Outcome, classify
 from tusk.actions.run_claude.transcript import read_events, redact
-from tusk.actions.run_claude.watch import StreamWatch
+from tusk.actions.run_claude.watch import StopReason, StreamWatch
 
 from tusk import actions_edge
 from tusk.config import Secrets, Settings
 from tusk.contracts import RunMetadata
 from tusk.errors import UserError
 from tusk.github import Gateway
+from tusk.pricing import Spend
 from tusk.render import render
 
 CLEANUP_FILE = "cleanup.json"
+SPEND_FILE = "spend.json"
 EVENTS_FILE = "events.jsonl"
 AUDIT_FILE = "audit.jsonl"
 STAGED_FILE = "staged.jsonl"
@@ -63,6 +67,8 @@ class JobResult:
     comment_urls: list[str] = field(default_factory=list)
     isolation: str = ""
     events_path: Path | None = None
+    spend: Spend | None = None
+    network: str = ""
 
 
 def run_job(inputs: JobInputs) -> JobResult:
@@ -79,7 +85,8 @@ def run_job(inputs: JobInputs) -> JobResult:
 
 def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
     settings, secrets = inputs.settings, inputs.secrets
-    needed = secrets.require("agent_token", "read_token", "anthropic_api_key")
+    needed = secrets.require("agent_token", "read_token")
+    credentials = model_credentials(secrets)
     decision = isolation.decide(
         in_actions=isolation.isolation_required(inputs.environ), euid=os.geteuid()
     )
@@ -99,6 +106,13 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
     dirs = isolation.prepare_run_dirs(base, agent=owner)
     _record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=None)
     server: supervisor.McpServer | None = None
+    proxy: ModelProxy | None = None
+    meter = Meter(
+        budget_usd=settings.agent.max_budget_usd,
+        prices=settings.agent.prices,
+        on_exceeded=announce_budget,
+    )
+    network = network_status()
     try:
         if agent is not None:
             guarded = [Path(inputs.environ[k]) for k in _RUNNER_DIRS if inputs.environ.get(k)]
@@ -129,17 +143,28 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
         )
         _record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=server.process.pid)
         mcp_config = supervisor.write_mcp_config(dirs.mcp_config, server.url)
+        # The real key stays in this process: Claude Code talks to the proxy with a dummy.
+        proxy = ModelProxy(upstream=inputs.anthropic_base_url, credentials=credentials, meter=meter)
         env = isolation.agent_env(
             home=dirs.home,
-            api_key=needed["anthropic_api_key"],
-            base_url=inputs.anthropic_base_url,
+            model_proxy_url=proxy.start(),
+            dummy_key=DUMMY_KEY,
             max_retries=inputs.max_retries,
         )
         passes = _Passes(
-            inputs=inputs, claude=claude, mcp_config=mcp_config, env=env, agent=agent, dirs=dirs
+            inputs=inputs,
+            claude=claude,
+            mcp_config=mcp_config,
+            env=env,
+            agent=agent,
+            dirs=dirs,
+            meter=meter,
         )
         outcome, session_id = passes.run_all(prompt)
         server.stop()
+        proxy.stop()
+        spend = meter.spend()
+        _save_spend(run_dir, spend)
         stage["writing_up"] = True
         result = _write_up(
             inputs,
@@ -147,14 +172,45 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
             session_id=session_id,
             passes=passes.lines,
             isolation_note=decision.reason,
+            spend=spend,
+            network=network,
         )
         return result
     finally:
         if server is not None:
             server.stop()
+        if proxy is not None:
+            proxy.stop()
         if agent is not None:
             isolation.end_processes_of(agent)
         isolation.remove_agent_traces(dirs, agent)
+
+
+def model_credentials(secrets: Secrets) -> Credentials:
+    """The model API's credentials, held by the model proxy alone."""
+    if secrets.anthropic_api_key is None and secrets.anthropic_auth_token is None:
+        secrets.require("anthropic_api_key")  # raises, naming the variable
+    return Credentials(api_key=secrets.anthropic_api_key, auth_token=secrets.anthropic_auth_token)
+
+
+def network_status() -> str:
+    """How the agent's network is held, in the words the log issue and summary use."""
+    return "open (no network fence in this version)"
+
+
+def budget_stop(meter: Meter) -> StopReason | None:
+    spend = meter.spend()
+    if not spend.exceeded:
+        return None
+    return StopReason("budget", f"budget exceeded: {spend.line()} (agent.max_budget_usd)")
+
+
+def announce_budget(spend: Spend) -> None:
+    actions_edge.error("Model budget exceeded", detail=f"budget exceeded: {spend.line()}")
+
+
+def _save_spend(run_dir: Path, spend: Spend) -> None:
+    (run_dir / SPEND_FILE).write_text(spend.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
 
 def secret_values(secrets: Secrets) -> list[str]:
@@ -163,6 +219,7 @@ def secret_values(secrets: Secrets) -> list[str]:
         secrets.agent_token,
         secrets.read_token,
         secrets.anthropic_api_key,
+        secrets.anthropic_auth_token,
         secrets.bot_token,
         secrets.dispatch_token,
     )
@@ -229,6 +286,7 @@ class _Passes:
     env: dict[str, str]
     agent: Principal | None
     dirs: RunDirs
+    meter: Meter
     lines: list[tuple[str, str]] = field(default_factory=list)
     audit_seen: int = 0  # audit records already shown in the step log
 
@@ -260,6 +318,8 @@ class _Passes:
         planned = continues.plan(outcome=outcome, messages_created=continues.messages_left(records))
         state = continues.workspace_state(self.dirs.workspace)
         for kind in planned:
+            if self.meter.exceeded:
+                break  # the proxy would refuse every request of a continue
             text = continues.prompt(
                 kind,
                 trigger_url=self.inputs.run.trigger_url,
@@ -331,6 +391,7 @@ class _Passes:
                     budget_seconds=budget,
                     stderr_path=self.inputs.run_dir / "claude-stderr.log",
                     scrub=self.scrub,
+                    external_stop=lambda: budget_stop(self.meter),
                 )
             finally:
                 actions_edge.end_group()
@@ -365,6 +426,8 @@ def _write_up(
     session_id: str | None,
     passes: list[tuple[str, str]],
     isolation_note: str,
+    spend: Spend | None = None,
+    network: str = "",
 ) -> JobResult:
     run, settings, secrets = inputs.run, inputs.settings, inputs.secrets
     events_path = inputs.run_dir / EVENTS_FILE
@@ -384,6 +447,8 @@ def _write_up(
             isolation=isolation_note,
             transcript_parts=parts,
             staged=staged,
+            spend=spend,
+            network=network,
         )
 
     comments = finish.compose(
@@ -411,6 +476,8 @@ def _write_up(
         comment_urls=urls,
         isolation=isolation_note,
         events_path=events_path,
+        spend=spend,
+        network=network,
     )
 
 

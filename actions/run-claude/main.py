@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
             "session-id": result.session_id or "",
             "summary-url": result.comment_urls[0] if result.comment_urls else "",
             "events-file": result.events_path or "",
+            "cost-usd": f"{result.spend.cost_usd:.4f}" if result.spend else "",
+            "network": result.network,
         }
     )
     return 0 if result.outcome.ok else 1

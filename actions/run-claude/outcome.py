@@ -14,6 +14,7 @@ OutcomeKind = Literal[
     "mcp_loop",
     "mcp_not_connected",
     "timeout",
+    "budget",
     "max_turns",
     "api_error",
     "error_result",
@@ -38,7 +39,8 @@ class Outcome(BaseModel):
 
     @property
     def model_still_answers(self) -> bool:
-        """The API worked, so a continue can still ask the agent something."""
+        """The API worked, so a continue can still ask the agent something. Not after
+        the budget: the model proxy refuses every further request."""
         return self.kind in ("completed", "loop", "mcp_loop", "timeout", "max_turns")
 
 
@@ -47,6 +49,7 @@ _STOP_HEADLINES = {
     "mcp_loop": "Loop detected by the MCP server: Claude Code was stopped",
     "mcp_not_connected": "The MCP server did not connect: Claude Code was stopped",
     "timeout": "Wall-clock budget spent: Claude Code was stopped",
+    "budget": "Model budget exceeded: Claude Code was stopped",
 }
 
 

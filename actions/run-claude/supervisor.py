@@ -229,11 +229,14 @@ def run_session(
     clock: Callable[[], float] = time.monotonic,
     poll_seconds: float = 0.2,
     scrub: Callable[[str], str] = str,
+    external_stop: Callable[[], StopReason | None] = lambda: None,
 ) -> SessionRun:
     """Run one Claude Code session to its end, stopping it when the watch says so.
 
     ``scrub`` cleans each line before it is saved: the agent can read the API key
-    and may print it, and the saved stream may end up in an artifact."""
+    and may print it, and the saved stream may end up in an artifact.
+    ``external_stop`` is asked at every poll and after every line: a reason from
+    outside the stream (the model proxy's budget) ends the session like a loop."""
     started = clock()
     loop_seen_before = _stamp(loop_file)
     with stderr_path.open("a", encoding="utf-8") as stderr:
@@ -284,6 +287,10 @@ def run_session(
             if loop_reported():
                 stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
                 return
+            outside = external_stop()
+            if outside is not None:
+                stop_with(outside)
+                return
 
     threading.Thread(target=monitor, daemon=True).start()
     try:
@@ -303,7 +310,11 @@ def run_session(
         elif '"tool_result"' in line and loop_reported():
             # The server refused a call as a loop: act on it now, not at the next poll.
             stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
+        elif (outside := external_stop()) is not None:
+            stop_with(outside)
     finished.set()
+    if watch.stop is None and (outside := external_stop()) is not None:
+        stop_with(outside)  # spent past the budget on the very last answer
     if watch.stop is None and loop_reported():
         # Claude Code ended on its own before any poll saw the server's report.
         stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))

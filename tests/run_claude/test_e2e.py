@@ -316,15 +316,15 @@ def test_isolation_probes_by_the_agent_itself_find_no_token(e2e: E2E, tmp_path: 
     # What the agent saw went back to the model unredacted: no token in any of it.
     seen_by_the_model = json.dumps(e2e.model.journal())
     assert "mcp serve" in seen_by_the_model  # the probes' output is in there
-    for token in (AGENT_TOKEN, READ_TOKEN):
-        assert token not in seen_by_the_model
-    # The saved stream (a possible artifact) does not even keep the API key.
+    for secret in (AGENT_TOKEN, READ_TOKEN, API_KEY):  # the model key too: a proxy holds it
+        assert secret not in seen_by_the_model
     saved = (e2e.tmp / "run" / "events.jsonl").read_text()
-    assert API_KEY in seen_by_the_model and API_KEY not in saved
+    assert API_KEY not in saved
     ident, proc, temp, git, mcp, claude_home, homes, grep = results
     # The probes really looked: each shows what it found.
     assert ident.startswith(e2e.agent_user) and f"HOME={base}/home" in ident
-    assert "ANTHROPIC_API_KEY" in ident and "TUSK_" not in ident  # T5: the only secret
+    assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in ident  # the model proxy
+    assert API_KEY not in ident and "TUSK_" not in ident
     assert "mcp serve" in proc and "Permission denied" in proc
     assert "Permission denied" in temp
     assert "x-access-token" not in git.lower() and "extraheader" not in git.lower()
@@ -604,3 +604,44 @@ def test_a_reused_agent_user_in_a_privileged_group_is_refused(agent_user: str) -
             isolation.ensure_user(name)
     finally:
         subprocess.run(["userdel", name], capture_output=True, check=False)
+
+
+def test_a_model_that_keeps_going_past_the_budget_is_stopped_and_the_log_says_so(
+    e2e: E2E,
+) -> None:
+    # Each scripted answer costs 100 input + 20 output tokens at opus prices (the
+    # family of Claude Code's default model): $0.003. The budget ends the third.
+    e2e.config = {"agent": {"linux_user": e2e.agent_user, "max_budget_usd": 0.008}}
+    e2e.model.tolerate_failures()
+    steps = [tool("Bash", command=f"echo step {i}") for i in range(30)]
+    result = e2e.run({"steps": steps, "conversations": [CONFIRM, history_conversation()]})
+    assert result.outcome.kind == "budget", result.outcome
+    assert result.outcome.detail.startswith("budget exceeded: $0.0090 of a $0.0080 budget")
+    requests_made = len(e2e.model.journal())
+    assert requests_made == 3  # stopped at once; no continue asked the model anything
+    assert result.spend is not None and result.spend.requests == 3
+    issue = e2e.log_issue()
+    assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
+    summary, *_rest, error = e2e.log_comments()
+    assert "Model budget exceeded" in summary and "- model cost: $0.0090 of a $0.0080" in summary
+    assert "budget exceeded: $0.0090" in error
+    passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
+    assert passes == ["Main session"]
+
+
+def test_the_agent_never_holds_the_model_key(e2e: E2E) -> None:
+    script = {
+        "steps": [
+            tool("Bash", command="env; cat ~/.claude.json 2>/dev/null | head -c 3000"),
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Checked."),
+            {"text": "Done."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    result = e2e.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    seen = e2e.tool_results()[0]
+    assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in seen
+    assert API_KEY not in json.dumps(e2e.model.journal()[1:])  # not in any tool result
+    assert result.spend is not None and result.spend.requests == len(e2e.model.journal())
+    assert f"- model cost: {result.spend.line()}" in e2e.log_comments()[0]

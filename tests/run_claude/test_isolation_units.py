@@ -47,26 +47,41 @@ def test_root_isolates() -> None:
     assert isolation.decide(in_actions=True, euid=0).enabled
 
 
-def test_agent_env_is_built_from_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_agent_env_is_built_from_nothing_and_holds_no_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("TUSK_AGENT_TOKEN", "ghp_should_never_pass")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-key-never-passes")
     env = isolation.agent_env(
-        home=Path("/h"), api_key=SecretStr("sk-x"), base_url=None, max_retries=0
+        home=Path("/h"), model_proxy_url="http://127.0.0.1:9", dummy_key="dummy", max_retries=0
     )
     assert set(env) == {
         "HOME",
         "PATH",
         "SHELL",
         "LANG",
+        "ANTHROPIC_BASE_URL",
         "ANTHROPIC_API_KEY",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
         "DISABLE_TELEMETRY",
         "CLAUDE_CODE_MAX_RETRIES",
     }
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+    assert env["ANTHROPIC_API_KEY"] == "dummy"
     assert "ghp_should_never_pass" not in env.values()
-    with_url = isolation.agent_env(
-        home=Path("/h"), api_key=SecretStr("sk-x"), base_url="http://127.0.0.1:9", max_retries=2
+    assert "sk-ant-real-key-never-passes" not in env.values()
+
+
+def test_a_fenced_agent_reaches_the_web_through_the_egress_proxy_and_loopback_directly() -> None:
+    env = isolation.agent_env(
+        home=Path("/h"),
+        model_proxy_url="http://127.0.0.1:9",
+        dummy_key="dummy",
+        max_retries=0,
+        egress_proxy_url="http://127.0.0.1:8",
     )
-    assert with_url["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+    assert env["HTTPS_PROXY"] == env["http_proxy"] == "http://127.0.0.1:8"
+    assert "127.0.0.1" in env["NO_PROXY"].split(",")
 
 
 def test_git_token_travels_in_gits_environment_only() -> None:
