@@ -1,11 +1,10 @@
 """Who may trigger work, and how much the repository trusts them (MISSION P3).
 
-Only logins in ``allowed_users`` start agent work. The trust level is read
-from the collaborator-permission endpoint, never from ``author_association``
-(which hides private org membership): ``owner`` owns the repository,
-``collaborator`` has write, maintain or admin, everyone else is ``external``.
-When the endpoint cannot be read (the bot lacks push access, the user is
-unknown) the answer is ``external``: trust is never assumed.
+Only logins in ``allowed_users`` start agent work. The trust level is
+decided by ``tusk.trust``: the collaborator-permission endpoint when the
+bot may read it, otherwise the trigger's ``author_association`` (the
+endpoint answers 403 to a caller without push access, the bot's usual
+case). The decision records which source decided.
 """
 
 from __future__ import annotations
@@ -13,43 +12,41 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from tusk.contracts import TrustLevel
-from tusk.github import Gateway, GitHubError
+from tusk import trust
+from tusk.github import Forbidden, Gateway, NotFound
+from tusk.trust import TrustDecision
 
 log = logging.getLogger(__name__)
-
-COLLABORATOR_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 
 
 def is_allowed(login: str, allowed_users: Iterable[str]) -> bool:
     return login.lower() in {user.lower() for user in allowed_users}
 
 
-def trust_level(
-    *, repo: str, login: str, permission: str | None, role_name: str | None = None
-) -> TrustLevel:
-    """Pure: the trust level from the repository name and the permission endpoint's answer."""
-    if repo.split("/", 1)[0].lower() == login.lower():
-        return "owner"
-    if (permission or "").lower() in COLLABORATOR_PERMISSIONS:
-        return "collaborator"
-    if (role_name or "").lower() in COLLABORATOR_PERMISSIONS:
-        return "collaborator"
-    return "external"
+def fetch_trust(
+    gateway: Gateway, *, repo: str, login: str, association: str | None
+) -> TrustDecision:
+    """Ask GitHub for ``login``'s permission on ``repo``; the owner needs no request.
 
-
-def fetch_trust_level(gateway: Gateway, *, repo: str, login: str) -> TrustLevel:
-    """Ask GitHub for ``login``'s permission on ``repo``; the owner needs no request."""
-    if trust_level(repo=repo, login=login, permission=None) == "owner":
-        return "owner"
+    403 (no push access: "Must have push access to view collaborator
+    permission.", yegor256/rultor#1407) and 404 (the repository or user is
+    not visible to the bot) fall back on ``association``, the trigger's own
+    ``author_association``. Other failures raise: the thread stays unread
+    and the next poll asks again.
+    """
+    if trust.owns(repo, login):
+        return trust.from_association(repo, login, association)
     try:
         body = gateway.get(f"/repos/{repo}/collaborators/{login}/permission")
-    except GitHubError as error:
-        if error.status in (403, 404):
-            log.warning("permission of %s on %s not visible (%s); external", login, repo, error)
-            return "external"
-        raise
-    body = body if isinstance(body, dict) else {}
-    return trust_level(
-        repo=repo, login=login, permission=body.get("permission"), role_name=body.get("role_name")
-    )
+    except (Forbidden, NotFound) as error:  # a rate limit is neither: it raises
+        decision = trust.from_association(repo, login, association)
+        log.info(
+            "permission of %s on %s not readable (%s); author_association %s: %s",
+            login,
+            repo,
+            error.status,
+            association or "missing",
+            decision.level,
+        )
+        return decision
+    return trust.from_permission(repo, login, body if isinstance(body, dict) else {})

@@ -28,8 +28,9 @@ from tusk.github import Gateway, GitHubError
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 OPTIONAL_PATHS = frozenset({"botFork", "viewer", "repository.refs"})
 
-# authorAssociation never authorizes anything (P3 uses the permission endpoint);
-# build-context reads it only to tell collaborators' text from untrusted text.
+# authorAssociation never authorizes anything (allowed_users does). It is the trust
+# level's fallback when the permission endpoint is not readable (tusk.trust), and
+# build-context reads it to tell collaborators' text from untrusted text.
 ACTOR = "author { __typename login } authorAssociation"
 COMMENT_FIELDS = f"databaseId url body createdAt updatedAt {ACTOR}"
 LABELS = Conn("labels", "name")

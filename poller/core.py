@@ -28,7 +28,9 @@ from tusk.contracts import (
     Trigger,
     TriggerType,
     TrustLevel,
+    TrustSource,
 )
+from tusk.trust import TrustDecision
 
 DEFAULT_POLL_INTERVAL = 60.0
 ThreadKind = Literal["issue", "pull_request", "discussion"]
@@ -129,6 +131,9 @@ class Node:
     updated_at: datetime | None
     number: int | None
     review_id: int | None = None
+    # GitHub's author_association of this node (OWNER, COLLABORATOR, NONE, ...): the
+    # trust level's fallback when the permission endpoint is not readable (tusk.trust).
+    author_association: str | None = None
 
     def changed_since(self, moment: datetime | None) -> bool:
         if moment is None:
@@ -215,6 +220,7 @@ def _node(
         updated_at=parse_time(item.get(updated_key)),
         number=number,
         review_id=review_id,
+        author_association=item.get("author_association"),
     )
 
 
@@ -257,6 +263,7 @@ class TaskWork:
     repo: str
     actor: str
     trust_level: TrustLevel
+    trust_source: TrustSource
     permission_config: PermissionConfig
     trigger: Trigger
 
@@ -273,7 +280,7 @@ def plan(
     candidate: Candidate,
     *,
     repo: str,
-    trust: TrustLevel,
+    trust: TrustDecision,
     settings: Settings,
     blocklist: Blocklist,
     now: datetime,
@@ -283,14 +290,15 @@ def plan(
     jobid = job_id(repo, node.type, node.id)
     if candidate.kind == "go_away":
         # Anyone may ask the bot to leave; the go-away workflow decides the scope (G1).
-        if blocklist.blocks_user(node.author) and (trust == "external" or blocklist.blocks(repo)):
+        if blocklist.blocks_user(node.author) and (not trust.trusted or blocklist.blocks(repo)):
             return Skipped(node, f"{node.author}'s go-away is already in force")
         return GoAwayWork(
             GoAwayRequest(
                 jobid=jobid,
                 actor=node.author,
                 repo=repo,
-                trust_level=trust,
+                trust_level=trust.level,
+                trust_source=trust.source,
                 comment_id=node.id,
                 comment_url=node.url,
                 comment_type=node.type,
@@ -307,7 +315,8 @@ def plan(
         jobid=jobid,
         repo=repo,
         actor=node.author,
-        trust_level=trust,
+        trust_level=trust.level,
+        trust_source=trust.source,
         permission_config=effective_permissions(settings.default_permissions(), node.body),
         trigger=node.as_trigger(),
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from tusk.poller import context, notifications
-from tusk.poller.authorization import fetch_trust_level
+from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
     Candidate,
     GoAwayWork,
@@ -34,9 +34,10 @@ from tusk.poller.dispatch import dispatch_go_away, dispatch_task
 from tusk.poller.jobids import job_id
 
 from tusk.config import Settings
-from tusk.contracts import Blocklist, TrustLevel
+from tusk.contracts import Blocklist
 from tusk.errors import TuskError
 from tusk.github import Gateway
+from tusk.trust import TrustDecision
 
 log = logging.getLogger(__name__)
 
@@ -165,9 +166,11 @@ class Poller:
         node = candidate.node
         if job_id(thread.repo, node.type, node.id) in self._sent:
             return
-        trust: TrustLevel = "external"
+        trust = TrustDecision("external", "none", "not asked: the author may not start work")
         if needs_trust_level(candidate, self.settings):
-            trust = fetch_trust_level(self.bot, repo=thread.repo, login=node.author)
+            trust = fetch_trust(
+                self.bot, repo=thread.repo, login=node.author, association=node.author_association
+            )
         work = plan(
             candidate,
             repo=thread.repo,

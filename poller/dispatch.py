@@ -37,6 +37,7 @@ def build_document(work: TaskWork, raw: dict[str, Any]) -> ContextDocument:
         repo=work.repo,
         actor=work.actor,
         trust_level=work.trust_level,
+        trust_source=work.trust_source,
         permission_config=work.permission_config,
         trigger=work.trigger,
         raw=raw,

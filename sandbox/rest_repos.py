@@ -225,6 +225,8 @@ def get_branch_protection(call: Call) -> Reply:
 def collaborator_permission(call: Call) -> Reply:
     repo = call.repo()
     if not call.world.can_push(repo, call.login):
+        # GitHub answers a caller without push access 403 with this message
+        # (yegor256/rultor#1407); the API description lists only 200 and 404.
         raise SandboxError(403, "Must have push access to view collaborator permission.")
     user = call.world.user(call.params["username"])
     if user is None:

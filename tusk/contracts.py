@@ -29,6 +29,16 @@ Login = Annotated[str, StringConstraints(pattern=LOGIN_PATTERN)]
 JobId = Annotated[str, StringConstraints(pattern=JOBID_PATTERN)]
 
 TrustLevel = Literal["owner", "collaborator", "external"]
+# Which source decided the trust level (see tusk.trust): the author owns the repository;
+# GitHub's collaborator-permission endpoint; the trigger's author_association because
+# that endpoint was not readable (403 without push access); or nothing could be read.
+TrustSource = Literal["repository_owner", "permission_endpoint", "author_association", "none"]
+TRUST_SOURCE_DESCRIPTION = (
+    "which source decided trust_level: repository_owner (the actor owns the repository), "
+    "permission_endpoint (GitHub's collaborator-permission endpoint), author_association "
+    "(that endpoint was not readable, so the trigger's author_association decided: OWNER, "
+    "MEMBER and COLLABORATOR make a collaborator), none (nothing could be read: external)"
+)
 TriggerType = Literal[
     "issue_body",
     "pull_request_body",
@@ -100,6 +110,7 @@ class ContextDocument(StrictModel):
     repo: RepoName
     actor: Login
     trust_level: TrustLevel
+    trust_source: TrustSource = Field(default="none", description=TRUST_SOURCE_DESCRIPTION)
     permission_config: PermissionConfig
     trigger: Trigger
     raw: dict[str, Any] = Field(description="the full raw context (MISSION P6)")
@@ -125,6 +136,7 @@ class GoAwayRequest(StrictModel):
     actor: Login
     repo: RepoName
     trust_level: TrustLevel
+    trust_source: TrustSource = Field(default="none", description=TRUST_SOURCE_DESCRIPTION)
     comment_id: str
     comment_url: str
     comment_type: TriggerType = "issue_comment"

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from tusk.config import Settings
-from tusk.contracts import CONTRACT_MODELS, TrustLevel
+from tusk.contracts import CONTRACT_MODELS, TrustLevel, TrustSource
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "docs" / "schemas"
@@ -24,12 +24,13 @@ SUFFIX = ".schema.json"
 
 
 def all_schemas() -> dict[str, dict[str, Any]]:
-    """Every exported schema by file stem: each contract, tusk.yml, the trust level."""
+    """Every exported schema by file stem: each contract, tusk.yml, the trust level and source."""
     schemas: dict[str, dict[str, Any]] = {
         name: model.model_json_schema() for name, model in CONTRACT_MODELS.items()
     }
     schemas["settings"] = Settings.model_json_schema()
     schemas["trust-level"] = {"title": "TrustLevel", **TypeAdapter(TrustLevel).json_schema()}
+    schemas["trust-source"] = {"title": "TrustSource", **TypeAdapter(TrustSource).json_schema()}
     return {name: {"$schema": JSON_SCHEMA_DIALECT, **schema} for name, schema in schemas.items()}
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 from tusk.poller.mentions import is_go_away
 
+from tusk import trust
 from tusk.config import Settings
 from tusk.contracts import (
     BlockedRepo,
@@ -27,14 +28,12 @@ from tusk.contracts import (
     Blocklist,
     GoAwayRequest,
     TriggerType,
+    TrustLevel,
+    TrustSource,
 )
 from tusk.errors import UserError
-from tusk.github import Gateway, GitHubError, NotFound
+from tusk.github import Forbidden, Gateway, GitHubError, NotFound
 from tusk.log_issue import BODY_LIMIT, LogIssue, find_log_issues
-
-# Roles of the collaborator permission endpoint that may send the bot away from
-# a repository (G1); the legacy `permission` field folds maintain into write.
-WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 
 NUMBER_IN_URL_RE = re.compile(r"/(?:issues|pull|pulls)/(?P<number>\d+)(?:$|[/#?])")
 DISCUSSION_IN_URL_RE = re.compile(r"/discussions/(?P<number>\d+)(?:$|[/#?])")
@@ -58,8 +57,13 @@ class Scope(_Model):
 
     actor: str
     repo: str
-    permission: str = Field(description="the actor's role in repo, or 'unknown'")
-    block_repo: bool = Field(description="the actor may write to repo: block repo itself")
+    permission: str = Field(
+        description="what decided: the actor's role in repo, their author_association, "
+        "or why neither was known"
+    )
+    block_repo: bool = Field(description="the actor owns or collaborates on repo: block repo")
+    trust_level: TrustLevel = "external"
+    trust_source: TrustSource = "none"
 
     @property
     def user(self) -> str:
@@ -118,26 +122,32 @@ class GoAwayReport(_Model):
 # --------------------------------------------------------------------------- pure decisions
 
 
-def is_writer(permission: Mapping[str, Any] | None) -> bool:
-    """Whether a collaborator-permission answer grants write, maintain or admin."""
-    if not permission:
-        return False
-    role = str(permission.get("role_name") or "").lower()
-    legacy = str(permission.get("permission") or "").lower()
-    return role in WRITE_ROLES or legacy in WRITE_ROLES
+def decide_scope(
+    request: GoAwayRequest,
+    permission: Mapping[str, Any] | None,
+    association: str | None = None,
+) -> Scope:
+    """G1: the owner or a collaborator blocks the repository; everyone blocks what they
+    own. Both may hold.
 
-
-def decide_scope(request: GoAwayRequest, permission: Mapping[str, Any] | None) -> Scope:
-    """G1: a writer blocks the repository; everyone blocks what they own. Both may hold.
-
-    ``permission`` is the collaborator permission answer (None when it could
-    not be read: then only the user-level block applies, failing narrow).
+    The same decision as the poller's trust level (``tusk.trust``): ``permission``
+    is the collaborator-permission answer, None when it could not be read; then
+    ``association``, the go-away comment's ``author_association`` as GitHub showed
+    it, decides (OWNER, MEMBER, COLLABORATOR block the repository). With neither,
+    only the user-level block applies, failing narrow.
     """
-    role = "unknown"
-    if permission:
-        role = str(permission.get("role_name") or permission.get("permission") or "none")
+    decision = trust.decide(
+        request.repo, request.actor, permission=permission, association=association
+    )
+    # The owner of a user repository is its admin by definition.
+    shown = {"repository_owner": "admin", "none": "unknown"}.get(decision.source, decision.detail)
     return Scope(
-        actor=request.actor, repo=request.repo, permission=role, block_repo=is_writer(permission)
+        actor=request.actor,
+        repo=request.repo,
+        permission=shown,
+        block_repo=decision.trusted,
+        trust_level=decision.level,
+        trust_source=decision.source,
     )
 
 
@@ -272,12 +282,12 @@ DISCUSSION_QUERY = """
 query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     discussion(number: $number) {
-      id url body author { login }
+      id url body author { login } authorAssociation
       comments(first: 100, after: $after) {
         pageInfo { hasNextPage endCursor }
         nodes {
-          id url body author { login }
-          replies(first: 100) { nodes { id url body author { login } } }
+          id url body author { login } authorAssociation
+          replies(first: 100) { nodes { id url body author { login } authorAssociation } }
         }
       }
     }
@@ -318,7 +328,12 @@ def _fetch_rest(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, Any]:
     }
     path = paths.get(kind) or (f"{base}/pulls/{_number(request, NUMBER_IN_URL_RE)}/reviews/{ident}")
     found = gateway.get(path)
-    return {"author": login_of(found), "body": found.get("body"), "url": found.get("html_url")}
+    return {
+        "author": login_of(found),
+        "body": found.get("body"),
+        "url": found.get("html_url"),
+        "association": found.get("author_association"),
+    }
 
 
 def _fetch_discussion(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, Any] | None:
@@ -346,7 +361,12 @@ def _fetch_discussion(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, 
         for node in nodes:
             if node.get("id") == request.comment_id:
                 author = (node.get("author") or {}).get("login")
-                return {"author": author, "body": node.get("body"), "url": node.get("url")}
+                return {
+                    "author": author,
+                    "body": node.get("body"),
+                    "url": node.get("url"),
+                    "association": node.get("authorAssociation"),
+                }
         page = (
             discussion["comments"]["pageInfo"] if request.comment_type != "discussion_body" else {}
         )
@@ -355,15 +375,24 @@ def _fetch_discussion(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, 
         variables["after"] = page["endCursor"]
 
 
-def verify_request(
-    gateway: Gateway, request: GoAwayRequest, *, bot: str, phrase: str
-) -> GoAwayRequest:
+class Verified(_Model):
+    """A go-away request as GitHub confirmed it."""
+
+    request: GoAwayRequest
+    author_association: str | None = Field(
+        default=None, description="the comment's author_association, as GitHub shows it"
+    )
+
+
+def verify(gateway: Gateway, request: GoAwayRequest, *, bot: str, phrase: str) -> Verified:
     """The request, checked against GitHub: ``actor`` really wrote ``@bot <phrase>`` there.
 
     A ``repository_dispatch`` payload is only as trustworthy as whoever holds a
     dispatch token, and it decides what gets blocked and deleted; so the comment
     is read back from GitHub (inside ``request.repo``) before anything is done.
-    Returns the request with GitHub's own URL of the comment.
+    Returns the request with GitHub's own URL of the comment, and the comment's
+    ``author_association`` (the scope's fallback; the payload's own trust level
+    is never believed).
     """
     try:
         if request.comment_type.startswith("discussion"):
@@ -380,7 +409,16 @@ def verify_request(
     if not is_go_away(str(found.get("body") or ""), bot=bot, phrase=phrase):
         raise _refuse(request, f"it does not say `@{bot} {phrase}` (any more)")
     url = found.get("url")
-    return request.model_copy(update={"comment_url": str(url)}) if url else request
+    confirmed = request.model_copy(update={"comment_url": str(url)}) if url else request
+    association = found.get("association")
+    return Verified(request=confirmed, author_association=str(association) if association else None)
+
+
+def verify_request(
+    gateway: Gateway, request: GoAwayRequest, *, bot: str, phrase: str
+) -> GoAwayRequest:
+    """``verify``'s request alone."""
+    return verify(gateway, request, bot=bot, phrase=phrase).request
 
 
 # --------------------------------------------------------------------------- the executor
@@ -401,8 +439,11 @@ class GoAwayRun:
         update_blocklist: UpdateBlocklist,
         sleep: Callable[[float], object],
         reaction: str | None,
+        author_association: str | None = None,
     ) -> None:
         self.request = request
+        # The go-away comment's author_association as GitHub showed it (``verify``).
+        self.author_association = author_association
         self.gateway = gateway
         self.settings = settings
         self.update_blocklist = update_blocklist
@@ -448,28 +489,32 @@ class GoAwayRun:
         return self.report
 
     def scope(self) -> Scope:
+        """G1's scope, decided like the poller's trust level (``tusk.trust``)."""
         request = self.request
         owner_repo = request.repo
         user = request.actor
-        permission: Mapping[str, Any] | None
-        if owner_repo.split("/")[0].lower() == user.lower():
-            # The owner of a user repository is its admin by definition; no call needed.
-            self.report.scope = decide_scope(request, {"role_name": "admin"})
-            return self.report.scope
-        try:
-            permission = self.gateway.get(f"/repos/{owner_repo}/collaborators/{user}/permission")
-        except NotFound:
-            permission = {"permission": "none"}
-        except GitHubError as error:
-            permission = None
-            self._fail(
-                f"could not check whether `{user}` may write to {owner_repo}",
-                error,
-                f"Only the user-level block was applied. If `{user}` maintains {owner_repo}, "
-                f"add it to the blocklist issue by hand or re-run once the token can read it.",
-                repo=owner_repo,
-            )
-        self.report.scope = decide_scope(request, permission)
+        permission: Mapping[str, Any] | None = None
+        if not trust.owns(owner_repo, user):  # an owner needs no request
+            try:
+                permission = self.gateway.get(
+                    f"/repos/{owner_repo}/collaborators/{user}/permission"
+                )
+            except (Forbidden, NotFound):
+                # 403 "Must have push access to view collaborator permission." is the
+                # bot's normal case (yegor256/rultor#1407): author_association decides.
+                permission = None
+            except GitHubError as error:
+                permission = None
+                self._fail(
+                    f"could not check whether `{user}` may write to {owner_repo}",
+                    error,
+                    f"The go-away comment's author_association "
+                    f"(`{self.author_association or 'missing'}`) decided instead. If `{user}` "
+                    f"maintains {owner_repo} and it was not blocked, add it to the blocklist "
+                    "issue by hand or re-run once GitHub answers.",
+                    repo=owner_repo,
+                )
+        self.report.scope = decide_scope(request, permission, self.author_association)
         return self.report.scope
 
     def block(self) -> None:

@@ -114,9 +114,8 @@ def execute(
 ) -> int:
     """Everything after the inputs are read; tests call this with their own gateway."""
     # The payload decides what is blocked and deleted: read the comment back first.
-    request = go_away.verify_request(
-        gateway, request, bot=settings.bot, phrase=settings.go_away.phrase
-    )
+    verified = go_away.verify(gateway, request, bot=settings.bot, phrase=settings.go_away.phrase)
+    request = verified.request
     marker = log_marker(request.jobid, request.repo)
     claim = claim_log_issue(
         gateway,
@@ -141,6 +140,7 @@ def execute(
         update_blocklist=store.update_blocklist,
         sleep=sleep,
         reaction=reaction,
+        author_association=verified.author_association,
     ).run(log_issue_number=claim.number)
     body = render("go_away_log.md.j2", marker=marker, report=report, finished=True)
     gateway.patch(

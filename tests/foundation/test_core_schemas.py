@@ -16,12 +16,20 @@ def test_committed_schemas_are_up_to_date() -> None:
     assert stale == [], f"stale JSON Schemas {stale}: run `python -m tusk.schemas`"
 
 
-def test_every_contract_settings_and_trust_level_are_exported() -> None:
+def test_every_contract_settings_and_trust_level_and_source_are_exported() -> None:
     names = set(schemas.expected_files())
     wanted = {f"{name}.schema.json" for name in CONTRACT_MODELS}
-    assert wanted | {"settings.schema.json", "trust-level.schema.json"} == names
+    extra = {"settings.schema.json", "trust-level.schema.json", "trust-source.schema.json"}
+    assert wanted | extra == names
     trust = json.loads((DOCS / "trust-level.schema.json").read_text("utf-8"))
     assert trust["enum"] == ["owner", "collaborator", "external"]
+    source = json.loads((DOCS / "trust-source.schema.json").read_text("utf-8"))
+    assert source["enum"] == [
+        "repository_owner",
+        "permission_endpoint",
+        "author_association",
+        "none",
+    ]
 
 
 def test_check_flags_a_changed_missing_or_orphaned_file(tmp_path: Path) -> None:

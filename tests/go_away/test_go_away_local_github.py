@@ -113,7 +113,10 @@ def test_collaborator_blocks_the_repository_and_the_bot_leaves_it(world: Any) ->
         ["workflow"],
     )
     body = log["body"]
-    assert "- The repository `alice/widgets`: `bob` has the `write` role there." in body
+    assert (
+        "- The repository `alice/widgets`: `bob` has the `write` role there "
+        "(collaborator permission)." in body
+    )
     assert "- Every repository owned by `bob`." in body
     fork_row = "`tusk-bot/widgets` deleted, closing 1 open pull request(s) | 3 | 1 | 0 |"
     assert f"| `alice/widgets` | {fork_row}" in body
@@ -146,7 +149,8 @@ def test_non_collaborator_blocks_only_their_own_repositories(world: Any) -> None
     assert issues[1]["state"] == "open"
     assert issues[2]["state_reason"] == "not_planned"
     assert (
-        "Not `alice/widgets` itself: `carol`'s role there is `read`" in go_away_log(world)["body"]
+        "Not `alice/widgets` itself: `carol` has the `read` role there (collaborator permission)"
+        in go_away_log(world)["body"]
     )
 
 
@@ -233,24 +237,53 @@ def test_token_without_delete_repo_still_blocks_and_reports_what_to_do(world: An
     assert go_away_log(world)["state_reason"] == "not_planned"
 
 
-def test_unreadable_permission_falls_back_to_the_user_block_and_says_so(
+def test_without_push_access_the_comments_author_association_decides_and_says_so(
     local_github: Any,
 ) -> None:
-    # Without push access GitHub refuses to tell anyone's permission.
-    world = scenario()
+    # Without push access GitHub refuses to tell anyone's permission (403); bob's go-away
+    # comment shows him as a COLLABORATOR, so the repository is blocked all the same.
+    world = scenario(everyone_asks=True)
     widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
     del widgets["collaborators"][BOT]
     local_github.load(world)
 
-    assert run_go_away(local_github, request("bob")) == 1
+    assert run_go_away(local_github, request("bob")) == 0
 
     blocked = blocklist(local_github)
-    assert blocked.repos == ()
+    assert [e.repo for e in blocked.repos] == ["alice/widgets"]
     assert [e.user for e in blocked.users] == ["bob"]
     body = go_away_log(local_github)["body"]
+    assert "`bob` is `COLLABORATOR` there (their comment's author association" in body
+    assert "## Problems\n\nNone." in body
+    refused = [e for e in local_github.journal() if "/collaborators/" in e["path"]]
+    assert [e["status"] for e in refused] == [403]
+
+
+def test_a_stranger_without_push_access_blocks_only_what_they_own(local_github: Any) -> None:
+    world = scenario(everyone_asks=True)
+    widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
+    widgets["collaborators"] = {}
+    local_github.load(world)
+
+    assert run_go_away(local_github, request("carol", "504")) == 0
+
+    assert blocklist(local_github).repos == ()
+    body = go_away_log(local_github)["body"]
+    assert "Not `alice/widgets` itself: `carol` is `NONE` there" in body
+
+
+def test_a_permission_endpoint_failure_falls_back_on_the_association_and_is_reported(
+    local_github: Any,
+) -> None:
+    local_github.load(scenario())
+    local_github.add_fault("GET", r"/collaborators/bob/permission$", status=502, count=None)
+
+    assert run_go_away(local_github, request("bob")) == 1
+
+    assert [e.repo for e in blocklist(local_github).repos] == ["alice/widgets"]
+    body = go_away_log(local_github)["body"]
     assert "**could not check whether `bob` may write to alice/widgets**" in body
-    assert "Only the user-level block was applied." in body
-    assert "`bob`'s role there is `unknown`" in body
+    assert "author_association (`COLLABORATOR`) decided instead" in body
 
 
 def test_reaction_can_be_turned_off(world: Any) -> None:

@@ -13,7 +13,6 @@ from tusk.actions.go_away.go_away import (
     apply_scope,
     decide_scope,
     forks_by_parent,
-    is_writer,
     log_issues_to_close,
     own_items,
     pulls_from_fork,
@@ -42,25 +41,6 @@ def request(**overrides: Any) -> GoAwayRequest:
     return GoAwayRequest(**{**fields, **overrides})
 
 
-@pytest.mark.parametrize(
-    ("answer", "writer"),
-    [
-        ({"permission": "admin", "role_name": "admin"}, True),
-        ({"permission": "write", "role_name": "maintain"}, True),
-        ({"permission": "write", "role_name": "write"}, True),
-        ({"permission": "read", "role_name": "triage"}, False),
-        ({"permission": "read", "role_name": "read"}, False),
-        ({"permission": "none", "role_name": "none"}, False),
-        ({"permission": "write"}, True),  # an older answer without role_name
-        (None, False),
-    ],
-)
-def test_only_write_maintain_or_admin_may_block_a_repository(
-    answer: dict[str, str] | None, writer: bool
-) -> None:
-    assert is_writer(answer) is writer
-
-
 def test_collaborator_blocks_the_repository_and_their_own_repositories() -> None:
     scope = decide_scope(request(), {"permission": "write", "role_name": "write"})
     assert (scope.block_repo, scope.user, scope.permission) == (True, "bob", "write")
@@ -71,9 +51,29 @@ def test_non_collaborator_blocks_only_their_own_repositories() -> None:
     assert (scope.block_repo, scope.user) == (False, "bob")
 
 
-def test_unreadable_permission_fails_narrow_to_the_user_block() -> None:
+def test_unreadable_permission_and_no_association_fail_narrow_to_the_user_block() -> None:
     scope = decide_scope(request(), None)
-    assert (scope.block_repo, scope.permission) == (False, "unknown")
+    assert (scope.block_repo, scope.permission, scope.trust_source) == (False, "unknown", "none")
+
+
+@pytest.mark.parametrize(
+    ("association", "blocks_repo"),
+    [("OWNER", True), ("MEMBER", True), ("COLLABORATOR", True), ("CONTRIBUTOR", False)],
+)
+def test_unreadable_permission_falls_back_on_the_comments_author_association(
+    association: str, blocks_repo: bool
+) -> None:
+    scope = decide_scope(request(), None, association)
+    assert (scope.block_repo, scope.permission, scope.trust_source) == (
+        blocks_repo,
+        association,
+        "author_association",
+    )
+
+
+def test_a_readable_permission_wins_over_the_association() -> None:
+    scope = decide_scope(request(), {"permission": "read", "role_name": "read"}, "MEMBER")
+    assert (scope.block_repo, scope.trust_source) == (False, "permission_endpoint")
 
 
 def test_scope_adds_repo_and_user_entries_with_their_source() -> None:
@@ -242,7 +242,7 @@ EXPECTED_LOG = """\
 
 ## Blocked
 
-- The repository `alice/widgets`: `bob` has the `write` role there.
+- The repository `alice/widgets`: `bob` has the `write` role there (collaborator permission).
 - Every repository owned by `bob`.
 
 Added to the blocklist: repository `alice/widgets`, user `bob` (every repository they own).
@@ -282,7 +282,14 @@ def test_log_issue_renders_the_whole_report() -> None:
     report = go_away.GoAwayReport(
         request=request(),
         bot="tusk-bot",
-        scope=Scope(actor="bob", repo="alice/widgets", permission="write", block_repo=True),
+        scope=Scope(
+            actor="bob",
+            repo="alice/widgets",
+            permission="write",
+            block_repo=True,
+            trust_level="collaborator",
+            trust_source="permission_endpoint",
+        ),
         blocklist_updated=True,
         newly_blocked_repos=["alice/widgets"],
         newly_blocked_users=["bob"],

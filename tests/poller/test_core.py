@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from tusk.poller.authorization import trust_level
 from tusk.poller.core import (
     Candidate,
     GoAwayWork,
@@ -24,10 +23,12 @@ from tusk.poller.jobids import job_id
 
 from tusk.config import Settings
 from tusk.contracts import BlockedRepo, BlockedUser, Blocklist
+from tusk.trust import TrustDecision
 
 SETTINGS = Settings(bot="tusk-bot", control_repo="alice/control", allowed_users=("alice", "bob"))
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)
 T0 = "2026-01-01T00:00:00Z"
+EXTERNAL = TrustDecision("external", "permission_endpoint", "read")
 
 
 def comment(
@@ -173,7 +174,7 @@ def test_go_away_is_never_a_task() -> None:
     work = plan(
         candidate,
         repo="alice/widgets",
-        trust="external",
+        trust=EXTERNAL,
         settings=SETTINGS,
         blocklist=Blocklist(),
         now=NOW,
@@ -194,7 +195,7 @@ def test_unauthorized_author_is_skipped() -> None:
     work = plan(
         _task("mallory"),
         repo="alice/widgets",
-        trust="external",
+        trust=EXTERNAL,
         settings=SETTINGS,
         blocklist=Blocklist(),
         now=NOW,
@@ -214,7 +215,7 @@ def test_blocked_repository_and_user_are_skipped() -> None:
         work = plan(
             _task(who),
             repo="alice/widgets",
-            trust="owner",
+            trust=TrustDecision("owner", "repository_owner"),
             settings=SETTINGS,
             blocklist=blocklist,
             now=NOW,
@@ -226,13 +227,13 @@ def test_task_carries_trust_permissions_and_trigger() -> None:
     work = plan(
         _task("bob", "@tusk-bot [permissions: no-pr] fix"),
         repo="alice/widgets",
-        trust="collaborator",
+        trust=TrustDecision("collaborator", "author_association", "MEMBER"),
         settings=SETTINGS,
         blocklist=Blocklist(),
         now=NOW,
     )
     assert isinstance(work, TaskWork)
-    assert work.trust_level == "collaborator"
+    assert (work.trust_level, work.trust_source) == ("collaborator", "author_association")
     assert "pull_request" not in work.permission_config.operations
     assert (
         work.trigger.type == "issue_comment"
@@ -251,27 +252,12 @@ def test_repeated_go_away_already_in_force_is_not_dispatched_again() -> None:
     work = plan(
         candidate,
         repo="alice/widgets",
-        trust="external",
+        trust=EXTERNAL,
         settings=SETTINGS,
         blocklist=done,
         now=NOW,
     )
     assert isinstance(work, Skipped)
-
-
-def test_trust_level_comes_from_ownership_and_permission_never_association() -> None:
-    assert trust_level(repo="alice/widgets", login="Alice", permission="read") == "owner"
-    assert trust_level(repo="alice/widgets", login="bob", permission="write") == "collaborator"
-    assert trust_level(repo="alice/widgets", login="bob", permission="admin") == "collaborator"
-    assert (
-        trust_level(repo="alice/widgets", login="bob", permission="read", role_name="maintain")
-        == "collaborator"
-    )
-    assert (
-        trust_level(repo="alice/widgets", login="bob", permission="read", role_name="triage")
-        == "external"
-    )
-    assert trust_level(repo="alice/widgets", login="bob", permission=None) == "external"
 
 
 def test_body_counts_as_changed_only_when_the_body_itself_was_edited() -> None:

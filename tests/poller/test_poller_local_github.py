@@ -306,15 +306,38 @@ def test_more_unread_threads_than_one_page_are_all_handled(harness: Any) -> None
     assert not any(t["unread"] for t in h.threads())
 
 
-def test_trust_is_external_when_the_bot_cannot_read_permissions(harness: Any) -> None:
-    """Without push access GitHub hides collaborator permissions; trust is never assumed."""
-    scn = scenario(issues=[issue(1, [said("bob", REAL)])])
+def test_without_push_access_trust_comes_from_author_association_and_says_so(
+    harness: Any, local_github: Any
+) -> None:
+    """GitHub answers the permission endpoint 403 to a caller without push access (the bot
+    works in forks); the trigger's author_association decides, and the run records that."""
+    comments = [said("bob", REAL), said("alice", REAL + " too"), said("bob", "@tusk-bot go away")]
+    comments.append(said("mallory", "@tusk-bot go away"))
+    scn = scenario(issues=[issue(1, comments)])
     del scn["repos"][0]["collaborators"][BOT]
     h = harness(scn)
     _, report = h.poller.cycle(PollState())
     assert report.errors == []
+    sent = h.sent()
+    trust = {(d.actor, d.trust_level, d.trust_source) for d in sent.tasks}
+    assert trust == {
+        ("bob", "collaborator", "author_association"),
+        ("alice", "owner", "repository_owner"),
+    }
+    away = {(r.actor, r.trust_level, r.trust_source) for r in sent.go_aways}
+    assert away == {
+        ("bob", "collaborator", "author_association"),
+        ("mallory", "external", "author_association"),
+    }
+    refused = [e for e in local_github.journal() if "/collaborators/" in e["path"]]
+    assert refused and {e["status"] for e in refused} == {403}
+
+
+def test_with_push_access_the_permission_endpoint_decides_and_says_so(harness: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("bob", REAL)])]))
+    h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    assert doc.trust_level == "external"
+    assert (doc.trust_level, doc.trust_source) == ("collaborator", "permission_endpoint")
 
 
 def test_a_body_mention_is_not_dispatched_again_when_the_thread_gets_a_new_comment(
