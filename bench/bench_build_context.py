@@ -1,13 +1,22 @@
-"""build-context benchmark: time and peak memory against merely parsing the JSON.
+"""build-context benchmark: time and peak memory against merely parsing the same JSON.
 
-A context document with N issue comments (one of them 38,000 characters) and a
-5 MB diff per 5,000 comments is built, rendered (task.md, context.md) and
-fitted into a log issue body, exactly as ``tusk build-context`` does minus the
-GitHub calls. Both time and peak traced memory are printed as a ratio to
-``json.loads`` of the same bytes (goal: under 2x), at two sizes to show that
-growth is linear.
+The input is made the way the poller makes it: GitHub's GraphQL nodes for a
+pull request (the fields ``poller.context`` selects) are laid out by the
+poller's own ``raw_shape.to_raw``, the mention is found by ``core.nodes_of``
+and ``locate_triggers``, planned by ``core.plan`` and written by
+``dispatch.build_document``, the document merge-shards hands to build-context.
+At 1x the pull request has 5,000 issue comments (one of them 38,000
+characters) and a 5 MB diff; 2x, 4x and 8x scale both.
 
-Run: ``python bench/bench_build_context.py [--comments 5000,10000]``.
+The pipeline is what ``tusk build-context`` does minus the GitHub calls:
+validate the document, build, render task.md and context.md, fit the log
+issue body. For each size it prints the median CPU time of ``--repeat`` runs
+of the pipeline and of ``json.loads`` on the same bytes, the median of their
+run-by-run ratios (goal: under 2x at every size), the pipeline's time per MB
+relative to 1x (linear growth keeps it near 1), and the peak traced memory
+of both.
+
+Run: ``python bench/bench_build_context.py [--scales 1,2,4,8] [--repeat 5]``.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import argparse
 import gc
 import json
 import random
+import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -24,10 +34,19 @@ from typing import Any
 
 from tusk.actions.build_context import build_context as bc
 from tusk.actions.build_context import log_body as lb
+from tusk.poller.core import TaskWork, locate_triggers, nodes_of, plan
+from tusk.poller.dispatch import build_document
+from tusk.poller.raw_shape import to_raw
 
 from tusk.config import Settings
-from tusk.contracts import ContextDocument, PermissionConfig, Trigger
+from tusk.contracts import Blocklist, ContextDocument
 
+BOT = "tusk-bot"
+REPO = "alice/widgets"
+SETTINGS = Settings(bot=BOT, control_repo="alice/tusk-control", allowed_users=("alice",))
+COMMENTS_AT_1X = 5000
+DIFF_AT_1X = 5 * 1024 * 1024
+HUGE_COMMENT = 38_000
 WORDS = [
     "the",
     "fix",
@@ -54,8 +73,9 @@ WORDS = [
     "docs",
     "update",
 ]
+AUTHORS = (("alice", "OWNER"), ("bob", "CONTRIBUTOR"), ("mallory", "NONE"))
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-SETTINGS = Settings(bot="tusk-bot", control_repo="alice/tusk-control", allowed_users=("alice",))
+MENTION = f"@{BOT} please fix the failing test"
 
 
 def text(rng: random.Random, chars: int) -> str:
@@ -64,56 +84,107 @@ def text(rng: random.Random, chars: int) -> str:
         word = rng.choice(WORDS)
         out.append(word)
         total += len(word) + 1
+        if rng.random() < 0.02:
+            out.append("\n")
     return " ".join(out)[:chars]
 
 
-def make_document(comments: int, seed: int = 1) -> bytes:
+def stamp(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def graphql_comment(index: int, body: str, login: str, association: str) -> dict[str, Any]:
+    """An issue comment as GitHub's GraphQL returns the fields ``poller.context`` selects."""
+    moment = stamp(T0 + timedelta(minutes=index))
+    return {
+        "id": f"IC_kwDO{index:08d}",
+        "databaseId": 1_000_000 + index,
+        "url": f"https://github.com/{REPO}/pull/1#issuecomment-{1_000_000 + index}",
+        "body": body,
+        "createdAt": moment,
+        "updatedAt": moment,
+        "author": {"__typename": "User", "login": login},
+        "authorAssociation": association,
+    }
+
+
+def graphql_pull(comments: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "__typename": "PullRequest",
+        "id": "PR_kwDO00000001",
+        "number": 1,
+        "title": "Faster widgets",
+        "body": "This makes widgets faster.",
+        "url": f"https://github.com/{REPO}/pull/1",
+        "state": "OPEN",
+        "createdAt": stamp(T0),
+        "updatedAt": stamp(T0),
+        "lastEditedAt": None,
+        "closedAt": None,
+        "author": {"__typename": "User", "login": "alice"},
+        "authorAssociation": "OWNER",
+        "milestone": None,
+        "isDraft": False,
+        "merged": False,
+        "mergedAt": None,
+        "mergeable": "MERGEABLE",
+        "headRefName": "faster",
+        "headRefOid": "1" * 40,
+        "baseRefName": "main",
+        "baseRefOid": "2" * 40,
+        "headRepository": {"nameWithOwner": REPO},
+        "baseRepository": {"nameWithOwner": REPO},
+        "labels": [{"name": "enhancement"}],
+        "assignees": [{"login": "alice"}],
+        "comments": comments,
+        "reviews": [],
+        "closingIssuesReferences": [],
+    }
+
+
+def make_document(scale: int, seed: int = 1) -> bytes:
+    """The context document the poller would dispatch for the mention at the end."""
     rng = random.Random(seed)
-    items: list[dict[str, Any]] = []
-    for index in range(comments):
-        size = 38_000 if index == comments // 2 else rng.randint(50, 800)
-        moment = (T0 + timedelta(minutes=index)).isoformat()
-        items.append(
-            {
-                "id": index + 1,
-                "user": {"login": rng.choice(["alice", "bob", "mallory"])},
-                "body": text(rng, size),
-                "created_at": moment,
-                "updated_at": moment,
-                "html_url": f"https://github.com/alice/widgets/issues/1#issuecomment-{index + 1}",
-                "author_association": rng.choice(["OWNER", "NONE", "CONTRIBUTOR"]),
-            }
-        )
+    count = COMMENTS_AT_1X * scale
+    comments = []
+    for index in range(count):
+        size = HUGE_COMMENT if index == count // 2 else rng.randint(50, 800)
+        login, association = rng.choice(AUTHORS)
+        comments.append(graphql_comment(index, text(rng, size), login, association))
+    comments.append(graphql_comment(count, MENTION, "alice", "OWNER"))
     diff_line = "+    return widget(size=size, colour=colour)  # " + "x" * 20 + "\n"
-    diff = diff_line * (5 * 1024 * 1024 * comments // 5000 // len(diff_line))
-    trigger_at = T0 + timedelta(minutes=comments + 1)
-    doc = ContextDocument(
-        jobid="alice-widgets-bench",
-        repo="alice/widgets",
-        actor="alice",
-        trust_level="owner",
-        permission_config=PermissionConfig(),
-        trigger=Trigger(
-            type="issue_comment",
-            id=str(comments + 1),
-            url="https://github.com/alice/widgets/pull/1#issuecomment-0",
-            number=1,
-            author="alice",
-            body="@tusk-bot please fix the failing test",
-            created_at=trigger_at,
-        ),
-        raw={
-            "issue": {"number": 1, "title": "Bench", "body": "b", "user": {"login": "alice"}},
-            "pull_request": {"head": {"ref": "fix"}, "base": {"ref": "main"}},
-            "comments": items,
-            "diff": diff,
-        },
-        timestamp=trigger_at,
+    diff = diff_line * (DIFF_AT_1X * scale // len(diff_line))
+    repository = {"nameWithOwner": REPO, "defaultBranchRef": {"name": "main"}, "refs": []}
+    raw = to_raw(
+        kind="pull_request",
+        repo=REPO,
+        repository=repository,
+        thread=graphql_pull(comments),
+        fork=None,
+        viewer={"login": BOT, "repositories": []},
+        diff=diff,
+        protection={"branch": "main", "visible": False, "protected": None, "rules": None},
+        notes=[],
     )
-    return doc.model_dump_json().encode("utf-8")
+    since = T0 + timedelta(minutes=count)
+    candidates, _ = locate_triggers(nodes_of(raw), since=since, settings=SETTINGS)
+    if len(candidates) != 1:
+        raise SystemExit(f"expected one mention, the poller found {len(candidates)}")
+    work = plan(
+        candidates[0],
+        repo=REPO,
+        trust="owner",
+        settings=SETTINGS,
+        blocklist=Blocklist(),
+        now=since,
+    )
+    if not isinstance(work, TaskWork):
+        raise SystemExit(f"the poller would not dispatch the mention: {work}")
+    return build_document(work, raw).model_dump_json().encode("utf-8")
 
 
 def pipeline(data: bytes) -> int:
+    """``tusk build-context`` minus the GitHub calls (history, memory, the claim)."""
     doc = ContextDocument.model_validate_json(data)
     built = bc.build(doc, SETTINGS)
     task = bc.render_task(built.task)
@@ -133,14 +204,27 @@ def parse_only(data: bytes) -> int:
     return len(json.loads(data))
 
 
-def timed(run: Callable[[bytes], int], data: bytes, repeat: int = 3) -> float:
-    best = float("inf")
+def cpu_seconds(run: Callable[[bytes], int], data: bytes) -> float:
+    """CPU time of one run: steadier than wall time on a machine shared with others."""
+    gc.collect()
+    start = time.process_time()
+    run(data)
+    return time.process_time() - start
+
+
+def paired(data: bytes, repeat: int) -> tuple[float, float, float]:
+    """Medians of ``json.loads``, of the pipeline, and of their ratio run by run.
+
+    Each pipeline run is paired with a parse right before it, so a slow spell of
+    the machine moves both sides of one ratio alike."""
+    loads, builds, ratios = [], [], []
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        run(data)
-        best = min(best, time.perf_counter() - start)
-    return best
+        parse_s = cpu_seconds(parse_only, data)
+        build_s = cpu_seconds(pipeline, data)
+        loads.append(parse_s)
+        builds.append(build_s)
+        ratios.append(build_s / parse_s)
+    return statistics.median(loads), statistics.median(builds), statistics.median(ratios)
 
 
 def peak(run: Callable[[bytes], int], data: bytes) -> int:
@@ -154,21 +238,30 @@ def peak(run: Callable[[bytes], int], data: bytes) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--comments", default="5000,10000", help="comma-separated sizes")
+    parser.add_argument("--scales", default="1,2,4,8", help="comma-separated multiples of 1x")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     args = parser.parse_args()
     print(
-        f"{'comments':>8} {'MB':>6} {'parse s':>8} {'build s':>8} {'time x':>7} "
-        f"{'parse MB':>9} {'build MB':>9} {'mem x':>6}"
+        f"{'scale':>5} {'comments':>8} {'MB':>6} {'loads s':>8} {'build s':>8} {'time x':>7} "
+        f"{'s/MB vs 1x':>10} {'loads MB':>9} {'build MB':>9} {'mem x':>6}"
     )
-    for count in (int(n) for n in args.comments.split(",")):
-        data = make_document(count)
-        parse_s, build_s = timed(parse_only, data), timed(pipeline, data)
+    per_mb_1x = None
+    for scale in (int(n) for n in args.scales.split(",")):
+        data = make_document(scale)
+        megabytes = len(data) / 1e6
+        parse_s, build_s, ratio = paired(data, args.repeat)
         parse_m, build_m = peak(parse_only, data), peak(pipeline, data)
+        per_mb = build_s / megabytes
+        per_mb_1x = per_mb_1x or per_mb
         print(
-            f"{count:>8} {len(data) / 1e6:>6.1f} {parse_s:>8.3f} {build_s:>8.3f} "
-            f"{build_s / parse_s:>7.2f} {parse_m / 1e6:>9.1f} {build_m / 1e6:>9.1f} "
-            f"{build_m / parse_m:>6.2f}"
+            f"{scale:>4}x {COMMENTS_AT_1X * scale:>8} {megabytes:>6.1f} {parse_s:>8.3f} "
+            f"{build_s:>8.3f} {ratio:>7.2f} {per_mb / per_mb_1x:>10.2f} "
+            f"{parse_m / 1e6:>9.1f} {build_m / 1e6:>9.1f} {build_m / parse_m:>6.2f}"
         )
+    print()
+    print("CPU seconds, medians; time x: build-context / json.loads of the same bytes, the")
+    print("median of run-by-run ratios (goal: < 2 at every size); s/MB vs 1x: build time per")
+    print("MB against 1x (linear: about 1); memory: peak traced by tracemalloc in one run.")
 
 
 if __name__ == "__main__":

@@ -54,8 +54,6 @@ from tusk.render import render
 
 # A rough cost of one item's heading on top of its text, for counting what is left out.
 ITEM_OVERHEAD = 160
-# No item costs less than this in context.md (a heading with the shortest author and time).
-MIN_ITEM_SIZE = 40
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 UNTRUSTED_FLAG = "untrusted author: neither an allowed user nor a collaborator"
 CONTEXT_FILE = "context.md"
@@ -97,12 +95,15 @@ class Trust:
     collaborators: frozenset[str] | None  # None: fall back on author_association
 
     def trusted(self, node: Node) -> bool:
-        login = node.author.lower()
+        return self.trusts(node.author, node.author_association)
+
+    def trusts(self, login: str, association: str | None) -> bool:
+        login = login.lower()
         if login in self.allowed:
             return True
         if self.collaborators is not None:
             return login in self.collaborators
-        return (node.author_association or "").upper() in TRUSTED_ASSOCIATIONS
+        return (association or "").upper() in TRUSTED_ASSOCIATIONS
 
 
 def trust_of(settings: Settings, raw: RawContext) -> Trust:
@@ -179,16 +180,78 @@ def view_size(item: ItemView) -> int:
     """The characters ``item`` adds to context.md (the template's ``item`` macro): its
     heading, one line per flag, and its text with "> " before every line. The budget
     is spent in these, so many short lines or flagged authors cannot overrun it."""
-    heading = len(f"#### {item.kind} by @{item.author} · {item.when}") + 3
+    heading = _heading_size(item.kind, item.author, item.when, item.url)
     if item.detail:
         heading += len(item.detail) + 3
-    if item.url:
-        heading += len(item.url) + 11
     if item.is_trigger:
         heading += 48
-    flags = sum(len(flag) + 5 for flag in item.flags) + (1 if item.flags else 0)
-    text = item.text or "(empty)"
-    return heading + flags + len(text) + 2 * (text.count("\n") + 1) + 2
+    return heading + _flags_size(item.flags) + _text_size(item.text)
+
+
+def _heading_size(kind: str, author: str, when: str, url: str | None) -> int:
+    return len(f"#### {kind} by @{author} · {when}") + 3 + (len(url) + 11 if url else 0)
+
+
+def _flags_size(flags: Sequence[str]) -> int:
+    return sum(len(flag) + 5 for flag in flags) + (1 if flags else 0)
+
+
+def _text_size(text: str) -> int:
+    text = text or "(empty)"
+    return len(text) + 2 * (text.count("\n") + 1) + 2
+
+
+# The shortest time ``fmt_time`` writes.
+_SHORTEST_WHEN = "unknown time"
+# What every comment's heading costs whoever wrote it, whatever its link.
+_COMMENT_HEADING_FLOOR = _heading_size("comment", "", _SHORTEST_WHEN, None)
+
+
+def text_floor(body: str, *, exact_html: bool = False) -> int:
+    """A lower bound of ``_text_size`` of ``body`` once sanitised, without sanitising it.
+
+    Sanitising drops carriage returns, lengthens every other hidden character and
+    keeps every line break; only HTML comments remove text. A text that holds one
+    (once its carriage returns are gone) counts nothing, unless ``exact_html``
+    asks to sanitise it and measure.
+    """
+    if "\r" in body:
+        body = body.replace("\r", "")
+    if "<!--" in body:
+        return _text_size(sanitize(body).text) if exact_html else 0
+    return _text_size(body)
+
+
+def text_floors(bodies: Sequence[str]) -> list[int]:
+    """``text_floor`` of each body, looser and at a fraction of the cost: a text with
+    neither a carriage return nor a "<" (no HTML comment then) costs at least its
+    length plus one quoted line (``len + 4``); only the others take the slower road.
+    Both tests are single-character scans, the fastest a string offers."""
+    return [
+        len(body) + 4 if "<" not in body and "\r" not in body else text_floor(body)
+        for body in bodies
+    ]
+
+
+def comment_floor(comments: LazyNodes, index: int, trust: Trust) -> int:
+    """A lower bound of ``view_size`` of comment ``index`` as an ordinary (not trigger)
+    comment, read from its raw payload without validating it, so the 3:1 walk can
+    pass over a comment that cannot fit without building it.
+
+    Every part is one ``view_size`` counts, at its least: the author and link as
+    the model will read them (else nothing), the shortest time, the untrusted flag
+    when it is certain, and the text (``text_floor``).
+    """
+    actor = comments.first(index, "user", "author")
+    login = actor.get("login") if isinstance(actor, dict) else None
+    author = login if isinstance(login, str) else ""
+    url = comments.first(index, "html_url", "url")
+    link = safe_url(url) if isinstance(url, str) else None
+    size = _heading_size("comment", author, _SHORTEST_WHEN, link)
+    association = comments.first(index, "author_association", "authorAssociation")
+    if author and not trust.trusts(author, association if isinstance(association, str) else None):
+        size += _flags_size((UNTRUSTED_FLAG,))
+    return size + text_floor(comments.bodies()[index], exact_html=True)
 
 
 def with_gaps(
@@ -196,17 +259,19 @@ def with_gaps(
 ) -> tuple[ItemView | GapView, ...]:
     """Kept items in order, with a ``GapView`` for each run of left-out ones."""
     by_index = dict(zip(kept, items, strict=True))
-    runs = dict(gaps(kept, count))
     out: list[ItemView | GapView] = []
+    runs = gaps(kept, count)
+    run = 0
     index = 0
     while index < count:
-        if index in by_index:
-            out.append(by_index[index])
-            index += 1
-        else:
-            length = runs[index]
+        if run < len(runs) and runs[run][0] == index:
+            length = runs[run][1]
             out.append(GapView(count=length, chars=sum(sizes[index : index + length])))
             index += length
+            run += 1
+        else:
+            out.append(by_index[index])
+            index += 1
     return tuple(out)
 
 
@@ -456,19 +521,48 @@ class Measured(Sequence[int]):
         return self._cache[index]
 
 
+@dataclass(frozen=True)
+class Chosen:
+    """The 3:1 choice over a list of comments."""
+
+    kept: list[int]  # indices into the comments, in order
+    selection: Selection  # over the comments but the skipped one
+    rough: list[int]  # a cheap size of every comment, for counting what is left out
+    items: dict[int, ItemView]  # the kept comments, built
+
+
 def choose_comments(
     comments: LazyNodes, budget: int, *, make: ItemFactory, skip: int | None = None
-) -> tuple[list[int], Selection, list[int]]:
-    """The 3:1 choice over ``comments`` (indices into it), leaving out index ``skip``.
+) -> Chosen:
+    """The 3:1 choice over ``comments``, leaving out index ``skip``.
 
-    Returns the kept indices, the selection over the others, and a cheap size
-    (raw length + heading) of every comment, for counting what is left out.
+    A comment is built (validated, sanitised, measured) only when two lower
+    bounds of its size say it might fit: its text's, counted for all at once,
+    then its heading's and flags' from its raw payload.
     """
-    others = [i for i in range(len(comments)) if i != skip]
-    rough = [item_size(comments.body(i)) for i in range(len(comments))]
-    sizes = Measured(len(others), lambda i: view_size(make.item(comments[others[i]], "comment")))
-    selection = pick_by_ratio(sizes, budget, floor=MIN_ITEM_SIZE, rough=[rough[i] for i in others])
-    return [others[i] for i in selection.kept], selection, rough
+    bodies = comments.bodies()
+    rough = [len(body) + ITEM_OVERHEAD for body in bodies]
+    others: Sequence[int] = range(len(comments))
+    if skip is not None:
+        others = [i for i in others if i != skip]
+    floors = text_floors(bodies)
+    cheap = [_COMMENT_HEADING_FLOOR + floors[i] for i in others]
+    refined = Measured(len(others), lambda i: comment_floor(comments, others[i], make.trust))
+    built: dict[int, ItemView] = {}
+
+    def measure(i: int) -> int:
+        built[others[i]] = make.item(comments[others[i]], "comment")
+        return view_size(built[others[i]])
+
+    selection = pick_by_ratio(
+        Measured(len(others), measure),
+        budget,
+        floor=min(cheap, default=0),
+        rough=[rough[i] for i in others],
+        bounds=(cheap, refined),
+    )
+    kept = [others[i] for i in selection.kept]
+    return Chosen(kept, selection, rough, {i: built[i] for i in kept})
 
 
 def _conversation(
@@ -476,27 +570,24 @@ def _conversation(
 ) -> tuple[SectionView, dict[str, int]]:
     trigger_index = None
     if trigger.type in ("issue_comment", "discussion_comment"):
-        trigger_index = next(
-            (i for i in range(len(comments)) if trigger.id in comments.ids(i)), None
-        )
+        trigger_index = comments.index_of(trigger.id)
     trigger_size = (
         view_size(make.item(comments[trigger_index], "comment", is_trigger=True, body=trigger.body))
         if trigger_index is not None
         else 0
     )
-    kept, selection, rough = choose_comments(
-        comments, budget - trigger_size, make=make, skip=trigger_index
-    )
+    chosen = choose_comments(comments, budget - trigger_size, make=make, skip=trigger_index)
+    selection, kept = chosen.selection, chosen.kept
     if trigger_index is not None:
         kept = sorted([*kept, trigger_index])
     items = [
         # The trigger is shown whole, with its text frozen at the mention.
         make.item(comments[i], "comment", is_trigger=True, body=trigger.body)
         if i == trigger_index
-        else make.item(comments[i], "comment")
+        else chosen.items[i]
         for i in kept
     ]
-    entries = with_gaps(items, kept, len(comments), rough)
+    entries = with_gaps(items, kept, len(comments), chosen.rough)
     total = len(comments) - (trigger_index is not None)
     note = (
         f"{len(selection.kept)} of {total} other comments kept, chosen newest to oldest "
@@ -614,13 +705,14 @@ def _linked(
             continue
         remaining -= description_size
         kept_count += 1
-        kept, selection, rough = choose_comments(linked.comments, remaining, make=maker)
-        remaining -= selection.kept_chars
-        left_chars += selection.left_out_chars
-        items = [maker.item(linked.comments[i], "comment") for i in kept]
+        chosen = choose_comments(linked.comments, remaining, make=maker)
+        kept = chosen.kept
+        remaining -= chosen.selection.kept_chars
+        left_chars += chosen.selection.left_out_chars
+        items = [chosen.items[i] for i in kept]
         entries = (
             description,
-            *with_gaps(items, kept, len(linked.comments), rough),
+            *with_gaps(items, kept, len(linked.comments), chosen.rough),
         )
         views.append(
             LinkedIssueView(

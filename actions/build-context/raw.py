@@ -74,13 +74,14 @@ class LazyNodes(Sequence[Node]):
     """Comments validated one at a time, on first use.
 
     A thread may hold thousands of comments and the context keeps a few, so
-    only what is read is modelled; ``body`` and ``ids`` read the raw
-    payload cheaply for sizing and for finding the trigger.
+    only what is read is modelled; ``bodies``, ``first`` and ``index_of``
+    read the raw payload cheaply for sizing and for finding the trigger.
     """
 
     def __init__(self, items: Sequence[Any] = ()) -> None:
         self._items = [item for item in items if isinstance(item, dict)]
         self._cache: dict[int, Node] = {}
+        self._bodies: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -107,10 +108,29 @@ class LazyNodes(Sequence[Node]):
         value = self._items[index].get("body")
         return value if isinstance(value, str) else ""
 
-    def ids(self, index: int) -> tuple[str, ...]:
-        """The REST id and the GraphQL node id, whichever are present, as strings."""
+    def bodies(self) -> list[str]:
+        """Every comment's raw text ("" when missing), in order; read once."""
+        if self._bodies is None:
+            self._bodies = [
+                body if isinstance(body := item.get("body"), str) else "" for item in self._items
+            ]
+        return self._bodies
+
+    def index_of(self, wanted: str) -> int | None:
+        """The first comment whose REST id or GraphQL node id is ``wanted``."""
+        for index, item in enumerate(self._items):
+            rest_id, node_id = item.get("id"), item.get("node_id")
+            if (rest_id is not None and str(rest_id) == wanted) or (
+                node_id is not None and str(node_id) == wanted
+            ):
+                return index
+        return None
+
+    def first(self, index: int, *aliases: str) -> Any:
+        """The raw value under the first of ``aliases`` the payload has, as the models'
+        ``AliasChoices`` pick it (a key present with null counts); None without any."""
         item = self._items[index]
-        return tuple(str(item[key]) for key in ("id", "node_id") if item.get(key) is not None)
+        return next((item[key] for key in aliases if key in item), None)
 
 
 def _lazy_nodes(value: Any) -> LazyNodes:

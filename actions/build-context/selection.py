@@ -49,18 +49,19 @@ class Selection:
 
 
 def visit_order(count: int, newest_per_oldest: int = NEWEST_PER_OLDEST) -> list[int]:
-    """Indices 0..count-1 (oldest first) in the 3:1 newest-to-oldest visiting order."""
-    order: list[int] = []
-    low, high = 0, count - 1
-    step = 0
-    while low <= high:
-        if step % (newest_per_oldest + 1) < newest_per_oldest:
-            order.append(high)
-            high -= 1
-        else:
-            order.append(low)
-            low += 1
-        step += 1
+    """Indices 0..count-1 (oldest first) in the 3:1 newest-to-oldest visiting order.
+
+    Step ``s`` of the walk takes the oldest unvisited index when ``s`` is the last
+    of a cycle of ``newest_per_oldest + 1`` steps, else the newest; every step
+    takes one, so the two ends meet after ``count`` steps. Built by slices.
+    """
+    cycle = newest_per_oldest + 1
+    oldest = count // cycle
+    newest = list(range(count - 1, oldest - 1, -1))
+    order = [0] * count
+    order[newest_per_oldest::cycle] = range(oldest)
+    for step in range(newest_per_oldest):
+        order[step::cycle] = newest[step::newest_per_oldest]
     return order
 
 
@@ -70,25 +71,34 @@ def pick_by_ratio(
     *,
     floor: int = 0,
     rough: Sequence[int] | None = None,
+    bounds: Sequence[Sequence[int]] = (),
 ) -> Selection:
     """Choose comments by the 3:1 rule so that their sizes sum to at most ``budget``.
 
+    ``sizes`` may be a lazy sequence that measures on access; cheap numbers
+    spare it. Each of ``bounds`` (cheapest first) holds a lower bound of every
+    item's size: an item with a bound over what is left cannot fit, so it is
+    left out unmeasured, which is the choice measuring it would make.
     ``floor`` is the least any item can cost: once less than that is left, the
-    walk stops without measuring the rest, so ``sizes`` may be a lazy sequence
-    that measures on access. ``left_out_chars`` is summed over ``rough`` (a
-    cheap size for every item; ``sizes`` when not given).
+    walk stops. ``left_out_chars`` is summed over ``rough`` (a cheap size for
+    every item; ``sizes`` when not given).
     """
     remaining = max(budget, 0)
-    kept: set[int] = set()
+    kept: list[int] = []
     for index in visit_order(len(sizes)):
         if remaining < floor or remaining == 0:
             break
-        size = sizes[index]
-        if size <= remaining:
-            kept.add(index)
-            remaining -= size
+        for bound in bounds:
+            if bound[index] > remaining:
+                break
+        else:
+            size = sizes[index]
+            if size <= remaining:
+                kept.append(index)
+                remaining -= size
     kept_sorted = tuple(sorted(kept))
-    left_out = tuple(i for i in range(len(sizes)) if i not in kept)
+    kept_set = set(kept_sorted)
+    left_out = tuple(i for i in range(len(sizes)) if i not in kept_set)
     cheap = sizes if rough is None else rough
     return Selection(
         kept=kept_sorted,
@@ -100,18 +110,18 @@ def pick_by_ratio(
 
 
 def gaps(kept_indices: Iterable[int], count: int) -> list[tuple[int, int]]:
-    """Runs of left-out indices among 0..count-1 as (first, length), in order."""
+    """Runs of left-out indices among 0..count-1 as (first, length), in order.
+
+    Only the kept indices are walked, so a long thread with few kept costs little.
+    """
     runs: list[tuple[int, int]] = []
-    kept = set(kept_indices)
-    index = 0
-    while index < count:
-        if index in kept:
-            index += 1
-            continue
-        start = index
-        while index < count and index not in kept:
-            index += 1
-        runs.append((start, index - start))
+    start = 0
+    for index in sorted(i for i in set(kept_indices) if 0 <= i < count):
+        if index > start:
+            runs.append((start, index - start))
+        start = index + 1
+    if start < count:
+        runs.append((start, count - start))
     return runs
 
 
