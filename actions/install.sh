@@ -3,15 +3,20 @@
 #
 # On GitHub the runner's system Python refuses pip installs (PEP 668), so Tusk
 # goes into a virtualenv under $RUNNER_TEMP, created once per job and put on
-# $GITHUB_PATH for later steps. When a `tusk` of the same version is already on
-# PATH (a self-hosted runner, or the local act runs of the demo and tests),
-# nothing is installed.
+# $GITHUB_PATH for later steps. When the `tusk` already on PATH runs the code of
+# this very checkout (an editable install: the local act runs of the demo and
+# tests), nothing is installed.
 set -euo pipefail
 root="$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-want="$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/pyproject.toml" | head -n 1)"
 
-if command -v tusk >/dev/null 2>&1 && [ "$(tusk --version 2>/dev/null)" = "tusk $want" ]; then
-  exit 0
+if found="$(command -v tusk 2>/dev/null)"; then
+  python="$(dirname "$found")/python"
+  if [ -x "$python" ]; then
+    installed="$("$python" -c 'import os, tusk; print(os.path.realpath(tusk.__file__))' 2>/dev/null || true)"
+    if [ "$installed" = "$(realpath "$root/tusk/__init__.py")" ]; then
+      exit 0
+    fi
+  fi
 fi
 
 venv="${RUNNER_TEMP:-/tmp}/tusk-venv"

@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def build_poller(config: str | None) -> Poller:
     settings = load_settings(resolve_config_path(config))
     secrets = load_secrets()
+    secrets.require("bot_token", "dispatch_token")  # every missing one named at once
     bot = gateway_from_secrets(secrets, "bot")
     dispatcher = gateway_from_secrets(secrets, "dispatch")
     store = StateStore(bot, settings)

@@ -7,4 +7,20 @@ pyproject.toml: ``tusk.poller`` (poller/), ``tusk.mcp_server`` (mcp_server/),
 ``tusk.templates`` (templates/).
 """
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The version setuptools-scm derived from git tags when Tusk was installed."""
+    try:
+        from tusk._version import version  # written at install time, never committed
+    except ImportError:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as installed_version
+
+        try:
+            return installed_version("tusk")
+        except PackageNotFoundError:
+            return "0.0.0+unknown"
+    return str(version)
+
+
+__version__ = _version()

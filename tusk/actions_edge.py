@@ -1,8 +1,11 @@
 """The GitHub Actions edge: outputs, step summary, annotations, masking.
 
-Every action writes through these helpers so escaping is done once. Outside
-Actions (``tusk <step>`` on a laptop) outputs and the summary fall back to
-stderr-friendly no-ops, so the same code runs in both places.
+Every action writes through these helpers so escaping is done once. Workflow
+commands (``::error::``, ``::group::``, ``::add-mask::``) are printed only
+under Actions (``GITHUB_ACTIONS=true``); on a laptop (``tusk <step>``) errors
+and warnings are plain ``error: ...`` / ``warning: ...`` lines on stderr,
+outputs go to stderr and the summary is dropped, so the same code runs in both
+places and nothing is said twice.
 """
 
 from __future__ import annotations
@@ -35,21 +38,40 @@ def _command(name: str, message: str, properties: Mapping[str, str] | None = Non
     return f"::{name}{props}::{escape_data(message)}"
 
 
+def _plain(level: str, title: str, detail: str) -> None:
+    """Outside Actions: one readable line (plus the detail's own lines) on stderr."""
+    text = f"{title}: {detail}" if detail else title
+    print(f"{level}: {text}", file=sys.stderr, flush=True)
+
+
 def error(title: str, *, detail: str = "") -> None:
-    """An ``::error::`` annotation with ``title``; ``detail`` becomes the message."""
+    """An ``::error::`` annotation with ``title``; ``detail`` becomes the message.
+    Outside Actions: ``error: title: detail`` on stderr."""
+    if not in_actions():
+        _plain("error", title, detail)
+        return
     print(_command("error", detail or title, {"title": title} if detail else None), flush=True)
 
 
 def warning(title: str, *, detail: str = "") -> None:
+    if not in_actions():
+        _plain("warning", title, detail)
+        return
     print(_command("warning", detail or title, {"title": title} if detail else None), flush=True)
 
 
 def notice(message: str) -> None:
+    if not in_actions():
+        print(message, file=sys.stderr, flush=True)
+        return
     print(_command("notice", message), flush=True)
 
 
 def mask(secret: str) -> None:
-    """Ask the runner to hide ``secret`` in every later log line."""
+    """Ask the runner to hide ``secret`` in every later log line (only under Actions:
+    elsewhere the command would only print the secret)."""
+    if not in_actions():
+        return
     for line in secret.splitlines() or [secret]:
         if line.strip():
             print(f"::add-mask::{escape_data(line)}", flush=True)
@@ -80,8 +102,13 @@ def append_summary(markdown: str) -> None:
 
 
 def group(title: str) -> None:
+    """Fold the following log lines under ``title`` (Actions); a heading elsewhere."""
+    if not in_actions():
+        print(f"== {title}", file=sys.stderr, flush=True)
+        return
     print(f"::group::{escape_data(title)}", flush=True)
 
 
 def end_group() -> None:
-    print("::endgroup::", flush=True)
+    if in_actions():
+        print("::endgroup::", flush=True)

@@ -61,6 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.live:
         return run_live(args)
+    ignored = [f"--{name}" for name in ("repo", "config") if getattr(args, name)]
+    if ignored:
+        raise UserError(
+            f"{' and '.join(ignored)} only apply to --live",
+            "The offline demo runs on its own local GitHub and tusk.yml. To run on real "
+            "GitHub: tusk demo --live --repo owner/name [--config tusk.yml].",
+        )
     return run_offline(args.workdir)
 
 

@@ -2,8 +2,10 @@
 
 ``UserError`` is a problem the user can fix (bad config, bad input, a refused
 call): it carries what was wrong and what to do, and reaches the user as an
-``::error::`` annotation plus the step summary. Anything else is a bug and
-keeps its traceback. Both exit non-zero.
+``::error::`` annotation plus the step summary under Actions, as an ``error:``
+line elsewhere. A ``TuskError`` raised on purpose (GitHub refused a request,
+GitHub could not be reached) is one line too. Anything else is a bug and keeps
+its traceback. ``--debug`` adds the traceback to every kind. All exit non-zero.
 """
 
 from __future__ import annotations
@@ -42,22 +44,38 @@ class InputError(UserError):
     """A step or command was given input it cannot use."""
 
 
-def report_and_exit_code(error: BaseException) -> int:
+def is_network_failure(error: BaseException) -> bool:
+    """GitHub (or another endpoint) could not be reached: not a bug, one line is enough."""
+    import requests
+
+    return isinstance(error, (requests.ConnectionError, requests.Timeout, ConnectionError))
+
+
+def report_and_exit_code(error: BaseException, *, debug: bool = False) -> int:
     """Tell the user about ``error`` the right way and return the exit code."""
     # Imported here: the Actions edge imports this module for UserError.
     from tusk import actions_edge
 
+    if debug:
+        traceback.print_exception(error, file=sys.stderr)
     if isinstance(error, UserError):
-        actions_edge.error(error.title, detail=error.hint)
         actions_edge.append_summary(f"### ❌ {error.title}\n\n{error.hint}\n")
-        print(f"error: {error.title}", file=sys.stderr)
-        if error.hint:
-            print(error.hint, file=sys.stderr)
+        if actions_edge.in_actions():
+            actions_edge.error(error.title, detail=error.hint)
+        else:
+            print(f"error: {error.title}", file=sys.stderr)
+            if error.hint:
+                print(error.hint, file=sys.stderr)
         return 1
-    traceback.print_exception(error, file=sys.stderr)
-    if isinstance(error, TuskError):
-        # Raised on purpose (e.g. a GitHubError): its message already says what to do.
-        actions_edge.error(f"Tusk stopped: {type(error).__name__}", detail=str(error))
+    if isinstance(error, TuskError) or is_network_failure(error):
+        # Raised on purpose (e.g. a GitHubError) or the network: the message says what
+        # to do, and a traceback would bury it (``--debug`` shows it).
+        message = " ".join(str(error).split()) or type(error).__name__
+        actions_edge.error(f"Tusk stopped: {type(error).__name__}", detail=message)
+        if not debug and not actions_edge.in_actions():
+            print("(run again with --debug for the traceback)", file=sys.stderr)
         return 1
+    if not debug:
+        traceback.print_exception(error, file=sys.stderr)
     actions_edge.error(f"Tusk failed unexpectedly: {type(error).__name__}: {error}")
     return 1

@@ -18,20 +18,56 @@ def test_property_escaping_also_covers_colon_and_comma() -> None:
     assert actions_edge.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
 
 
-def test_error_annotation_escapes_title_and_detail(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def in_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+
+
+@pytest.fixture
+def on_a_laptop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+def test_error_annotation_escapes_title_and_detail(
+    in_actions: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     actions_edge.error("Bad: config, really", detail="line one\nline two 100%")
     out = capsys.readouterr().out
     assert out == "::error title=Bad%3A config%2C really::line one%0Aline two 100%25\n"
 
 
-def test_warning_without_detail_uses_title_as_message(capsys: pytest.CaptureFixture[str]) -> None:
+def test_warning_without_detail_uses_title_as_message(
+    in_actions: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     actions_edge.warning("careful\n::error::no")
     assert capsys.readouterr().out == "::warning::careful%0A::error::no\n"
 
 
-def test_mask_announces_every_line_of_a_secret(capsys: pytest.CaptureFixture[str]) -> None:
+def test_mask_announces_every_line_of_a_secret(
+    in_actions: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     actions_edge.mask("first\nsecond\n\n")
     assert capsys.readouterr().out == "::add-mask::first\n::add-mask::second\n"
+
+
+def test_outside_actions_no_workflow_command_is_printed(
+    on_a_laptop: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a laptop `::error::` lines would only double every message (and a mask
+    command would print the very secret it hides)."""
+    actions_edge.error("Bad config", detail="bot: required key is missing")
+    actions_edge.warning("careful")
+    actions_edge.mask("s3cret")
+    actions_edge.group("Claude Code: Main session")
+    actions_edge.end_group()
+    captured = capsys.readouterr()
+    assert "::" not in captured.out + captured.err
+    assert "s3cret" not in captured.out + captured.err
+    assert captured.err.splitlines() == [
+        "error: Bad config: bot: required key is missing",
+        "warning: careful",
+        "== Claude Code: Main session",
+    ]
 
 
 def test_outputs_use_heredoc_form_safe_for_newlines(

@@ -211,15 +211,16 @@ def test_cli_config_check_uses_tusk_config_then_cwd(
 
 
 def test_cli_config_check_reports_every_problem_and_fails(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     path = tmp_path / "bad.yml"
     path.write_text("bot: tusk-bot\nstaged: maybe\nextra: 1\n", encoding="utf-8")
     assert cli.main(["config", "check", str(path)]) == 1
     captured = capsys.readouterr()
     for key in ("control_repo", "allowed_users", "staged", "extra"):
         assert f"  - {key}: " in captured.err
-    assert captured.out.startswith("::error title=")
+    assert captured.out == ""  # no ::error:: annotation outside Actions
 
 
 def test_cli_config_schema_prints_the_settings_schema(capsys: pytest.CaptureFixture[str]) -> None:

@@ -169,7 +169,7 @@ def test_six_identical_calls_are_killed_labelled_bug_and_left_open(
     result = e2e.run(script)
     assert result.outcome.kind == "loop"
     assert "6 consecutive identical calls to Bash" in result.outcome.detail
-    assert "::error title=Stopping Claude Code (loop)::6 consecutive" in capsys.readouterr().out
+    assert "error: Stopping Claude Code (loop): 6 consecutive" in capsys.readouterr().err
     bash_results = [r for r in e2e.tool_results() if r == "same"]
     assert len(bash_results) == 6  # stopped at the sixth, not after
     issue = e2e.log_issue()
@@ -244,10 +244,10 @@ def test_duplicate_and_over_limit_writes_are_refused_and_listed(
     # The step log shows each refusal too (MISSION L1), once.
     logged = [
         line
-        for line in capsys.readouterr().out.splitlines()
-        if line.startswith("::warning title=Refused by the MCP server::")
+        for line in capsys.readouterr().err.splitlines()
+        if line.startswith("warning: Refused by the MCP server: ")
     ]
-    assert [line.split(": ")[2] for line in logged] == [
+    assert [line.split(": ")[4] for line in logged] == [
         "DUPLICATE_WRITE",
         "LIMIT_EXCEEDED",
         "LIMIT_EXCEEDED",
@@ -408,7 +408,7 @@ def test_without_root_outside_actions_the_run_says_isolation_is_off_and_goes_on(
     result = e2e.run(script)
     assert result.outcome.kind == "completed", result.outcome
     assert e2e.tool_results()[0].strip() == pwd.getpwuid(os.getuid()).pw_name
-    assert "::warning title=User isolation is off::OFF: not root" in capsys.readouterr().out
+    assert "warning: User isolation is off: OFF: not root" in capsys.readouterr().err
     assert "- isolation: OFF: not root" in e2e.log_comments()[0]
 
 

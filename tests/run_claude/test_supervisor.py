@@ -89,9 +89,7 @@ def test_a_loop_is_stopped_with_sigterm_and_the_reason_recorded(
     session, saved = start(tmp_path, events, then="wait")
     # The kill is in the step log too (MISSION L1), as an error annotation.
     assert session.stop is not None
-    assert f"::error title=Stopping Claude Code (loop)::{session.stop.reason}" in (
-        capsys.readouterr().out
-    )
+    assert f"error: Stopping Claude Code (loop): {session.stop.reason}" in (capsys.readouterr().err)
     assert session.exit_code == 143
     assert session.stop is not None and session.stop.kind == "loop"
     stopped = [json.loads(line) for line in saved.splitlines() if '"type": "tusk"' in line]
@@ -156,7 +154,7 @@ def test_the_mcp_servers_loop_report_stops_the_session(
     assert session.exit_code == 143
     assert session.stop is not None and session.stop.kind == "mcp_loop"
     assert '"repeats": 6' in session.stop.reason
-    assert "::error title=Stopping Claude Code (mcp_loop)::" in capsys.readouterr().out
+    assert "error: Stopping Claude Code (mcp_loop): " in capsys.readouterr().err
 
 
 def test_an_old_loop_report_does_not_stop_a_new_session(tmp_path: Path) -> None:
