@@ -1,17 +1,26 @@
 """Run Tusk's workflows offline under ``act``, the way GitHub would run them.
 
 The demo and the workflow tests use this to play GitHub Actions: a control
-repository folder is laid out with ``workflows/*.yml`` in ``.github/workflows``,
-and each ``repository_dispatch`` the local GitHub recorded is replayed as an
-``act`` run in host mode. Remote actions are mapped to local folders: Tusk's
-own actions to this checkout, ``actions/upload-artifact`` to the local
-stand-in that stores artifacts in the local GitHub.
+repository folder holds the callers ``tusk init`` writes (or the ones a test
+wrote with ``tusk init`` itself), and each ``repository_dispatch`` the local
+GitHub recorded is replayed as an ``act`` run in host mode. Remote code is
+mapped to local folders, the way act's ``--local-repository`` allows:
+
+- the callers' ``uses: OWNER/REPO/.github/workflows/tusk-*.yml@REF`` and the
+  reusable workflows' own checkout of Tusk at that ref → this checkout;
+- ``actions/checkout`` of another repository → the local checkout stand-in,
+  which links the mapped folder (act copies the workflow's own repository itself);
+- ``actions/upload-artifact`` → the stand-in that stores artifacts in the local
+  GitHub.
+The pinned refs of the third-party actions are read from Tusk's own workflow
+and action files, so a new pin needs no change here.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,9 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PUBLISHED_AS = "tusk-platform/tusk@v1"
-"""How the workflows reference Tusk's actions (``uses: tusk-platform/tusk/actions/<step>@v1``)."""
+"""The Tusk a control repository calls by default (``uses: tusk-platform/tusk/...@v1``)."""
 
-UPLOAD_ARTIFACT = "actions/upload-artifact@v4"
+STAND_INS = {"actions/checkout": "checkout", "actions/upload-artifact": "upload-artifact"}
+_THIRD_PARTY = re.compile(r"uses:\s*(actions/(?:checkout|upload-artifact)@[0-9A-Za-z._-]+)")
+
+
+def third_party_refs(root: Path) -> set[str]:
+    """Every ``actions/checkout@...`` and ``actions/upload-artifact@...`` Tusk uses."""
+    files = [*root.glob(".github/workflows/*.yml"), *root.glob("actions/*/action.yml")]
+    return {ref for file in files for ref in _THIRD_PARTY.findall(file.read_text("utf-8"))}
 
 
 def project_root() -> Path:
@@ -60,7 +76,11 @@ class ActResult:
 
 
 class ControlRepo:
-    """A throwaway control-repository folder with Tusk's workflows installed."""
+    """A throwaway control-repository folder whose callers call this checkout of Tusk.
+
+    Without ``existing`` the callers are written as ``tusk init`` writes them, for
+    ``tusk_ref``; with it the folder already holds them (a test ran ``tusk init``).
+    """
 
     def __init__(
         self,
@@ -68,18 +88,24 @@ class ControlRepo:
         *,
         repo: str = "alice/tusk-control",
         config_text: str | None = None,
+        tusk_ref: str = PUBLISHED_AS,
+        existing: bool = False,
     ) -> None:
+        from tusk.init import TuskRef, caller_files
+
         self.root = Path(base or tempfile.mkdtemp(prefix="tusk-control-"))
         self.root.mkdir(parents=True, exist_ok=True)
         self.repo = repo
+        self.tusk_ref = str(TuskRef.parse(tusk_ref))
         if config_text is not None:
             (self.root / "tusk.yml").write_text(config_text, encoding="utf-8")
         self.home = self.root / ".act-home"
         root = project_root()
-        workflows = self.root / ".github" / "workflows"
-        workflows.mkdir(parents=True, exist_ok=True)
-        for source in sorted((root / "workflows").glob("*.yml")):
-            shutil.copyfile(source, workflows / source.name)
+        if not existing:
+            for name, text in caller_files(TuskRef.parse(tusk_ref)).items():
+                path = self.root / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
         # Tusk "as published": a folder of links to this checkout's top-level entries,
         # so act's copy of the action repository is a few bytes (not .venv and
         # node_modules) while "$GITHUB_ACTION_PATH/../.." still holds pyproject.toml,
@@ -94,7 +120,10 @@ class ControlRepo:
                 link.symlink_to(entry, target_is_directory=True)
             else:  # act does not follow a linked action.yml at the root
                 shutil.copyfile(entry, link)
-        self.upload_stand_in = root / "sandbox" / "stand-ins" / "upload-artifact"
+        self.stand_ins = {
+            ref: root / "sandbox" / "stand-ins" / STAND_INS[ref.split("@")[0]]
+            for ref in sorted(third_party_refs(root))
+        }
         self.home.mkdir(exist_ok=True)
         if not (self.root / ".git").exists():
             git = ["git", "-c", "user.name=tusk", "-c", "user.email=tusk@localhost"]
@@ -137,10 +166,12 @@ class ControlRepo:
             "--secret-file", str(secret_file),
             "--env", f"GITHUB_API_URL={api_url}",
             "--env", f"GITHUB_REPOSITORY={self.repo}",
-            "--local-repository", f"{PUBLISHED_AS}={self.published}",
+            "--local-repository", f"{self.tusk_ref}={self.published}",
+            # The reusable workflows check Tusk out at the callers' ref: the stand-in links it.
+            "--env", f"TUSK_ACT_REPOSITORIES={self.tusk_ref}={self.published}",
         ]  # fmt: skip
-        if self.upload_stand_in.is_dir():
-            command += ["--local-repository", f"{UPLOAD_ARTIFACT}={self.upload_stand_in}"]
+        for ref, folder in self.stand_ins.items():
+            command += ["--local-repository", f"{ref}={folder}"]
         for key, value in (env or {}).items():
             command += ["--env", f"{key}={value}"]
         for key, value in (variables or {}).items():

@@ -134,6 +134,9 @@ COMMANDS: tuple[Command, ...] = (
         "config", "tusk.config_cli", "check tusk.yml or print its JSON Schema", ("TUSK_CONFIG",)
     ),
     Command(
+        "init", "tusk.init", "write a ready control repository: workflows, tusk.yml, secrets list"
+    ),
+    Command(
         "sandbox",
         "tusk.sandbox.cli",
         "local stand-ins: the GitHub and the scripted model",

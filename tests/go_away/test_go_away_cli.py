@@ -15,7 +15,7 @@ from go_away_world import BOT, CONTROL, request, scenario
 from tusk.cli import main as tusk_main
 
 ACTION_DIR = Path(__file__).resolve().parents[2] / "actions" / "go-away"
-WORKFLOWS = Path(__file__).resolve().parents[2] / "workflows"
+REUSABLE = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "tusk-go-away.yml"
 
 
 @pytest.fixture
@@ -142,7 +142,10 @@ def test_readme_tables_list_exactly_the_inputs_and_outputs() -> None:
 
 
 def test_workflow_jobs_are_guarded_against_other_dispatches() -> None:
-    for name in ("go-away.yml", "tusk-go-away.yml"):
-        workflow = yaml.safe_load((WORKFLOWS / name).read_text())
+    from tusk.init import TuskRef, caller_files
+
+    caller = caller_files(TuskRef.parse("acme/tusk@v1"))[".github/workflows/go-away.yml"]
+    for text in (caller, REUSABLE.read_text()):
+        workflow = yaml.safe_load(text)
         for job in workflow["jobs"].values():
             assert job["if"] == "github.event.action == 'tusk-go-away'"

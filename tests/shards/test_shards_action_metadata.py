@@ -27,5 +27,8 @@ def test_actions_run_the_tusk_command_of_their_own_step(folder):
 def test_receive_shard_stores_through_upload_artifact_v4():
     steps = load(ACTIONS[0])["runs"]["steps"]
     uploads = [step for step in steps if step.get("uses", "").startswith("actions/upload-artifact")]
-    assert [step["uses"] for step in uploads] == ["actions/upload-artifact@v4"]
+    # v4.6.2, pinned by commit.
+    assert [step["uses"] for step in uploads] == [
+        "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02"
+    ]
     assert "artifact-name" in uploads[0]["with"]["name"]

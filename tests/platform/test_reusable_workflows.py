@@ -1,0 +1,125 @@
+"""Tusk's reusable workflows: callable from another repository, never started by
+this one, pinned third-party actions, no persisted credentials, and one way of
+finding the Tusk release the caller named."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tusk.init import TuskRef, caller_files
+
+ROOT = Path(__file__).resolve().parents[2]
+REUSABLE = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+ACTIONS = sorted((ROOT / "actions").glob("*/action.yml"))
+SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def steps_of(document: dict[str, Any]) -> list[dict[str, Any]]:
+    if "runs" in document:
+        return list(document["runs"]["steps"])
+    return [step for job in document["jobs"].values() for step in job.get("steps") or []]
+
+
+def test_the_three_reusable_workflows_live_where_github_can_call_them() -> None:
+    assert [p.name for p in REUSABLE] == ["tusk-agent.yml", "tusk-go-away.yml", "tusk-poll.yml"]
+    assert not (ROOT / "workflows").exists()
+
+
+@pytest.mark.parametrize("path", REUSABLE, ids=lambda p: p.name)
+def test_reusable_workflows_only_run_when_called(path: Path) -> None:
+    """Tusk's own repository never starts them: no push, schedule or dispatch trigger."""
+    triggers = load(path)[True]  # YAML 1.1 reads the key `on` as True
+    assert list(triggers) == ["workflow_call"]
+    assert load(path)["permissions"] == {"contents": "read"}
+
+
+@pytest.mark.parametrize("path", REUSABLE + ACTIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_third_party_actions_are_pinned_by_commit_and_checkouts_keep_no_credentials(
+    path: Path,
+) -> None:
+    text = path.read_text(encoding="utf-8")
+    for step in steps_of(load(path)):
+        uses = step.get("uses")
+        if uses is None or uses.startswith("./"):
+            continue
+        assert SHA_PIN.match(uses), f"{path.name}: {uses} is not pinned to a commit"
+        # The version the commit is, for people: `uses: x@<sha> # vN.N.N`.
+        assert re.search(re.escape(uses) + r" # v\d+\.\d+\.\d+", text), uses
+        if uses.startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False, f"{path.name}: {step}"
+
+
+@pytest.mark.parametrize("path", REUSABLE, ids=lambda p: p.name)
+def test_tusk_runs_its_own_actions_from_the_release_the_caller_named(path: Path) -> None:
+    steps = steps_of(load(path))
+    ours = [s["uses"] for s in steps if s.get("uses", "").startswith("./")]
+    assert ours and all(u == "./.tusk" or u.startswith("./.tusk/actions/") for u in ours)
+    assert "tusk-platform" not in path.read_text(encoding="utf-8")
+    locate = [s for s in steps if s.get("id") == "tusk"]
+    checkout = [s for s in steps if s.get("with", {}).get("path") == ".tusk"]
+    assert locate and len(locate) == len(checkout)
+    for step in checkout:
+        assert step["with"]["repository"] == "${{ steps.tusk.outputs.repository }}"
+        assert step["with"]["ref"] == "${{ steps.tusk.outputs.ref }}"
+
+
+def test_every_job_finds_tusk_the_same_way() -> None:
+    located = [s for p in REUSABLE for s in steps_of(load(p)) if s.get("id") == "tusk"]
+    assert len(located) == 4  # agent: receive and agent jobs; poll; go-away
+    assert all(step == located[0] for step in located)
+    assert "${{" not in located[0]["run"]
+
+
+def run_locate(tmp_path: Path, files: dict[str, str], tusk_ref: str = "", caller: str = "") -> str:
+    """Run the locate step's script as the runner would (shell: python3 {0})."""
+    import os
+    import subprocess
+    import sys
+
+    script = next(s for s in steps_of(load(REUSABLE[0])) if s.get("id") == "tusk")["run"]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    output = tmp_path / "output"
+    output.write_text("")
+    env = {
+        "PATH": os.environ["PATH"],
+        "TUSK_REF": tusk_ref,
+        "CALLER": caller,
+        "GITHUB_OUTPUT": str(output),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    return output.read_text() if done.returncode == 0 else "FAILED: " + done.stdout
+
+
+def test_locate_reads_the_ref_from_the_callers(tmp_path: Path) -> None:
+    files = caller_files(TuskRef.parse("acme/tusk@v2.1.0"))
+    assert run_locate(tmp_path, files) == "repository=acme/tusk\nref=v2.1.0\n"
+
+
+def test_locate_prefers_the_calling_workflow_on_github(tmp_path: Path) -> None:
+    files = {
+        **caller_files(TuskRef.parse("acme/tusk@v2")),
+        ".github/workflows/old.yml": "x:\n  uses: acme/tusk/.github/workflows/tusk-poll.yml@v1\n",
+    }
+    caller = "alice/control/.github/workflows/agent.yml@refs/heads/main"
+    assert run_locate(tmp_path, files, caller=caller) == "repository=acme/tusk\nref=v2\n"
+    assert run_locate(tmp_path, files).startswith("FAILED: ::error title=Which Tusk?::")
+
+
+def test_locate_takes_an_explicit_ref_and_refuses_a_malformed_one(tmp_path: Path) -> None:
+    assert run_locate(tmp_path, {}, tusk_ref="me/tusk-fork@main") == (
+        "repository=me/tusk-fork\nref=main\n"
+    )
+    assert "is not OWNER/REPO@REF" in run_locate(tmp_path, {}, tusk_ref="me/tusk-fork")
