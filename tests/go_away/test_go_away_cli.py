@@ -113,7 +113,7 @@ def test_every_input_reaches_the_step_through_env() -> None:
         match
         for step in steps
         for value in (step.get("env") or {}).values()
-        for match in re.findall(r"\$\{\{\s*inputs\.([a-z-]+)\s*\}\}", str(value))
+        for match in re.findall(r"inputs\.([a-z-]+)", str(value))
     }
     assert mapped == set(action()["inputs"])
 
