@@ -261,6 +261,7 @@ def main() -> int:
             runtime = mcp_server.build_runtime(
                 settings=settings,
                 config=config,
+                scope=mcp_server.read_scope(settings, context),
                 read_gateway=read_gw,
                 write_gateway=write_gw,
                 run_dir=folder / "run",

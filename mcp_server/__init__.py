@@ -5,5 +5,6 @@
 - ``runtime``: what happens to every call: throttle, policy gate, staged mode,
   audit, loop detection, token scrubbing.
 - ``read_tools`` / ``write_tools`` / ``git_push``: the tools, by concern.
-- ``policy``: every write decision, pure; ``throttle``, ``loops``: pure helpers.
+- ``policy``: every write decision, pure; ``read_scope``: which repositories reads
+  serve, pure; ``throttle``, ``loops``: pure helpers.
 """

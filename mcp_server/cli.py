@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     runtime = mcp_server.build_runtime(
         settings=settings,
         config=config,
+        scope=mcp_server.read_scope(settings, context),
         read_gateway=read_gateway,
         write_gateway=write_gateway,
         run_dir=run_dir,

@@ -31,6 +31,7 @@ RefusalCode = Literal[
     "SECRET_IN_BODY",
     "RATE_LIMITED",
     "LOOP_DETECTED",
+    "OUT_OF_SCOPE",
 ]
 
 GITHUB_BODY_LIMIT = 65536

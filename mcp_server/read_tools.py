@@ -2,6 +2,10 @@
 
 Each returns compact JSON holding the fields an agent needs, not GitHub's
 whole payload: fewer tokens, and no URLs the agent could mistake for APIs.
+Every text from GitHub goes through ``tusk.neutralise`` first, the same
+function ``context.md`` is built with: prose loses its hidden HTML comments,
+prose and code show invisible characters as ``⟦U+…⟧``, one-line fields cannot
+break a line, and an item by an untrusted author carries ``flags`` saying so.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
+from tusk.mcp_server.read_scope import ReadScope, repo_of_api_url
 from tusk.mcp_server.runtime import Runtime, tool
 
 from tusk.github import Gateway, NotFound, next_link
+from tusk.neutralise import Trust, neutralise, one_line
 
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
@@ -29,15 +35,46 @@ def _user(data: Any) -> str | None:
     return data.get("login") if isinstance(data, Mapping) else None
 
 
-def slim_issue(issue: Mapping[str, Any]) -> dict[str, Any]:
+def _line(value: Any) -> Any:
+    """A one-line field, neutralised; non-text values (None, numbers) pass through."""
+    return one_line(value) if isinstance(value, str) else value
+
+
+def _code(value: Any) -> Any:
+    return neutralise(value, code=True).text if isinstance(value, str) else value
+
+
+def prose(
+    item: Mapping[str, Any],
+    trust: Trust,
+    *,
+    text_key: str = "body",
+    author: str | None = None,
+    line: bool = False,
+) -> dict[str, Any]:
+    """An item's author, its neutralised text and, when there is anything to say, its flags."""
+    login = author if author is not None else _user(item.get("user"))
+    cleaned = neutralise(
+        item.get(text_key) if isinstance(item.get(text_key), str) else None,
+        trusted=trust.trusted(login, item.get("author_association")),
+    )
+    text = " ".join(cleaned.text.split()) if line else cleaned.text
+    out: dict[str, Any] = {"author": login, text_key: text}
+    if cleaned.flags:
+        out["flags"] = list(cleaned.flags)
+    return out
+
+
+def slim_issue(issue: Mapping[str, Any], trust: Trust) -> dict[str, Any]:
     return {
         "number": issue.get("number"),
-        "title": issue.get("title"),
+        "title": _line(issue.get("title")),
         "state": issue.get("state"),
         "state_reason": issue.get("state_reason"),
-        "author": _user(issue.get("user")),
         "labels": [
-            label.get("name") for label in issue.get("labels") or [] if isinstance(label, Mapping)
+            _line(label.get("name"))
+            for label in issue.get("labels") or []
+            if isinstance(label, Mapping)
         ],
         "assignees": [_user(a) for a in issue.get("assignees") or []],
         "is_pull_request": "pull_request" in issue,
@@ -45,18 +82,17 @@ def slim_issue(issue: Mapping[str, Any]) -> dict[str, Any]:
         "created_at": issue.get("created_at"),
         "updated_at": issue.get("updated_at"),
         "url": issue.get("html_url"),
-        "body": issue.get("body"),
+        **prose(issue, trust),
     }
 
 
-def slim_comment(comment: Mapping[str, Any]) -> dict[str, Any]:
+def slim_comment(comment: Mapping[str, Any], trust: Trust) -> dict[str, Any]:
     return {
         "id": comment.get("id"),
-        "author": _user(comment.get("user")),
         "created_at": comment.get("created_at"),
         "updated_at": comment.get("updated_at"),
         "url": comment.get("html_url"),
-        "body": comment.get("body"),
+        **prose(comment, trust),
     }
 
 
@@ -69,62 +105,64 @@ def _page(
     return response.body, next_link(response.header("link")) is not None
 
 
-def get_issue(gateway: Gateway, repo: str, number: int, comments_page: int) -> dict[str, Any]:
+def get_issue(
+    gateway: Gateway, trust: Trust, repo: str, number: int, comments_page: int
+) -> dict[str, Any]:
     issue = gateway.get(f"/repos/{repo}/issues/{number}")
     comments, more = _page(gateway, f"/repos/{repo}/issues/{number}/comments", comments_page)
     return {
-        "issue": slim_issue(issue),
+        "issue": slim_issue(issue, trust),
         "comments_page": comments_page,
-        "comments": [slim_comment(c) for c in comments],
+        "comments": [slim_comment(c, trust) for c in comments],
         "more_comments": more,
     }
 
 
-def get_pull_request(gateway: Gateway, repo: str, number: int, page: int) -> dict[str, Any]:
+def get_pull_request(
+    gateway: Gateway, trust: Trust, repo: str, number: int, page: int
+) -> dict[str, Any]:
     pr = gateway.get(f"/repos/{repo}/pulls/{number}")
     reviews, more_reviews = _page(gateway, f"/repos/{repo}/pulls/{number}/reviews", page)
     review_comments, more_comments = _page(gateway, f"/repos/{repo}/pulls/{number}/comments", page)
     return {
         "pull_request": {
             "number": pr.get("number"),
-            "title": pr.get("title"),
+            "title": _line(pr.get("title")),
             "state": pr.get("state"),
             "merged": pr.get("merged"),
             "draft": pr.get("draft"),
-            "author": _user(pr.get("user")),
             "head": {
-                "label": pr["head"].get("label"),
-                "ref": pr["head"].get("ref"),
+                "label": _line(pr["head"].get("label")),
+                "ref": _line(pr["head"].get("ref")),
                 "sha": pr["head"].get("sha"),
             },
             "base": {
-                "label": pr["base"].get("label"),
-                "ref": pr["base"].get("ref"),
+                "label": _line(pr["base"].get("label")),
+                "ref": _line(pr["base"].get("ref")),
                 "sha": pr["base"].get("sha"),
             },
             "url": pr.get("html_url"),
-            "body": pr.get("body"),
             "changed_files": pr.get("changed_files"),
+            **prose(pr, trust),
         },
         "page": page,
         "reviews": [
             {
                 "id": r.get("id"),
-                "author": _user(r.get("user")),
                 "state": r.get("state"),
                 "submitted_at": r.get("submitted_at"),
-                "body": r.get("body"),
+                **prose(r, trust),
             }
             for r in reviews
         ],
         "review_comments": [
             {
-                **slim_comment(c),
+                **slim_comment(c, trust),
                 "review_id": c.get("pull_request_review_id"),
-                "path": c.get("path"),
+                "path": _line(c.get("path")),
                 "line": c.get("line"),
                 "in_reply_to_id": c.get("in_reply_to_id"),
-                "diff_hunk": c.get("diff_hunk"),
+                "diff_hunk": _code(c.get("diff_hunk")),
             }
             for c in review_comments
         ],
@@ -139,11 +177,11 @@ def get_pull_request_files(gateway: Gateway, repo: str, number: int, page: int) 
         "page": page,
         "files": [
             {
-                "filename": f.get("filename"),
+                "filename": _line(f.get("filename")),
                 "status": f.get("status"),
                 "additions": f.get("additions"),
                 "deletions": f.get("deletions"),
-                "patch": f.get("patch"),
+                "patch": _code(f.get("patch")),
             }
             for f in files
         ],
@@ -164,22 +202,24 @@ def chunk(text: str, offset: int, size: int) -> dict[str, Any]:
 
 def get_pull_request_diff(gateway: Gateway, repo: str, number: int, offset: int) -> dict[str, Any]:
     diff = gateway.get_text(f"/repos/{repo}/pulls/{number}", accept="application/vnd.github.diff")
-    return chunk(diff, offset, DIFF_CHUNK)
+    return chunk(_code(diff), offset, DIFF_CHUNK)
 
 
 DISCUSSION_QUERY = """
 query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     discussion(number: $number) {
-      number title body url createdAt
+      number title body url createdAt authorAssociation
       author { login }
       category { name }
       comments(first: 50, after: $after) {
         pageInfo { hasNextPage endCursor }
         nodes {
-          id body url createdAt
+          id body url createdAt authorAssociation
           author { login }
-          replies(first: 50) { nodes { id body url createdAt author { login } } }
+          replies(first: 50) {
+            nodes { id body url createdAt authorAssociation author { login } }
+          }
         }
       }
     }
@@ -188,7 +228,32 @@ query($owner: String!, $name: String!, $number: Int!, $after: String) {
 """
 
 
-def get_discussion(gateway: Gateway, repo: str, number: int, after: str | None) -> dict[str, Any]:
+def _discussion_node(node: Mapping[str, Any], trust: Trust) -> dict[str, Any]:
+    """A discussion, comment or reply as GraphQL gave it, its text neutralised."""
+    out = {k: v for k, v in node.items() if k not in ("author", "authorAssociation", "body")}
+    out.update(
+        prose(
+            {"body": node.get("body"), "author_association": node.get("authorAssociation")},
+            trust,
+            author=_user(node.get("author")) or "",
+        )
+    )
+    if "title" in out:
+        out["title"] = _line(out["title"])
+    if isinstance(out.get("category"), Mapping):
+        out["category"] = {"name": _line(out["category"].get("name"))}
+    for key in ("comments", "replies"):
+        if isinstance(node.get(key), Mapping):
+            out[key] = {
+                **node[key],
+                "nodes": [_discussion_node(n, trust) for n in node[key].get("nodes") or []],
+            }
+    return out
+
+
+def get_discussion(
+    gateway: Gateway, trust: Trust, repo: str, number: int, after: str | None
+) -> dict[str, Any]:
     owner, name = repo.split("/", 1)
     data = gateway.graphql(
         DISCUSSION_QUERY, {"owner": owner, "name": name, "number": number, "after": after}
@@ -196,7 +261,7 @@ def get_discussion(gateway: Gateway, repo: str, number: int, after: str | None) 
     discussion = (data.get("repository") or {}).get("discussion")
     if discussion is None:
         return {"error": f"no discussion #{number} in {repo}"}
-    return {"discussion": discussion}
+    return {"discussion": _discussion_node(discussion, trust)}
 
 
 def get_file_contents(
@@ -208,7 +273,8 @@ def get_file_contents(
         return {
             "directory": path,
             "entries": [
-                {"name": e.get("name"), "type": e.get("type"), "path": e.get("path")} for e in data
+                {"name": _line(e.get("name")), "type": e.get("type"), "path": _line(e.get("path"))}
+                for e in data
             ],
         }
     content = data.get("content") or ""
@@ -217,7 +283,7 @@ def get_file_contents(
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return {"path": path, "size": data.get("size"), "binary": True}
-    return {"path": path, "sha": data.get("sha"), **chunk(text, offset, FILE_CHUNK)}
+    return {"path": path, "sha": data.get("sha"), **chunk(_code(text), offset, FILE_CHUNK)}
 
 
 def list_branches(gateway: Gateway, repo: str, page: int) -> dict[str, Any]:
@@ -226,7 +292,7 @@ def list_branches(gateway: Gateway, repo: str, page: int) -> dict[str, Any]:
         "page": page,
         "branches": [
             {
-                "name": b.get("name"),
+                "name": _line(b.get("name")),
                 "sha": (b.get("commit") or {}).get("sha"),
                 "protected": b.get("protected"),
             }
@@ -240,7 +306,7 @@ def slim_repo(data: Mapping[str, Any]) -> dict[str, Any]:
     parent = data.get("parent") or {}
     return {
         "full_name": data.get("full_name"),
-        "description": data.get("description"),
+        "description": _line(data.get("description")),
         "private": data.get("private"),
         "fork": data.get("fork"),
         "parent": parent.get("full_name") if parent else None,
@@ -277,21 +343,35 @@ def get_my_fork(gateway: Gateway, bot: str, repo: str) -> dict[str, Any]:
     return {"fork": slim_repo(fork), **branches}
 
 
-def search_issues(gateway: Gateway, query: str, page: int) -> dict[str, Any]:
-    data = gateway.get("/search/issues", params={"q": query, "per_page": 30, "page": page})
+def search_issues(gateway: Gateway, scope: ReadScope, query: str, page: int) -> dict[str, Any]:
+    """A search over the run's repositories (or public ones, when allowed).
+
+    ``scope.search_query`` refuses queries that reach elsewhere; the results are
+    filtered again, since a query is only as narrow as GitHub's parser makes it.
+    """
+    sent, public = scope.search_query(query)
+    data = gateway.get("/search/issues", params={"q": sent, "per_page": 30, "page": page})
+    shown = []
+    for item in data.get("items") or []:
+        repo = repo_of_api_url(item.get("repository_url"))
+        if repo is not None and scope.allows_result(repo, public_search=public):
+            shown.append((repo, item))
+    left_out = len(data.get("items") or []) - len(shown)
     return {
         "total_count": data.get("total_count"),
         "page": page,
+        **({"query_sent": sent} if sent != query else {}),
+        **({"left_out_outside_scope": left_out} if left_out else {}),
         "items": [
             {
+                "repo": repo,
                 "number": i.get("number"),
-                "title": i.get("title"),
                 "state": i.get("state"),
-                "author": _user(i.get("user")),
                 "is_pull_request": "pull_request" in i,
                 "url": i.get("html_url"),
+                **prose(i, scope.trust_in(repo), text_key="title", line=True),
             }
-            for i in data.get("items") or []
+            for repo, i in shown
         ],
     }
 
@@ -307,14 +387,18 @@ def get_check_status(gateway: Gateway, repo: str, ref: str) -> dict[str, Any]:
         "combined_state": status.get("state"),
         "statuses": [
             {
-                "context": s.get("context"),
+                "context": _line(s.get("context")),
                 "state": s.get("state"),
-                "description": s.get("description"),
+                "description": _line(s.get("description")),
             }
             for s in status.get("statuses") or []
         ],
         "check_runs": [
-            {"name": c.get("name"), "status": c.get("status"), "conclusion": c.get("conclusion")}
+            {
+                "name": _line(c.get("name")),
+                "status": c.get("status"),
+                "conclusion": c.get("conclusion"),
+            }
             for c in checks.get("check_runs") or []
         ],
     }
@@ -324,6 +408,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     """Add the read tools to ``server``."""
     gw = runtime.read_gateway
     bot = runtime.config.bot
+    scope = runtime.scope
 
     @tool(server, name="get_issue", annotations=READ)
     async def _get_issue(repo: str, number: int, comments_page: int = 1) -> str:
@@ -334,7 +419,9 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         """
         args = {"repo": repo, "number": number, "comments_page": comments_page}
         return await runtime.read(
-            "get_issue", args, lambda: get_issue(gw, repo, number, comments_page)
+            "get_issue",
+            args,
+            lambda: get_issue(gw, scope.trust_in(repo), repo, number, comments_page),
         )
 
     @tool(server, name="get_pull_request", annotations=READ)
@@ -347,7 +434,9 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         """
         args = {"repo": repo, "number": number, "page": page}
         return await runtime.read(
-            "get_pull_request", args, lambda: get_pull_request(gw, repo, number, page)
+            "get_pull_request",
+            args,
+            lambda: get_pull_request(gw, scope.trust_in(repo), repo, number, page),
         )
 
     @tool(server, name="get_pull_request_files", annotations=READ)
@@ -377,7 +466,9 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         """
         args = {"repo": repo, "number": number, "after": after}
         return await runtime.read(
-            "get_discussion", args, lambda: get_discussion(gw, repo, number, after)
+            "get_discussion",
+            args,
+            lambda: get_discussion(gw, scope.trust_in(repo), repo, number, after),
         )
 
     @tool(server, name="get_file_contents", annotations=READ)
@@ -423,10 +514,13 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def _search_issues(query: str, page: int = 1) -> str:
         """Search issues and pull requests with GitHub's search syntax, 30 per page.
 
-        Example query: "repo:owner/name is:open label:bug crash".
+        Name the repositories with repo: qualifiers, e.g. "repo:owner/name is:open
+        label:bug crash"; only this run's repositories can be searched.
         """
         args = {"query": query, "page": page}
-        return await runtime.read("search_issues", args, lambda: search_issues(gw, query, page))
+        return await runtime.read(
+            "search_issues", args, lambda: search_issues(gw, scope, query, page)
+        )
 
     @tool(server, name="get_check_status", annotations=READ)
     async def _get_check_status(repo: str, ref: str) -> str:

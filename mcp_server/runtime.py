@@ -27,11 +27,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from tusk.mcp_server import policy
 from tusk.mcp_server.loops import LoopDetector
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
+from tusk.mcp_server.read_scope import ReadScope
 from tusk.mcp_server.throttle import SlidingWindow
 
 from tusk.audit import AuditLog, canonical_json, digest
 from tusk.errors import UserError
-from tusk.github import Gateway, GitHubError
+from tusk.github import Gateway, GitHubError, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +99,7 @@ class Runtime:
     run_dir: Path
     throttle: SlidingWindow
     loops: LoopDetector
+    scope: ReadScope
     secrets: Sequence[str] = ()
     state: RunState = field(default_factory=RunState)
     workspace: Path | None = None
@@ -105,6 +107,7 @@ class Runtime:
     clock: Callable[[], float] = time.monotonic
     audit: AuditLog = field(init=False)
     _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+    _public: dict[str, bool] = field(init=False, default_factory=dict)  # repo -> is public
 
     def __post_init__(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -129,8 +132,11 @@ class Runtime:
         target = str(args.get("repo", "")) or tool
         try:
             policy.check_read_args(args)
+            await self._check_scope(args)
         except Refused as refused:
             return self._refuse(tool, "read", target, args, refused, started)
+        except Exception as error:  # GitHub could not say whether the repository is public
+            return self._failed(tool, "read", target, args, error, started)
         wait = self.throttle.try_acquire()
         if wait is not None:
             refused = Refused(
@@ -142,11 +148,37 @@ class Runtime:
             return self._refuse(tool, "read", target, args, refused, started)
         try:
             result = await anyio.to_thread.run_sync(fetch)
+        except Refused as refused:  # a check only the tool can make (a search's reach)
+            return self._refuse(tool, "read", target, args, refused, started)
         except Exception as error:
             return self._failed(tool, "read", target, args, error, started)
         text = self.redact(result if isinstance(result, str) else json.dumps(result, indent=1))
         self._audit(tool, "read", target, args, "allowed", started=started)
         return self._check_loop(tool, args, text)
+
+    async def _check_scope(self, args: Mapping[str, Any]) -> None:
+        """Refuse (OUT_OF_SCOPE) a read of a repository outside the run's scope."""
+        repo = args.get("repo")
+        if not isinstance(repo, str):
+            return
+        number = args.get("number")
+        verdict = self.scope.verdict(repo, number=number if isinstance(number, int) else None)
+        if verdict == "in":
+            return
+        if verdict == "public?" and await anyio.to_thread.run_sync(self._is_public, repo):
+            return
+        raise self.scope.refusal(repo)
+
+    def _is_public(self, repo: str) -> bool:
+        """Whether GitHub says ``repo`` is public; asked once per repository and run."""
+        key = repo.lower()
+        if key not in self._public:
+            try:
+                data = self.read_gateway.get(f"/repos/{repo}")
+            except NotFound:
+                data = {}
+            self._public[key] = data.get("private") is False
+        return self._public[key]
 
     # ----------------------------------------------------------------- writes
 

@@ -21,12 +21,14 @@ from tusk.mcp_server import read_tools, write_tools
 from tusk.mcp_server.git_push import Pusher
 from tusk.mcp_server.loops import LoopDetector
 from tusk.mcp_server.policy import PolicyConfig
+from tusk.mcp_server.read_scope import ReadScope, collaborators_of, run_repositories
 from tusk.mcp_server.runtime import Runtime
 from tusk.mcp_server.throttle import SlidingWindow
 
 from tusk.config import Settings
 from tusk.contracts import Blocklist, ContextDocument, PermissionConfig
 from tusk.github import Gateway
+from tusk.neutralise import Trust
 
 SERVER_NAME = "github"
 MCP_PATH = "/mcp"
@@ -80,10 +82,23 @@ def policy_config(
     )
 
 
+def read_scope(settings: Settings, context: ContextDocument) -> ReadScope:
+    """The repositories the read tools serve this run, and whose text counts as trusted."""
+    return ReadScope(
+        trigger_repo=context.repo,
+        control_repo=settings.control_repo,
+        repos=run_repositories(context, bot=settings.bot, allowed_users=settings.allowed_users),
+        trigger_number=context.trigger.number,
+        read_public=settings.agent.read_public,
+        trust=Trust.of((*settings.allowed_users, settings.bot), collaborators_of(context.raw)),
+    )
+
+
 def build_runtime(
     *,
     settings: Settings,
     config: PolicyConfig,
+    scope: ReadScope,
     read_gateway: Gateway,
     write_gateway: Gateway,
     run_dir: Path,
@@ -104,6 +119,7 @@ def build_runtime(
             **kwargs,
         ),
         loops=LoopDetector(settings.limits.loop_threshold),
+        scope=scope,
         secrets=tuple(s.get_secret_value() for s in secrets),
         workspace=workspace,
         append_entry=append_entry,

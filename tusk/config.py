@@ -98,6 +98,10 @@ class Agent(Section):
         description="USD per million tokens by model id substring; adds to or replaces "
         "Tusk's price table (tusk/pricing.py)",
     )
+    read_public: bool = Field(
+        False,
+        description="read tools may also read any public repository, not only the run's own",
+    )
 
 
 class Settings(Section):

@@ -5,8 +5,9 @@ memory entries into the task, the context, the diff and the sizes kept and
 left out.
 ``log_body.log_issue_body`` fits it into the log issue.
 The I/O (reading state, claiming the log issue, writing files) is in
-``main.py``. Text from GitHub is sanitised here (``sanitize``); in the log
-issue it is quoted by ``tusk.render.quote_block``, which makes it inert.
+``main.py``. Text from GitHub is neutralised here by ``tusk.neutralise`` (the
+same function the MCP server's read tools use); in the log issue it is quoted
+by ``tusk.render.quote_block``, which makes it inert.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from tusk.actions.build_context.raw import (
     Thread,
     parse_raw,
 )
-from tusk.actions.build_context.sanitize import describe, sanitize
 from tusk.actions.build_context.selection import (
     Selection,
     gaps,
@@ -50,12 +50,11 @@ from tusk.actions.build_context.views import (
 
 from tusk.config import Settings
 from tusk.contracts import ContextDocument, PermissionConfig, Trigger
+from tusk.neutralise import UNTRUSTED_FLAG, Trust, neutralise, one_line
 from tusk.render import render
 
 # A rough cost of one item's heading on top of its text, for counting what is left out.
 ITEM_OVERHEAD = 160
-TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-UNTRUSTED_FLAG = "untrusted author: neither an allowed user nor a collaborator"
 CONTEXT_FILE = "context.md"
 DIFF_FILE = "diff.patch"
 
@@ -87,33 +86,8 @@ def safe_url(url: str | None) -> str | None:
 # --------------------------------------------------------------------------- items
 
 
-@dataclass(frozen=True)
-class Trust:
-    """Who counts as trusted: allowed users, the bot, and the repository's collaborators."""
-
-    allowed: frozenset[str]
-    collaborators: frozenset[str] | None  # None: fall back on author_association
-
-    def trusted(self, node: Node) -> bool:
-        return self.trusts(node.author, node.author_association)
-
-    def trusts(self, login: str, association: str | None) -> bool:
-        login = login.lower()
-        if login in self.allowed:
-            return True
-        if self.collaborators is not None:
-            return login in self.collaborators
-        return (association or "").upper() in TRUSTED_ASSOCIATIONS
-
-
 def trust_of(settings: Settings, raw: RawContext) -> Trust:
-    allowed = frozenset(login.lower() for login in (*settings.allowed_users, settings.bot))
-    collaborators = (
-        frozenset(login.lower() for login in raw.collaborators)
-        if raw.collaborators is not None
-        else None
-    )
-    return Trust(allowed, collaborators)
+    return Trust.of((*settings.allowed_users, settings.bot), raw.collaborators)
 
 
 def time_flags(node: Node, trigger_time: datetime) -> tuple[str, ...]:
@@ -140,7 +114,7 @@ class ItemFactory:
 
     def text(self, value: str | None) -> str:
         """A one-line field (title, label, branch): a line break in it could forge a heading."""
-        return " ".join(sanitize(value or "").text.split())
+        return one_line(value)
 
     def item(
         self,
@@ -151,14 +125,14 @@ class ItemFactory:
         is_trigger: bool = False,
         body: str | None = None,
     ) -> ItemView:
-        cleaned = sanitize(node.text if body is None else body)
-        flags: list[str] = []
-        if not self.trust.trusted(node):
-            flags.append(UNTRUSTED_FLAG)
+        cleaned = neutralise(
+            node.text if body is None else body,
+            trusted=self.trust.trusted(node.author, node.author_association),
+        )
+        flags = [*cleaned.author_flags]
         if not is_trigger:
             flags.extend(time_flags(node, self.trigger_time))
-        if cleaned.changed:
-            flags.append(describe(cleaned))
+        flags.extend(cleaned.content_flags)
         return ItemView(
             kind=kind,
             author=node.author,
@@ -218,7 +192,7 @@ def text_floor(body: str, *, exact_html: bool = False) -> int:
     if "\r" in body:
         body = body.replace("\r", "")
     if "<!--" in body:
-        return _text_size(sanitize(body).text) if exact_html else 0
+        return _text_size(neutralise(body).text) if exact_html else 0
     return _text_size(body)
 
 
@@ -249,7 +223,7 @@ def comment_floor(comments: LazyNodes, index: int, trust: Trust) -> int:
     link = safe_url(url) if isinstance(url, str) else None
     size = _heading_size("comment", author, _SHORTEST_WHEN, link)
     association = comments.first(index, "author_association", "authorAssociation")
-    if author and not trust.trusts(author, association if isinstance(association, str) else None):
+    if author and not trust.trusted(author, association if isinstance(association, str) else None):
         size += _flags_size((UNTRUSTED_FLAG,))
     return size + text_floor(comments.bodies()[index], exact_html=True)
 
@@ -292,7 +266,7 @@ class Entry(Protocol):
 def entry_views(entries: Sequence[Entry]) -> tuple[EntryView, ...]:
     return tuple(
         EntryView(
-            text=sanitize(e.text).text,
+            text=neutralise(e.text).text,
             when=fmt_time(e.created_at),
             url=safe_url(e.url),
         )
@@ -467,8 +441,8 @@ def build(
         memory_note=memory_note,
         sizes=sizes,
     )
-    trigger_clean = sanitize(trigger.body)
-    task_flags = (describe(trigger_clean),) if trigger_clean.changed else ()
+    trigger_clean = neutralise(trigger.body)
+    task_flags = trigger_clean.content_flags
     permissions = doc.permission_config
     task = TaskView(
         repo=doc.repo,
@@ -482,7 +456,7 @@ def build(
         text=trigger_clean.text,
         flags=task_flags,
         permissions=_describe_permissions(permissions),
-        marker_error=sanitize(permissions.error).text if permissions.error else None,
+        marker_error=neutralise(permissions.error).text if permissions.error else None,
         context_file=CONTEXT_FILE,
         diff_file=DIFF_FILE if diff is not None else None,
     )
@@ -681,7 +655,7 @@ def _linked(
     remaining = budget
     views: list[LinkedIssueView] = []
     kept_count = left_count = left_chars = 0
-    foreign = replace(make, trust=Trust(make.trust.allowed, frozenset()))
+    foreign = replace(make, trust=make.trust.strangers_only())
     for linked in raw.linked_issues:
         same_repo = (linked.repo or "").lower() == repo.lower()
         maker = make if same_repo else foreign

@@ -20,6 +20,8 @@ from bc_samples import (
 from tusk.actions.build_context import build_context as bc
 from tusk.actions.build_context.views import GapView, ItemView
 
+from tusk.neutralise import UNTRUSTED_FLAG
+
 
 def items(entries: tuple) -> list[ItemView]:
     return [e for e in entries if isinstance(e, ItemView)]
@@ -123,7 +125,7 @@ def test_untrusted_authors_are_marked_and_trusted_ones_are_not() -> None:
     )
     built = bc.build(doc, settings())
     flagged = {
-        i.author: bc.UNTRUSTED_FLAG in i.flags for i in items(built.context.conversation.entries)
+        i.author: UNTRUSTED_FLAG in i.flags for i in items(built.context.conversation.entries)
     }
     assert flagged == {
         "mallory": True,
@@ -146,7 +148,7 @@ def test_a_collaborator_list_overrides_author_association() -> None:
     }
     built = bc.build(document(raw), settings())
     flagged = {
-        i.author: bc.UNTRUSTED_FLAG in i.flags for i in items(built.context.conversation.entries)
+        i.author: UNTRUSTED_FLAG in i.flags for i in items(built.context.conversation.entries)
     }
     assert flagged["dave"] is True
     assert flagged["erin"] is False
@@ -363,8 +365,8 @@ def test_an_owner_of_another_repository_is_untrusted_in_a_linked_issue_from_ther
     raw = {"issue": issue(), "comments": [trigger_comment()], "linked_issues": [foreign, home]}
     built = bc.build(document(raw), settings())
     theirs, ours = built.context.linked
-    assert all(bc.UNTRUSTED_FLAG in i.flags for i in items(theirs.entries))
-    assert not any(bc.UNTRUSTED_FLAG in i.flags for i in items(ours.entries))
+    assert all(UNTRUSTED_FLAG in i.flags for i in items(theirs.entries))
+    assert not any(UNTRUSTED_FLAG in i.flags for i in items(ours.entries))
 
 
 def test_linked_issues_have_their_own_budget() -> None:
@@ -503,7 +505,7 @@ def test_the_pollers_raw_shape_is_read_and_unknown_trust_fails_towards_untrusted
         ("alice", True),
     ]
     # without author_association or a collaborator list, only allowed users are trusted
-    assert [bc.UNTRUSTED_FLAG in i.flags for i in entries] == [True, True, False]
+    assert [UNTRUSTED_FLAG in i.flags for i in entries] == [True, True, False]
 
 
 def test_a_discussion_trigger_is_found_by_its_node_id() -> None:

@@ -162,6 +162,7 @@ async def test_running_mcp_server_refuses_a_comment_there_over_http(
     runtime = mcp_server.build_runtime(
         settings=settings(),
         config=config,
+        scope=mcp_server.read_scope(settings(), context("alice/widgets", 1)),
         read_gateway=github.gateway("bot-read"),
         write_gateway=github.gateway("agent"),
         run_dir=tmp_path / "run",

@@ -39,6 +39,8 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         permissions: PermissionConfig | None = None,
         blocklist: Blocklist | None = None,
         workspace: Path | None = None,
+        raw: dict[str, Any] | None = None,
+        body: str | None = None,
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
         **setting_overrides: Any,
@@ -46,7 +48,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         from tusk.state import StateStore
 
         cfg_settings = settings(**setting_overrides)
-        ctx = context(permissions)
+        ctx = context(permissions, raw=raw, **({"body": body} if body is not None else {}))
         run_dir = tmp_path / f"run{len(stops)}"
         read_gw = local_github.gateway(READ_TOKEN)
         write_gw = local_github.gateway(AGENT_TOKEN)
@@ -60,6 +62,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         runtime = mcp_server.build_runtime(
             settings=cfg_settings,
             config=config,
+            scope=mcp_server.read_scope(cfg_settings, ctx),
             read_gateway=read_gw,
             write_gateway=write_gw,
             run_dir=run_dir,

@@ -101,6 +101,15 @@ def scenario(*, with_fork: bool = False) -> dict[str, Any]:
                 "branches": [{"name": "main"}],
                 "issues": [{"number": 1, "author": "bob", "title": "Gadget", "body": "b"}],
             },
+            {  # private, unrelated to the task, but the bot's tokens can read it
+                "name": "bob/private-notes",
+                "private": True,
+                "default_branch": "main",
+                "branches": [{"name": "main"}],
+                "collaborators": {BOT: "read"},
+                "files": {"passwords.txt": "hunter2\n"},
+                "issues": [{"number": 1, "author": "bob", "title": "Gadget plans", "body": "p"}],
+            },
             *fork,
         ],
     }
@@ -116,7 +125,12 @@ def settings(**overrides: Any) -> Settings:
     return Settings.model_validate(data)
 
 
-def context(permissions: PermissionConfig | None = None) -> ContextDocument:
+def context(
+    permissions: PermissionConfig | None = None,
+    *,
+    raw: dict[str, Any] | None = None,
+    body: str = f"@{BOT} please fix it",
+) -> ContextDocument:
     return ContextDocument(
         jobid="job-widgets-1",
         repo="alice/widgets",
@@ -129,10 +143,10 @@ def context(permissions: PermissionConfig | None = None) -> ContextDocument:
             url="https://github.com/alice/widgets/issues/1#issuecomment-1001",
             number=1,
             author="alice",
-            body=f"@{BOT} please fix it",
+            body=body,
             created_at=NOW,
         ),
-        raw={},
+        raw=raw or {},
         timestamp=NOW,
     )
 

@@ -738,7 +738,7 @@ async def test_read_tools_return_what_the_agent_needs(start_mcp, local_github) -
 
 
 async def test_read_tools_cannot_be_steered_to_other_endpoints(start_mcp) -> None:
-    running = start_mcp()
+    running = start_mcp(agent={"read_public": True})
     async with agent_session(running.url) as agent:
         own = json.loads(await agent.ok("get_repository", repo="bob/gadgets"))
         assert own["full_name"] == "bob/gadgets"

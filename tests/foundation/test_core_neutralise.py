@@ -1,9 +1,11 @@
-"""Hidden content: HTML comments removed, invisible and bidi characters shown."""
+"""The one neutralisation: HTML comments removed, invisible and bidi characters shown,
+untrusted authors marked."""
 
 from __future__ import annotations
 
 import pytest
-from tusk.actions.build_context.sanitize import describe, sanitize
+
+from tusk.neutralise import UNTRUSTED_FLAG, Trust, describe, neutralise, one_line
 
 
 @pytest.mark.parametrize(
@@ -43,20 +45,54 @@ from tusk.actions.build_context.sanitize import describe, sanitize
     ],
 )
 def test_sanitize_table(text: str, expected: str, comments: int, chars: int) -> None:
-    result = sanitize(text)
+    result = neutralise(text)
     assert result.text == expected
     assert (result.html_comments, result.hidden_chars) == (comments, chars)
 
 
 def test_a_zero_width_char_cannot_split_a_comment_opener_to_dodge_removal() -> None:
     # "<!\u200b--" is not a comment on github.com either; it must come out visible.
-    result = sanitize("<!\u200b-- hidden? -->")
+    result = neutralise("<!\u200b-- hidden? -->")
     assert "\u200b" not in result.text
     assert "⟦U+200B⟧" in result.text
 
 
 def test_describe_says_what_was_hidden() -> None:
-    assert describe(sanitize("<!-- a -->\u202e")) == (
+    assert describe(neutralise("<!-- a -->\u202e")) == (
         "1 hidden HTML comment(s) removed; 1 invisible/bidi character(s) shown as ⟦U+…⟧"
     )
-    assert describe(sanitize("nothing")) == ""
+    assert describe(neutralise("nothing")) == ""
+
+
+def test_code_keeps_html_comments_but_not_invisible_characters() -> None:
+    result = neutralise("<!-- a real comment in a file -->\u202e", code=True)
+    assert result.text == "<!-- a real comment in a file -->⟦U+202E⟧"
+    assert (result.html_comments, result.hidden_chars) == (0, 1)
+
+
+def test_untrusted_author_is_flagged_before_what_was_hidden() -> None:
+    result = neutralise("hi <!-- x -->", trusted=False)
+    assert result.flags == (UNTRUSTED_FLAG, "1 hidden HTML comment(s) removed")
+    assert neutralise("hi").flags == ()
+
+
+def test_a_line_break_in_a_one_line_field_cannot_forge_a_heading() -> None:
+    assert one_line("Title\n# Forged heading\u200b") == "Title # Forged heading⟦U+200B⟧"
+
+
+@pytest.mark.parametrize(
+    ("login", "association", "collaborators", "trusted"),
+    [
+        ("alice", None, None, True),  # an allowed user, whatever GitHub says
+        ("ALICE", "NONE", frozenset(), True),
+        ("mallory", "NONE", None, False),
+        ("mallory", "COLLABORATOR", None, True),  # no list: GitHub's association decides
+        ("mallory", "COLLABORATOR", frozenset(), False),  # a list: it alone decides
+        ("carol", "NONE", frozenset({"carol"}), True),
+        (None, "OWNER", frozenset(), False),  # a deleted account ("ghost") is nobody's
+    ],
+)
+def test_trust(login, association, collaborators, trusted) -> None:
+    trust = Trust.of(["alice", "tusk-bot"], collaborators)
+    assert trust.trusted(login, association) is trusted
+    assert not trust.strangers_only().trusted("carol", "OWNER")
