@@ -258,6 +258,12 @@ class SandboxApp:
                 # GitHub counts neither conditional hits nor refusals past the limit.
                 ratelimit.spend(self.world, who, resource)
             rate_headers = ratelimit.headers(self.world, who, resource)
+        if token is not None:
+            # A classic token's scopes ride on every authenticated REST response; tools
+            # read them to say what a token may do. Source: docs.github.com/en/apps/
+            # oauth-apps/building-oauth-apps/scopes-for-oauth-apps ("X-OAuth-Scopes
+            # lists the scopes your token has authorized").
+            rate_headers["X-OAuth-Scopes"] = ", ".join(token.scopes)
         reply.headers = {**rate_headers, **reply.headers}
         if problems:
             message = self.record_violation(method, path, problems, "response")

@@ -137,6 +137,12 @@ COMMANDS: tuple[Command, ...] = (
         "init", "tusk.init", "write a ready control repository: workflows, tusk.yml, secrets list"
     ),
     Command(
+        "doctor",
+        "tusk.doctor",
+        "check a live deployment: tokens and scopes, repositories, users, labels, workflows",
+        (*SECRETS, "TUSK_GITHUB_API_URL", "TUSK_CONFIG"),
+    ),
+    Command(
         "sandbox",
         "tusk.sandbox.cli",
         "local stand-ins: the GitHub and the scripted model",

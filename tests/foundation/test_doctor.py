@@ -1,0 +1,154 @@
+"""``tusk doctor`` against the local GitHub: one line per check, and each failure
+says what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tusk.cli import main as tusk_main
+from tusk.doctor import FAIL, OK, ROLES, WARN, judge_token, parse_scopes
+from tusk.init import TuskRef, caller_files
+
+CONTROL = "alice/tusk-control"
+TOKENS = {
+    "TUSK_BOT_TOKEN": "bot-read",
+    "TUSK_DISPATCH_TOKEN": "dispatch",
+    "TUSK_AGENT_TOKEN": "agent",
+    "TUSK_READ_TOKEN": "read",
+}
+
+
+def scenario(**changes: Any) -> dict[str, Any]:
+    callers = caller_files(TuskRef.parse("alice/tusk@main"))
+    reusable = {
+        f".github/workflows/tusk-{name}.yml": "on: workflow_call\n"
+        for name in ("agent", "poll", "go-away")
+    }
+    world: dict[str, Any] = {
+        "users": [{"login": "alice"}, {"login": "carol"}, {"login": "tusk-bot"}],
+        "tokens": {
+            "bot-read": {"user": "tusk-bot", "scopes": ["notifications", "repo"]},
+            "dispatch": {"user": "alice", "scopes": ["repo"]},
+            "agent": {"user": "tusk-bot", "scopes": ["repo", "delete_repo", "workflow"]},
+            "read": {"user": "tusk-bot", "scopes": ["repo"], "read_only": True},
+        },
+        "repos": [
+            {"name": "alice/tusk", "files": reusable},
+            {
+                "name": CONTROL,
+                "private": True,
+                "collaborators": {"tusk-bot": "write"},
+                "labels": ["workflow"],
+                "files": callers,
+            },
+        ],
+    }
+    world.update(changes)
+    return world
+
+
+@pytest.fixture
+def doctor(local_github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    config = tmp_path / "tusk.yml"
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setenv("TUSK_GITHUB_API_URL", local_github.url)
+    for name, value in TOKENS.items():
+        monkeypatch.setenv(name, value)
+
+    def run(
+        capsys: pytest.CaptureFixture[str], allowed: tuple[str, ...] = ("carol",)
+    ) -> tuple[int, list[str]]:
+        settings = {"bot": "tusk-bot", "control_repo": CONTROL, "allowed_users": list(allowed)}
+        config.write_text(yaml.safe_dump(settings))
+        code = tusk_main(["doctor", "--config", str(config)])
+        return code, capsys.readouterr().out.splitlines()
+
+    return run
+
+
+def test_a_sound_deployment_passes_every_check(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    local_github.load(scenario())
+    code, lines = doctor(capsys)
+    assert code == 0, "\n".join(lines)
+    assert lines[:4] == [
+        "✓ TUSK_BOT_TOKEN: belongs to tusk-bot, scopes notifications, repo",
+        "✓ TUSK_DISPATCH_TOKEN: belongs to alice, scopes repo",
+        "✓ TUSK_AGENT_TOKEN: belongs to tusk-bot, scopes delete_repo, repo, workflow",
+        "✓ TUSK_READ_TOKEN: belongs to tusk-bot, scopes repo",
+    ]
+    assert "✓ bot is not the owner: tusk-bot is not alice" in lines
+    assert "✓ notifications readable: tusk-bot's notifications can be read" in lines
+    assert f"✓ {CONTROL} writable (TUSK_AGENT_TOKEN): TUSK_AGENT_TOKEN may write to {CONTROL}" in (
+        lines
+    )
+    assert "✓ allowed user carol: exists" in lines
+    assert f"✓ workflows in {CONTROL}: agent.yml, poll.yml, go-away.yml call alice/tusk@main" in (
+        lines
+    )
+    assert "✓ alice/tusk@main: tusk-agent.yml resolves" in lines
+    # Missing labels were created: the first run would have needed them.
+    labels = next(line for line in lines if line.startswith(f"✓ labels in {CONTROL}"))
+    assert "(created bug, tusk-history, tusk-memory, tusk-blocklist)" in labels
+    names = set(local_github.state()["repos"][CONTROL]["labels"])
+    assert {"workflow", "bug", "tusk-history", "tusk-memory", "tusk-blocklist"} <= names
+    assert lines[-1] == f"{len(lines) - 2} check(s): all good"
+
+
+def test_each_problem_is_one_line_with_its_fix(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    world = scenario()
+    world["tokens"]["agent"]["scopes"] = ["repo"]  # no delete_repo, no workflow
+    world["tokens"]["bot-read"]["user"] = "alice"  # the owner's token, not the bot's
+    world["repos"][1]["collaborators"] = {"tusk-bot": "read"}
+    world["repos"][1]["files"] = {
+        name: text.replace("@main", "@v9") for name, text in world["repos"][1]["files"].items()
+    }
+    local_github.load(world)
+    monkeypatch.delenv("TUSK_READ_TOKEN")
+    code, lines = doctor(capsys, allowed=("carol", "nobody-here"))
+    assert code == 1
+    text = "\n".join(lines)
+    assert (
+        "✗ TUSK_BOT_TOKEN: belongs to alice, not tusk-bot (the poller) → create a classic token "
+        "for tusk-bot with notifications, repo and store it as the secret TUSK_BOT_TOKEN" in text
+    )
+    assert "✗ TUSK_AGENT_TOKEN: belongs to tusk-bot, scopes repo; lacks delete_repo, workflow" in (
+        text
+    )
+    assert "✗ TUSK_READ_TOKEN: not set → export TUSK_READ_TOKEN" in text
+    assert (
+        f"✗ {CONTROL} writable (TUSK_AGENT_TOKEN): TUSK_AGENT_TOKEN may read {CONTROL} but not "
+        f"write to it → give tusk-bot write access to {CONTROL}" in text
+    )
+    assert "✗ alice/tusk@v9: tusk-agent.yml is not there at v9" in text
+    assert "✗ allowed user nobody-here: no such GitHub user → fix the spelling" in text
+    assert "✓ allowed user carol: exists" in text
+    assert f"✗ labels in {CONTROL}: TUSK_AGENT_TOKEN cannot create labels" in text
+    assert lines[-1].endswith("problem(s) to fix")
+
+
+def test_verdicts_on_token_scopes() -> None:
+    role = ROLES["agent_token"]
+    assert parse_scopes(None) is None
+    assert parse_scopes("repo, workflow,delete_repo") == {"repo", "workflow", "delete_repo"}
+    fine_grained = judge_token(role, login="tusk-bot", scopes=None, expected_login="tusk-bot")
+    assert fine_grained.status == WARN and "not a classic token" in fine_grained.detail
+    good = judge_token(
+        role,
+        login="Tusk-Bot",
+        scopes={"repo", "delete_repo", "workflow", "gist"},
+        expected_login="tusk-bot",
+    )
+    assert good.status == OK
+    anyone = judge_token(
+        ROLES["dispatch_token"], login="member", scopes={"repo"}, expected_login=None
+    )
+    assert anyone.status == OK
+    assert judge_token(role, login="x", scopes=set(), expected_login="tusk-bot").status == FAIL
