@@ -108,9 +108,7 @@ def run_query(
     gateway: Gateway, query: str, variables: Mapping[str, Any], *, optional: frozenset[str]
 ) -> tuple[dict[str, Any], list[str]]:
     """POST one GraphQL document. Errors on ``optional`` top-level paths become notes."""
-    response = gateway.request(
-        "POST", gateway.graphql_url, json={"query": query, "variables": dict(variables)}
-    )
+    response = gateway.graphql_response(query, variables)  # waits out RATE_LIMITED
     body = response.body if isinstance(response.body, dict) else {}
     notes = []
     fatal: list[dict[str, Any]] = []

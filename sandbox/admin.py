@@ -1,5 +1,6 @@
 """The admin API under ``/_sandbox/``: scenarios, state, journal, dispatches, faults,
-violations, notes, and the artifact routes the local upload-artifact stand-in uses.
+violations, notes, the wall clock, and the artifact routes the local upload-artifact
+stand-in uses.
 
 Tests, the demo and ``act`` runs depend on these routes; keep them stable.
 """
@@ -59,6 +60,18 @@ def handle_admin(
     if route == ("GET", "/_sandbox/notes"):
         with app.lock:
             return json_outcome(200, list(app.notes))
+    if route == ("POST", "/_sandbox/clock"):
+        # Move the sandbox's wall clock (rate-limit windows, listing lag) forward, so a
+        # test's injected sleep can let the time pass that a real one would.
+        try:
+            advance = float(json.loads(body or b"{}").get("advance", 0))
+        except (ValueError, AttributeError, TypeError) as error:
+            return json_outcome(400, {"message": f"invalid clock change: {error}"})
+        if advance < 0:
+            return json_outcome(400, {"message": "the clock only moves forward"})
+        with app.lock:
+            app.world.time_offset += advance
+            return json_outcome(200, {"wall": app.world.wall(), "offset": app.world.time_offset})
     if route == ("GET", "/_sandbox/faults"):
         with app.lock:
             return json_outcome(200, [dataclasses.asdict(f) for f in app.faults])

@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tusk.sandbox import ratelimit
+from tusk.sandbox import graphql_cost, ratelimit, secondary
 from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handlers
 from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
 from tusk.sandbox import rest_pulls as _pulls  # noqa: F401
@@ -111,6 +111,29 @@ class SandboxApp:
         if path.startswith("/_sandbox/"):
             return handle_admin(self, method, path, query, lowered, body)
         token, auth_problem = self.token_for(lowered)
+        login = token.user if token else ""
+        with self.lock:
+            limits = self.world.secondary
+            limits.enter(login)  # GitHub counts concurrent requests per user
+        try:
+            return self._handle(
+                method, path, parts.query, query, lowered, body, token, auth_problem
+            )
+        finally:
+            with self.lock:
+                limits.leave(login)
+
+    def _handle(
+        self,
+        method: str,
+        path: str,
+        raw_query: str,
+        query: dict[str, list[str]],
+        lowered: dict[str, str],
+        body: bytes,
+        token: Token | None,
+        auth_problem: str | None,
+    ) -> Outcome | object:
         entry: dict[str, Any] = {
             "seq": len(self.journal) + 1,
             "method": method,
@@ -134,7 +157,7 @@ class SandboxApp:
                 self._journal(entry, fault.status, note="fault")
                 return outcome
         if GIT_PATH.match(path):
-            outcome = self._git(method, path, parts.query, lowered, body, token, auth_problem)
+            outcome = self._git(method, path, raw_query, lowered, body, token, auth_problem)
         elif path == "/graphql":
             outcome = self._graphql(method, lowered, body, token, auth_problem)
         else:
@@ -221,6 +244,9 @@ class SandboxApp:
         problems = (
             [parse_problem] if parse_problem else self.spec.check_request(op, query, body, has_body)
         )
+        refused = _documented_refusal(op.operation_id, problems)
+        if refused is not None:
+            return json_outcome(422, refused)
         if problems:
             message = self.record_violation(method, path, problems, "request")
             if self.strict:
@@ -230,8 +256,17 @@ class SandboxApp:
         who = token.name if token else ""
         resource = ratelimit.resource_for(path)
         counted = path not in ratelimit.UNCOUNTED_PATHS
+        refusal: secondary.Refusal | None = None
         with self.lock:
             limited = counted and ratelimit.exhausted(self.world, who, resource)
+            if not limited:
+                refusal = self.world.secondary.check(
+                    token.user if token else "",
+                    now=self.world.wall(),
+                    points=secondary.rest_points(method),
+                    content=method in secondary.WRITE_METHODS
+                    and op.operation_id not in INBOX_OPERATIONS,
+                )
         if limited:
             reply = Reply(
                 403,
@@ -239,6 +274,12 @@ class SandboxApp:
                     "message": ratelimit.exceeded_message(who),
                     "documentation_url": RATE_LIMIT_DOCS,
                 },
+            )
+        elif refusal is not None:
+            reply = Reply(
+                refusal.status,
+                {"message": refusal.message, "documentation_url": secondary.DOCS},
+                refusal.headers(),
             )
         else:
             reply = self._run(
@@ -254,7 +295,7 @@ class SandboxApp:
             if headers.get("if-none-match") in (etag, etag.removeprefix("W/")):
                 reply = Reply(304, None, {"ETag": etag})
         with self.lock:
-            if reply.status != 304 and counted and not limited:
+            if reply.status != 304 and counted and not limited and refusal is None:
                 # GitHub counts neither conditional hits nor refusals past the limit.
                 ratelimit.spend(self.world, who, resource)
             rate_headers = ratelimit.headers(self.world, who, resource)
@@ -346,16 +387,43 @@ class SandboxApp:
         body, _, parse_problem = _parse_json(raw)
         if parse_problem or not isinstance(body, dict) or not isinstance(body.get("query"), str):
             return json_outcome(400, {"message": "Problems parsing JSON"})
+        variables = body.get("variables") or {}
+        measured = graphql_cost.measure(body["query"], variables, body.get("operationName"))
         with self.lock:
-            ratelimit.spend(self.world, token.name, "graphql")
-            rate_headers = ratelimit.headers(self.world, token.name, "graphql")
+            world = self.world
+            rate_headers = ratelimit.headers(world, token.name, "graphql")
+            if measured is not None and measured.too_many_nodes:
+                # Refused before it runs, at no cost (graphql_cost's source).
+                return json_outcome(200, {"errors": [measured.node_limit_error()]}, rate_headers)
+            mutation = measured is not None and measured.mutation
+            refusal = world.secondary.check(
+                token.user,
+                now=world.wall(),
+                points=5 if mutation else 1,
+                content=mutation,
+                graphql=True,
+            )
+            if refusal is not None:
+                body_out = {"message": refusal.message, "documentation_url": secondary.DOCS}
+                return json_outcome(403, body_out, {**rate_headers, **refusal.headers()})
+            cost = measured.cost if measured is not None else 1
+            if ratelimit.remaining(world, token.name, "graphql") < cost:
+                # GitHub answers a spent GraphQL budget with 200 and a RATE_LIMITED error.
+                limited = {
+                    "type": "RATE_LIMITED",
+                    "message": f"API rate limit exceeded for user {token.user}.",
+                }
+                return json_outcome(200, {"errors": [limited]}, rate_headers)
+            ratelimit.spend(world, token.name, "graphql", cost)
+            rate_headers = ratelimit.headers(world, token.name, "graphql")
             try:
                 result = execute(
                     self,
                     token,
                     body["query"],
-                    body.get("variables") or {},
+                    variables,
                     body.get("operationName"),
+                    measured=measured,
                 )
             except GraphQLViolation as violation:
                 return json_outcome(500, {"message": str(violation)}, rate_headers)
@@ -468,6 +536,39 @@ def _journal_body(raw: bytes, content_type: str) -> Any:
         if "text" in content_type:
             return raw.decode("utf-8", errors="replace")
         return {"bytes": len(raw)}
+
+
+# Request checks GitHub itself answers 422 (a documented limit, not an undocumented
+# request): (operation, the start of the description's problem) -> GitHub's error.
+DOCUMENTED_LIMITS = {
+    # repos/create-dispatch-event: event_type has maxLength 100 in the API description.
+    ("repos/create-dispatch-event", "body.event_type:"): {
+        "resource": "Repository",
+        "field": "event_type",
+        "code": "invalid",
+        "message": "event_type is too long (maximum is 100 characters)",
+    },
+}
+
+
+def _documented_refusal(operation_id: str, problems: list[str]) -> dict[str, Any] | None:
+    """GitHub's 422 body when every problem is a documented limit GitHub enforces itself."""
+    errors = []
+    for problem in problems:
+        found = next(
+            (
+                error
+                for (op, start), error in DOCUMENTED_LIMITS.items()
+                if op == operation_id and problem.startswith(start) and "too long" in problem
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        errors.append(found)
+    if not errors:
+        return None
+    return {"message": "Validation Failed", "errors": errors, "documentation_url": DOCS}
 
 
 def _etag(reply: Reply) -> str:

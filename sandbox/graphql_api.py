@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import base64
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tusk.sandbox.shapes import Shapes, node_id
@@ -32,12 +33,19 @@ from tusk.sandbox.world import (
 
 if TYPE_CHECKING:
     from tusk.sandbox.github_server import SandboxApp
+    from tusk.sandbox.graphql_cost import Measure
 
 MAX_PAGE = 100
 
 
 def execute(
-    app: SandboxApp, token: Token, query: str, variables: dict[str, Any], operation: str | None
+    app: SandboxApp,
+    token: Token,
+    query: str,
+    variables: dict[str, Any],
+    operation: str | None,
+    *,
+    measured: Measure | None = None,
 ) -> dict[str, Any]:
     from graphql import (
         GraphQLError,
@@ -60,7 +68,7 @@ def execute(
     if errors:
         return _refuse(app, [e.message for e in errors])
     op = get_operation_ast(document, operation)
-    resolver = Resolver(app, token)
+    resolver = Resolver(app, token, measured)
     if op is not None and op.operation == OperationType.MUTATION:
         if token.read_only:
             return {
@@ -172,10 +180,11 @@ def connection(
 
 
 class Resolver:
-    def __init__(self, app: SandboxApp, token: Token) -> None:
+    def __init__(self, app: SandboxApp, token: Token, measured: Measure | None = None) -> None:
         self.app = app
         self.world: World = app.world
         self.token = token
+        self.measured = measured
         self.shapes = Shapes(app.world, app.base)
 
     def resolve_field(self, parent: Any, info: Any, **args: Any) -> Any:
@@ -198,18 +207,29 @@ class Resolver:
             "repository": lambda owner, name, followRenames=True: self.repository_by_name(
                 owner, name
             ),
-            "rateLimit": lambda dryRun=False: {
-                "cost": 1,
-                "limit": 5000,
-                "remaining": 5000,
-                "used": 0,
-                "resetAt": iso(self.world.clock.peek()),
-                "nodeCount": 0,
-            },
+            "rateLimit": self.rate_limit,
+        }
+
+    def rate_limit(self, dryRun: bool = False) -> dict[str, Any]:
+        """This call's cost and the budget left after it (graphql_cost has the rules)."""
+        from tusk.sandbox.ratelimit import headers
+
+        values = headers(self.world, self.token.name, "graphql")
+        reset = datetime.fromtimestamp(int(values["x-ratelimit-reset"]), UTC)
+        return {
+            "cost": self.measured.cost if self.measured else 1,
+            "limit": int(values["x-ratelimit-limit"]),
+            "remaining": int(values["x-ratelimit-remaining"]),
+            "used": int(values["x-ratelimit-used"]),
+            "resetAt": iso(reset),
+            "nodeCount": self.measured.nodes if self.measured else 0,
         }
 
     def mutation_root(self) -> dict[str, Any]:
-        return {"addDiscussionComment": self.add_discussion_comment}
+        return {
+            "addDiscussionComment": self.add_discussion_comment,
+            "deleteDiscussionComment": self.delete_discussion_comment,
+        }
 
     # -- actors
 
@@ -232,7 +252,30 @@ class Resolver:
             "repository": lambda name, followRenames=True: self.repository_by_name(
                 user.login, name
             ),
+            "repositoryDiscussionComments": lambda **a: connection(
+                list(self._discussion_comments_by(user.login, a.get("repositoryId"))),
+                a,
+                lambda found: self.discussion_comment(*found),
+            ),
         }
+
+    def _discussion_comments_by(
+        self, login: str, repository_id: str | None
+    ) -> Iterator[tuple[Repo, Discussion, DiscussionComment]]:
+        """Discussion comments and replies ``login`` wrote, oldest first, in repositories the
+        caller can see (all of them, or the one ``repositoryId`` names)."""
+        found = []
+        for repo in self.world.repos.values():
+            if repository_id is not None and node_id("Repository", repo.id) != repository_id:
+                continue
+            if not self.visible(repo):
+                continue
+            for discussion in repo.discussions.values():
+                for comment in discussion.comments:
+                    for item in (comment, *comment.replies):
+                        if item.author.lower() == login.lower():
+                            found.append((repo, discussion, item))
+        yield from sorted(found, key=lambda f: (f[2].created_at, f[2].id))
 
     def _filter_repos(self, login: str, args: dict[str, Any]) -> list[Repo]:
         # GitHub's default ownerAffiliations is [OWNER, COLLABORATOR].
@@ -757,6 +800,39 @@ class Resolver:
                 }
         raise SandboxError(
             404, f"Could not resolve to a node with the global id of '{input['discussionId']}'"
+        )
+
+    def delete_discussion_comment(self, input: dict[str, Any]) -> dict[str, Any]:
+        """Delete a discussion comment; "if it has replies, wipe it instead" (the schema's
+        description of deleteDiscussionComment): its body goes, its replies stay."""
+        for repo in self.world.repos.values():
+            for discussion in repo.discussions.values():
+                for comment in discussion.comments:
+                    for item in (comment, *comment.replies):
+                        if node_id("DiscussionComment", item.id) != input["id"]:
+                            continue
+                        if not self.visible(repo):
+                            break
+                        mine = item.author.lower() == self.token.user.lower()
+                        if not mine and not self.world.can_push(repo, self.token.user):
+                            raise SandboxError(
+                                403, f"{self.token.user} does not have permission to delete it."
+                            )
+                        shape = self.discussion_comment(repo, discussion, item)
+                        if item is comment and comment.replies:
+                            comment.body = ""
+                            comment.updated_at = self.world.clock.tick()
+                        elif item is comment:
+                            discussion.comments.remove(comment)
+                        else:
+                            comment.replies.remove(item)
+                        return {
+                            "__typename": "DeleteDiscussionCommentPayload",
+                            "clientMutationId": input.get("clientMutationId"),
+                            "comment": shape,
+                        }
+        raise SandboxError(
+            404, f"Could not resolve to a node with the global id of '{input['id']}'"
         )
 
 

@@ -1,8 +1,12 @@
-"""Primary rate-limit accounting: per token and resource, reported in ``x-ratelimit-*`` headers."""
+"""Primary rate-limit accounting: per token and resource, reported in ``x-ratelimit-*`` headers.
+
+Windows run on the sandbox's wall clock (``World.wall``), which tests may move
+forward. GraphQL spends the query's computed cost in points, not one per
+request (tusk.sandbox.graphql_cost).
+"""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 LIMITS = {"core": 5000, "search": 30, "graphql": 5000}
@@ -21,16 +25,20 @@ def resource_for(path: str) -> str:
     return "core"
 
 
-def _reset(resource: str) -> int:
+def _reset(world: Any, resource: str) -> int:
     window = 60 if resource == "search" else WINDOW
-    now = int(time.time())
+    now = int(world.wall())
     return now - now % window + window
 
 
-def spend(world: Any, who: str, resource: str) -> None:
-    """Count one request (a 304 is never counted, as on GitHub)."""
-    key = (who, resource, _reset(resource))
-    world.rate_used[key] = world.rate_used.get(key, 0) + 1
+def spend(world: Any, who: str, resource: str, amount: int = 1) -> None:
+    """Count one request, or ``amount`` GraphQL points (a 304 is never counted, as on GitHub)."""
+    key = (who, resource, _reset(world, resource))
+    world.rate_used[key] = world.rate_used.get(key, 0) + amount
+
+
+def remaining(world: Any, who: str, resource: str) -> int:
+    return int(headers(world, who, resource)["x-ratelimit-remaining"])
 
 
 def exhausted(world: Any, who: str, resource: str) -> bool:
@@ -45,7 +53,7 @@ def exceeded_message(who: str) -> str:
 
 
 def headers(world: Any, who: str, resource: str) -> dict[str, str]:
-    reset = _reset(resource)
+    reset = _reset(world, resource)
     used = world.rate_used.get((who, resource, reset), 0)
     limit = LIMITS[resource] if who != "" else 60
     return {

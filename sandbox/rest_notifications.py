@@ -109,7 +109,15 @@ def _thread(call: Call) -> Thread:
 
 @handles("activity/get-thread")
 def get_thread(call: Call) -> Reply:
-    return Reply(200, call.shapes.thread(_thread(call)))
+    """One thread, conditionally: the API description documents 304 for
+    activity/get-thread. ``Last-Modified`` is the thread's last change (new
+    activity, or being marked read)."""
+    thread = _thread(call)
+    changed = max(thread.updated_at, thread.last_read_at or thread.updated_at)
+    headers = {"Last-Modified": format_datetime(changed, usegmt=True)}
+    if _not_modified(call, changed):
+        return Reply(304, None, headers)
+    return Reply(200, call.shapes.thread(thread), headers)
 
 
 @handles("activity/mark-thread-as-read")

@@ -106,14 +106,22 @@ def create_fork(call: Call) -> Reply:
     owner = call.field("organization") or login
     if call.world.user(owner) is None:
         raise SandboxError(404, "Not Found")
+    for existing in call.world.forks_of(source):
+        if existing.owner.lower() == owner.lower():
+            return Reply(202, call.shapes.repo(existing, login))  # forking twice returns the fork
     name = call.field("name") or source.name
-    existing = call.world.repo(owner, name)
-    if existing is not None and (existing.fork_of or "").lower() == source.full_name.lower():
-        return Reply(202, call.shapes.repo(existing, login))  # forking twice returns the fork
-    if existing is not None:
-        raise validation_failed(
-            "Repository", "name", "already_exists", f"{owner}/{name} already exists"
-        )
+    if call.world.repo(owner, name) is not None:
+        if call.field("name"):
+            raise validation_failed(
+                "Repository", "name", "already_exists", f"{owner}/{name} already exists"
+            )
+        # The owner already has an unrelated repository of that name: GitHub names the
+        # fork name-1 (name-2, ...) and answers 202 with it (octokit/octokit.js#483,
+        # cli/cli#5030).
+        base, suffix = name, 1
+        while call.world.repo(owner, f"{base}-{suffix}") is not None:
+            suffix += 1
+        name = f"{base}-{suffix}"
     moment = call.world.clock.tick()
     fork = Repo(
         owner=call.world.users[owner.lower()].login,

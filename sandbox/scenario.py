@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 from tusk.sandbox.gitstore import CommitSpec, GitStore
+from tusk.sandbox.secondary import Limits, SecondaryLimits
 from tusk.sandbox.world import (
     PERMISSIONS,
     Artifact,
@@ -132,7 +133,12 @@ REPO = {
 }
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str}
 TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
-SETTINGS = {"fork_ready_after_reads": int, "fork_git_ready_after_requests": int}
+SETTINGS = {
+    "fork_ready_after_reads": int,
+    "fork_git_ready_after_requests": int,
+    "listing_lag_seconds": (int, float),
+    "secondary_limits": (bool, dict),
+}
 SCENARIO = {"now": TIME, "settings": SETTINGS, "users": [USER], "tokens": dict, "repos": [REPO]}
 
 
@@ -326,6 +332,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     """Check ``data`` and build the world it describes (git repositories included)."""
     problems: list[str] = []
     check_shape(data, SCENARIO, "", problems)
+    problems += Limits.problems((data.get("settings") or {}).get("secondary_limits"))
     if not problems:
         problems = check_references(data)
     if problems:
@@ -335,6 +342,8 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     settings = data.get("settings") or {}
     world.fork_ready_after_reads = settings.get("fork_ready_after_reads", 0)
     world.fork_git_ready_after_requests = settings.get("fork_git_ready_after_requests", 0)
+    world.listing_lag = float(settings.get("listing_lag_seconds", 0))
+    world.secondary = SecondaryLimits(Limits.from_setting(settings.get("secondary_limits")))
     for spec in data.get("users", []):
         user = User(
             login=spec["login"],

@@ -112,15 +112,27 @@ class LocalGitHub:
     def clear_faults(self) -> None:
         self._admin("DELETE", "faults")
 
+    def advance(self, seconds: float) -> None:
+        """Move the local GitHub's wall clock forward (rate-limit windows, listing lag)."""
+        self._admin("POST", "clock", json={"advance": seconds})
+
+    def sleep(self, seconds: float) -> None:
+        """An injected sleep: recorded in ``self.sleeps``, and the local GitHub's clock
+        moves on by as much, as if the time had passed."""
+        self.sleeps.append(seconds)
+        if seconds > 0:
+            self.advance(seconds)
+
     def gateway(self, token_name: str | None, **kwargs: Any) -> Any:
         """A ``tusk.github.Gateway`` with the sandbox token ``token_name`` (its string is its name).
 
-        Waits the gateway would sleep (Retry-After, backoff) are recorded in
-        ``self.sleeps`` instead of slept, unless the test passes ``sleep=``.
+        Waits the gateway would sleep (Retry-After, backoff, pacing) are recorded in
+        ``self.sleeps`` and pass on the local GitHub's clock instead of being slept
+        (``self.sleep``), unless the test passes ``sleep=``.
         """
         from tusk.github import Gateway
 
-        kwargs.setdefault("sleep", self.sleeps.append)
+        kwargs.setdefault("sleep", self.sleep)
         token = SecretStr(token_name) if token_name else None
         return Gateway(
             api_url=self.url, token=token, token_name=token_name or "anonymous", **kwargs

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
+
+from tusk.sandbox.secondary import SecondaryLimits
 
 BODY_LIMIT = 65_536
 TITLE_LIMIT = 256
@@ -159,6 +162,9 @@ class Issue:
     reactions: list[Reaction] = field(default_factory=list)
     pull: PullInfo | None = None
     subscribers: set[str] = field(default_factory=set)
+    # Sandbox wall time (World.wall) from which listings and search show the issue
+    # (settings.listing_lag_seconds); None: at once. Its own URL serves it at once.
+    listed_from: float | None = None
 
 
 @dataclass
@@ -307,11 +313,26 @@ class World:
     rate_used: dict[tuple[str, str, int], int] = field(default_factory=dict)
     fork_ready_after_reads: int = 0
     fork_git_ready_after_requests: int = 0
+    # Seconds a new issue stays out of listings and search (settings.listing_lag_seconds).
+    listing_lag: float = 0.0
+    # GitHub's secondary rate limits; on unless the scenario turns them off.
+    secondary: SecondaryLimits = field(default_factory=SecondaryLimits)
+    # How far tests moved the sandbox's wall clock (POST /_sandbox/clock); rate-limit
+    # windows and listing lag run on it, so a test's injected sleep can pass the time.
+    time_offset: float = 0.0
     _next_id: int = 1000
 
     def new_id(self) -> int:
         self._next_id += 1
         return self._next_id
+
+    def wall(self) -> float:
+        """Seconds since the epoch as the sandbox sees them (real time plus the offset)."""
+        return time.time() + self.time_offset
+
+    def listed(self, issue: Issue) -> bool:
+        """Whether listings and search show ``issue`` yet (GitHub's listings can lag a write)."""
+        return issue.listed_from is None or self.wall() >= issue.listed_from
 
     # -- lookups
 

@@ -28,8 +28,11 @@ import urllib3
 from pydantic import SecretStr
 
 from tusk.errors import TuskError
+from tusk.pacing import ContentPacer
 
 USER_AGENT = "tusk-agent-platform"
+WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+MUTATION = re.compile(r"^\s*mutation\b")
 API_VERSION = "2022-11-28"
 RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
 
@@ -242,6 +245,31 @@ def error_for(method: str, path: str, status: int, body: Any) -> GitHubError:
     return GitHubError(f"unexpected status {status}", **common)
 
 
+def is_content_request(method: str, path: str) -> bool:
+    """Writes count as content creation, except marking notifications (the inbox) and
+    GraphQL, which ``Gateway.graphql`` classifies by its document."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"]:  # GitHub Enterprise Server: /api/v3/..., /api/graphql
+        parts = parts[2:] if parts[1:2] == ["v3"] else parts[1:]
+    if parts[:1] in (["notifications"], ["graphql"]):
+        return False
+    return method.upper() in WRITE_METHODS
+
+
+def graphql_rate_limited(errors: list[Any]) -> bool:
+    """Whether GraphQL errors say the primary budget is spent (nothing ran)."""
+    return any(isinstance(e, Mapping) and e.get("type") == "RATE_LIMITED" for e in errors)
+
+
+def graphql_reset_delay(headers: Mapping[str, str], *, now: float) -> float:
+    """Seconds until ``x-ratelimit-reset`` (plus one), or a minute when it is missing."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    try:
+        return max(float(lowered["x-ratelimit-reset"]) - now, 0.0) + 1.0
+    except (KeyError, ValueError):
+        return 60.0
+
+
 def next_link(link_header: str | None) -> str | None:
     """The ``rel="next"`` URL of a ``Link`` header, if any."""
     return link_targets(link_header).get("next")
@@ -318,8 +346,11 @@ class Gateway:
         max_wait: float = 900.0,
         timeout: float = 30.0,
         ledger: RequestLedger | None = None,
+        pacer: ContentPacer | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        # Content-creating requests are paced under GitHub's content-creation limit.
+        self.pacer = pacer if pacer is not None else ContentPacer()
         self.token_name = token_name
         self._token = token
         self._sleep = sleep
@@ -362,6 +393,7 @@ class Gateway:
         allow_statuses: tuple[int, ...] = (),
         follow_redirects: bool = True,
         may_repeat: bool = True,
+        content: bool | None = None,
     ) -> Response:
         """Send one request, retrying within bounds. Raises ``GitHubError`` for a
         final status >= 400 unless it is listed in ``allow_statuses``.
@@ -369,13 +401,23 @@ class Gateway:
         ``may_repeat=False`` is for writes that must not happen twice (a comment,
         an issue): they are retried only when GitHub surely did not apply them
         (a rate limit, a connection never made), not after a 5xx or a dropped
-        connection, where the write may have landed."""
+        connection, where the write may have landed.
+
+        ``content``: whether the request creates content and is paced (default:
+        every POST, PATCH, PUT and DELETE except GraphQL queries and marking
+        notifications)."""
         method = method.upper()
         url = self.url_for(path_or_url)
         route = route_of(method, urlsplit(url).path)
+        if content is None:
+            content = is_content_request(method, urlsplit(url).path)
         attempt = 0
         while True:
             attempt += 1
+            if content:
+                wait = self.pacer.schedule(self._clock())
+                if wait > 0:
+                    self._sleep(wait)
             status: int | None
             transport_error: requests.RequestException | None = None
             try:
@@ -485,20 +527,59 @@ class Gateway:
 
     def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document; raises ``GitHubError`` when GitHub reports errors."""
-        response = self.request(
-            "POST", self.graphql_url, json={"query": query, "variables": dict(variables or {})}
-        )
-        body = response.body or {}
-        if body.get("errors"):
-            messages = "; ".join(str(e.get("message", e)) for e in body["errors"])
-            raise GitHubError(
-                "the GraphQL query failed",
-                status=response.status,
-                method="POST",
-                path="/graphql",
-                github_message=messages,
+        response = self.graphql_response(query, variables)
+        body = response.body if isinstance(response.body, dict) else {}
+        errors = body.get("errors") or []
+        if errors:
+            messages = "; ".join(str(e.get("message", e)) for e in errors)
+            raise self._scrubbed(
+                GitHubError(
+                    "the GraphQL query failed",
+                    status=response.status,
+                    method="POST",
+                    path="/graphql",
+                    github_message=messages,
+                    errors=errors,
+                )
             )
         return dict(body.get("data") or {})
+
+    def graphql_response(self, query: str, variables: Mapping[str, Any] | None = None) -> Response:
+        """POST a GraphQL document and return GitHub's answer, errors and all.
+
+        A spent GraphQL budget comes back as 200 with an error of type
+        ``RATE_LIMITED`` (docs.github.com/en/graphql/overview/rate-limits-and-query-
+        limits-for-the-graphql-api); nothing ran, so the call waits until
+        ``x-ratelimit-reset`` and is sent again, within the same bounds as REST.
+        Mutations are paced like REST writes (``tusk.pacing``).
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            response = self.request(
+                "POST",
+                self.graphql_url,
+                json={"query": query, "variables": dict(variables or {})},
+                content=MUTATION.match(query) is not None,
+            )
+            body = response.body if isinstance(response.body, dict) else {}
+            errors = body.get("errors") or []
+            if not graphql_rate_limited(errors):
+                return response
+            delay = graphql_reset_delay(response.headers, now=self._clock())
+            if attempt >= self.max_attempts or delay > self.max_wait:
+                raise self._scrubbed(
+                    RateLimited(
+                        "the GraphQL rate limit is spent and the wait budget too",
+                        status=response.status,
+                        method="POST",
+                        path="/graphql",
+                        github_message="; ".join(str(e.get("message", e)) for e in errors),
+                        hint="Run again after the hour's points reset",
+                    )
+                )
+            self.ledger.record_retry()
+            self._sleep(delay)
 
     @property
     def graphql_url(self) -> str:

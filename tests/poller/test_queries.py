@@ -40,8 +40,8 @@ def test_follow_up_queries_are_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     class Capture:
         graphql_url = "http://unused/graphql"
 
-        def request(self, method: str, url: str, json: dict) -> object:
-            sent.append(json["query"])
+        def graphql_response(self, query: str, variables: dict) -> object:
+            sent.append(query)
             raise StopIteration
 
     thread_locator = Locator(
