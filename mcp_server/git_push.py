@@ -25,14 +25,15 @@ from typing import Any
 
 from tusk.mcp_server import policy
 from tusk.mcp_server.policy import PolicyConfig, RunState
-from tusk.mcp_server.read_tools import find_fork
 from tusk.mcp_server.runtime import OperationFailed, WriteOutcome
 
+from tusk.forks import find_fork
 from tusk.git_env import basic_auth_header, config_env
 from tusk.github import Gateway, NotFound
 
 GIT_TIMEOUT = 300.0
-FORK_WAIT_SECONDS = 120.0
+FIRST_WAIT = 0.5
+LONGEST_WAIT = 15.0
 
 
 class PushFailed(OperationFailed):
@@ -97,6 +98,41 @@ class GitRunner:
         if done.returncode != 0:
             raise PushFailed(f"git {args[0]} failed: {done.stderr.strip()[-800:]}")
         return done.stdout
+
+
+@dataclass
+class ForkWait:
+    """Waiting for a new fork: backoff from half a second up to 15 s between looks, for
+    ``budget`` seconds (``agent.fork_wait_seconds``, default 5 minutes: GitHub's
+    create-fork description says to contact support past that).
+
+    The budget is spent by the clock or by the sleeps, whichever says more, so an
+    injected sleep that does not move the clock still ends the wait."""
+
+    budget: float
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    delay: float = FIRST_WAIT
+    slept: float = 0.0
+    gave_up: str = ""
+
+    def __post_init__(self) -> None:
+        self._start = self.clock()
+
+    def another(self, what: str) -> bool:
+        """Sleep before the next look and say True, or say False when the budget is spent."""
+        spent = max(self.clock() - self._start, self.slept)
+        if spent >= self.budget:
+            self.gave_up = (
+                f"{what} after {self.budget:.0f} s; try push_branch again in a minute "
+                "(agent.fork_wait_seconds sets how long to wait)"
+            )
+            return False
+        step = min(self.delay, self.budget - spent)
+        self.sleep(step)
+        self.slept += step
+        self.delay = min(self.delay * 2, LONGEST_WAIT)
+        return True
 
 
 @dataclass
@@ -199,31 +235,28 @@ class Pusher:
         return messages, patch
 
     def ensure_fork(self, upstream_name: str) -> dict[str, Any]:
-        """The bot's fork of ``upstream_name``, created (and waited for) when missing."""
+        """The bot's fork of ``upstream_name`` (found by its parent, whatever its name),
+        created and waited for when missing."""
         fork = find_fork(self.write_gateway, self.config.bot, upstream_name)
         if fork is not None:
             return fork
+        # GitHub answers 202 with the fork's name, which is `name-1` when the bot already
+        # owns an unrelated `name` (octokit/octokit.js#483).
         created = self.write_gateway.post(f"/repos/{upstream_name}/forks", json={}).body
         full_name = created["full_name"]
-        deadline = self.clock() + FORK_WAIT_SECONDS
-        delay = 0.5
-        while True:  # GitHub creates forks asynchronously
+        wait = ForkWait(self.config.fork_wait_seconds, clock=self.clock, sleep=self.sleep)
+        while True:  # "Forking a Repository happens asynchronously" (repos/create-fork)
             try:
                 fork = self.write_gateway.get(f"/repos/{full_name}")
-                self.wait_until_git_serves(fork["clone_url"], deadline)
-                return fork
             except NotFound:
-                if self.clock() >= deadline:
-                    raise PushFailed(
-                        f"the fork {full_name} was requested but is not ready after "
-                        f"{FORK_WAIT_SECONDS:.0f} s; try push_branch again in a minute"
-                    ) from None
-                self.sleep(delay)
-                delay = min(delay * 2, 8.0)
+                if not wait.another(f"the fork {full_name} was requested but is not ready"):
+                    raise PushFailed(wait.gave_up) from None
+                continue
+            self.wait_until_git_serves(fork["clone_url"], wait)
+            return fork
 
-    def wait_until_git_serves(self, url: str, deadline: float) -> None:
+    def wait_until_git_serves(self, url: str, wait: ForkWait) -> None:
         """A new fork's git objects lag behind its REST record: wait until git sees it."""
-        delay = 0.5
         while True:
             try:
                 self.git.run(
@@ -231,13 +264,8 @@ class Pusher:
                 )
                 return
             except PushFailed:
-                if self.clock() >= deadline:
-                    raise PushFailed(
-                        f"the fork at {url} exists but git cannot read it after "
-                        f"{FORK_WAIT_SECONDS:.0f} s; try push_branch again in a minute"
-                    ) from None
-                self.sleep(delay)
-                delay = min(delay * 2, 8.0)
+                if not wait.another(f"the fork at {url} exists but git cannot read it"):
+                    raise PushFailed(wait.gave_up) from None
 
     def remote_has_branch(self, url: str, branch: str) -> bool:
         out = self.git.run(

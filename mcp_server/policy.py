@@ -127,6 +127,7 @@ class PolicyConfig:
     history_entry_chars: int = 300
     branch_prefix: str = "tusk/"
     allow_workflow_changes: bool = False
+    fork_wait_seconds: float = 300.0
 
 
 @dataclass

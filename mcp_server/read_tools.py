@@ -20,7 +20,8 @@ from mcp.types import ToolAnnotations
 from tusk.mcp_server.read_scope import ReadScope, repo_of_api_url
 from tusk.mcp_server.runtime import Runtime, tool
 
-from tusk.github import Gateway, NotFound, next_link
+from tusk.forks import find_fork
+from tusk.github import Gateway, next_link
 from tusk.neutralise import Trust, neutralise, one_line
 
 READ = ToolAnnotations(
@@ -322,21 +323,8 @@ def get_repository(gateway: Gateway, repo: str) -> dict[str, Any]:
     return slim_repo(gateway.get(f"/repos/{repo}"))
 
 
-def find_fork(gateway: Gateway, bot: str, repo: str) -> dict[str, Any] | None:
-    """The bot's fork of ``repo`` if it has one under the same name."""
-    name = repo.split("/", 1)[1]
-    try:
-        data = gateway.get(f"/repos/{bot}/{name}")
-    except NotFound:
-        return None
-    parent = (data.get("parent") or {}).get("full_name", "")
-    if not data.get("fork") or parent.lower() != repo.lower():
-        return None
-    return data
-
-
 def get_my_fork(gateway: Gateway, bot: str, repo: str) -> dict[str, Any]:
-    fork = find_fork(gateway, bot, repo)
+    fork = find_fork(gateway, bot, repo)  # by its parent, whatever its name
     if fork is None:
         return {"fork": None, "note": f"{bot} has no fork of {repo} yet; push_branch creates it"}
     branches = list_branches(gateway, fork["full_name"], 1)

@@ -79,6 +79,7 @@ def policy_config(
         history_entry_chars=settings.limits.history_entry_chars,
         branch_prefix=settings.agent.branch_prefix,
         allow_workflow_changes=settings.agent.allow_workflow_changes,
+        fork_wait_seconds=settings.agent.fork_wait_seconds,
     )
 
 
@@ -165,6 +166,7 @@ def build_pusher(
     read_token: SecretStr,
     write_token: SecretStr,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Pusher | None:
     if runtime.workspace is None:
         return None
@@ -177,6 +179,7 @@ def build_pusher(
         read_token=read_token.get_secret_value(),
         write_token=write_token.get_secret_value(),
         sleep=sleep,
+        clock=clock,
     )
 
 

@@ -224,18 +224,10 @@ def fetch_context(gateway: Gateway, ref: ThreadRef, *, bot: str) -> Fetched:
     pending = flatten(thread, thread_conns, thread_locator)
     pending += flatten(repository, (BRANCHES,), repo_locator)
     fork = data.get("botFork")
+    if not is_fork_of(fork, ref.repo):
+        fork = None  # bot/<name> is another repository; the fork may have another name
     if fork:
-        fork_owner, fork_name = str(fork["nameWithOwner"]).split("/", 1)
-        pending += flatten(
-            fork,
-            (BRANCHES,),
-            Locator(
-                open="repository(owner: $owner, name: $name) {",
-                close="}",
-                declarations={"owner": "String!", "name": "String!"},
-                values={"owner": fork_owner, "name": fork_name},
-            ),
-        )
+        pending += flatten(fork, (BRANCHES,), _repo_locator(str(fork["nameWithOwner"])))
     viewer = data.get("viewer") or {}
     pending += flatten(
         viewer,
@@ -245,6 +237,11 @@ def fetch_context(gateway: Gateway, ref: ThreadRef, *, bot: str) -> Fetched:
     more = follow(gateway, pending, optional=frozenset())
     requests += more.requests
     notes += more.notes
+    if fork is None:
+        named = fork_in(viewer.get(BOT_REPOS.name) or [], ref.repo)
+        if named is not None:
+            fork, spent = fetch_fork(gateway, named)
+            requests += spent
     default_branch = (repository.get("defaultBranchRef") or {}).get("name")
     if repository.get("viewerPermission") == "ADMIN" and default_branch:
         protection = fetch_protection(gateway, ref.repo, default_branch)
@@ -267,6 +264,55 @@ def fetch_context(gateway: Gateway, ref: ThreadRef, *, bot: str) -> Fetched:
         notes=notes,
     )
     return Fetched(raw=raw, requests=requests)
+
+
+def _repo_locator(full_name: str) -> Locator:
+    owner, name = full_name.split("/", 1)
+    return Locator(
+        open="repository(owner: $owner, name: $name) {",
+        close="}",
+        declarations={"owner": "String!", "name": "String!"},
+        values={"owner": owner, "name": name},
+    )
+
+
+def is_fork_of(node: dict[str, Any] | None, upstream: str) -> bool:
+    parent = ((node or {}).get("parent") or {}).get("nameWithOwner") or ""
+    return bool(node and node.get("isFork")) and parent.lower() == upstream.lower()
+
+
+def fork_in(repositories: list[dict[str, Any]], upstream: str) -> str | None:
+    """The bot's fork of ``upstream`` among its own repositories, found by its parent:
+    GitHub names a fork ``name-1`` when the bot already owns a ``name``
+    (octokit/octokit.js#483), and forks can be renamed."""
+    for node in repositories:
+        if is_fork_of(node, upstream):
+            return str(node["nameWithOwner"])
+    return None
+
+
+FORK_QUERY = compact(
+    f"""
+    query($owner: String!, $name: String!) {{
+      repository(owner: $owner, name: $name) {{ id {REPO_META} {BRANCHES.render()} }}
+    }}
+    """
+)
+
+
+def fetch_fork(gateway: Gateway, full_name: str) -> tuple[dict[str, Any] | None, int]:
+    """The fork with all its branches, and the requests that took (it may be gone by now)."""
+    owner, name = full_name.split("/", 1)
+    data, _ = run_query(
+        gateway, FORK_QUERY, {"owner": owner, "name": name}, optional=frozenset({"repository"})
+    )
+    fork = data.get("repository")
+    if not fork:
+        return None, 1
+    more = follow(
+        gateway, flatten(fork, (BRANCHES,), _repo_locator(full_name)), optional=frozenset()
+    )
+    return fork, 1 + more.requests
 
 
 def fetch_diff(gateway: Gateway, repo: str, number: int, notes: list[str]) -> str | None:

@@ -88,6 +88,13 @@ class Agent(Section):
         description="Claude Code built-in tools the agent may use",
     )
     model: str | None = Field(None, description="--model for Claude Code; null for its default")
+    fork_wait_seconds: float = Field(
+        300.0,
+        ge=1,
+        le=3600,
+        description="how long push_branch waits for a new fork (GitHub forks asynchronously; "
+        "a large repository can take up to 5 minutes)",
+    )
     max_budget_usd: float = Field(
         5.0,
         gt=0,

@@ -32,6 +32,7 @@ from tusk.contracts import (
     TrustSource,
 )
 from tusk.errors import UserError
+from tusk.forks import forks_by_parent
 from tusk.github import Forbidden, Gateway, GitHubError, NotFound
 from tusk.log_issue import BODY_LIMIT, LogIssue, find_log_issues
 
@@ -86,6 +87,7 @@ class RepoCleanup(_Model):
     closed_pulls: list[str] = Field(default_factory=list)
     comments_deleted: list[str] = Field(default_factory=list)
     review_comments_deleted: list[str] = Field(default_factory=list)
+    discussion_comments_deleted: list[str] = Field(default_factory=list)
     pending_reviews_deleted: list[str] = Field(default_factory=list)
     reviews_kept: list[str] = Field(default_factory=list)
 
@@ -114,6 +116,7 @@ class GoAwayReport(_Model):
         return sum(
             len(r.comments_deleted)
             + len(r.review_comments_deleted)
+            + len(r.discussion_comments_deleted)
             + len(r.pending_reviews_deleted)
             for r in self.repos
         )
@@ -204,16 +207,6 @@ def own_items(items: Iterable[Mapping[str, Any]], bot: str) -> list[Mapping[str,
     return [item for item in items if (login_of(item) or "").lower() == bot.lower()]
 
 
-def forks_by_parent(forks: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """``parent full name (lower) -> fork full name`` from full repository objects."""
-    found: dict[str, str] = {}
-    for repo in forks:
-        parent = repo.get("parent")
-        if repo.get("fork") and isinstance(parent, Mapping) and parent.get("full_name"):
-            found[str(parent["full_name"]).lower()] = str(repo["full_name"])
-    return found
-
-
 def pulls_from_fork(pulls: Iterable[Mapping[str, Any]], fork: str) -> list[Mapping[str, Any]]:
     """Open pull requests whose head lives in ``fork``: they close when it is deleted."""
     result = []
@@ -294,6 +287,50 @@ query($owner: String!, $name: String!, $number: Int!, $after: String) {
   }
 }
 """
+
+REPOSITORY_ID = (
+    "query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { id } }"
+)
+BOT_DISCUSSION_COMMENTS = """
+query($bot: String!, $repo: ID!, $after: String) {
+  user(login: $bot) {
+    repositoryDiscussionComments(first: 100, after: $after, repositoryId: $repo) {
+      pageInfo { hasNextPage endCursor }
+      nodes { id url body author { login } }
+    }
+  }
+}
+"""
+DELETE_DISCUSSION_COMMENT = """
+mutation($id: ID!) { deleteDiscussionComment(input: {id: $id}) { clientMutationId } }
+"""
+
+
+def own_discussion_comments(gateway: Gateway, repo: str, bot: str) -> list[Mapping[str, Any]]:
+    """The bot's discussion comments and replies in ``repo``, oldest first. A comment wiped
+    earlier (deleted while it had replies: its body is gone) is left out."""
+    owner, name = repo.split("/", 1)
+    found = gateway.graphql(REPOSITORY_ID, {"owner": owner, "name": name})
+    repo_id = (found.get("repository") or {}).get("id")
+    if not repo_id:
+        return []
+    comments: list[Mapping[str, Any]] = []
+    variables: dict[str, Any] = {"bot": bot, "repo": repo_id, "after": None}
+    while True:
+        user = gateway.graphql(BOT_DISCUSSION_COMMENTS, variables).get("user") or {}
+        page = user.get("repositoryDiscussionComments") or {}
+        comments += [
+            node
+            for node in page.get("nodes") or []
+            if node
+            and ((node.get("author") or {}).get("login") or "").lower() == bot.lower()
+            and node.get("body")
+        ]
+        info = page.get("pageInfo") or {}
+        if not info.get("hasNextPage"):
+            return comments
+        variables["after"] = info["endCursor"]
+
 
 FORGED_HINT = (
     "Nothing was blocked or deleted. The poller dispatches go-away only for a comment "
@@ -459,11 +496,15 @@ class GoAwayRun:
             Failure(what=what, repo=repo, error=describe_error(error), todo=todo)
         )
 
-    def _delete(self, path: str) -> None:
-        # GitHub asks for a pause between content-changing requests.
+    def _pause(self) -> None:
+        # GitHub asks for a pause between content-changing requests (the gateway also
+        # paces every write under the content-creation limit, tusk.pacing).
         if self._deletes:
             self.sleep(self.settings.go_away.delete_pause_seconds)
         self._deletes += 1
+
+    def _delete(self, path: str) -> None:
+        self._pause()
         self.gateway.delete(path)
 
     # -- the steps
@@ -582,25 +623,17 @@ class GoAwayRun:
         return affected_repos(scope, owned)
 
     def bot_forks(self) -> dict[str, str]:
-        """The bot's forks by parent; the list omits parents, so each fork is read."""
+        """The bot's forks by parent, whatever their names (tusk.forks; one GraphQL
+        request per 100 forks, private ones included)."""
         try:
-            forks = []
-            # The bot's own listing: /users/{bot}/repos would omit private forks.
-            for listed in self.gateway.paginate("/user/repos", params={"affiliation": "owner"}):
-                if not listed.get("fork"):
-                    continue
-                try:
-                    forks.append(self.gateway.get(f"/repos/{listed['full_name']}"))
-                except NotFound:
-                    continue  # deleted since it was listed (a concurrent go-away): already gone
-        except GitHubError as error:
+            return forks_by_parent(self.gateway, self.settings.bot)
+        except (GitHubError, UserError) as error:
             self._fail(
                 "could not list the bot's forks",
                 error,
                 f"Delete the bot's forks of the affected repositories by hand. {RETRY_TODO}",
             )
             return {}
-        return forks_by_parent(forks)
 
     def clean_repo(self, repo: str, forks: Mapping[str, str]) -> RepoCleanup:
         bot = self.settings.bot
@@ -618,6 +651,7 @@ class GoAwayRun:
             self._delete_fork(repo, cleanup.fork, pulls, cleanup)
         self._comments(repo, "issues", cleanup.comments_deleted)
         self._comments(repo, "pulls", cleanup.review_comments_deleted)
+        self._discussion_comments(repo, cleanup.discussion_comments_deleted)
         return cleanup
 
     def _reviews(self, repo: str, pulls: Sequence[Mapping[str, Any]], cleanup: RepoCleanup) -> None:
@@ -682,6 +716,30 @@ class GoAwayRun:
             except GitHubError as error:
                 self._fail(
                     f"could not delete {comment.get('html_url') or comment['id']}",
+                    error,
+                    f"Delete it by hand, or {RETRY}.",
+                    repo,
+                )
+
+    def _discussion_comments(self, repo: str, deleted: list[str]) -> None:
+        """The bot's discussion comments and replies in ``repo``, through GraphQL (REST has
+        no discussions): listed with ``User.repositoryDiscussionComments``, deleted newest
+        first with ``deleteDiscussionComment`` (a reply before the comment it answers)."""
+        try:
+            mine = own_discussion_comments(self.gateway, repo, self.settings.bot)
+        except GitHubError as error:
+            self._fail(f"could not list the discussion comments of {repo}", error, RETRY_TODO, repo)
+            return
+        for comment in reversed(mine):
+            try:
+                self._pause()
+                self.gateway.graphql(DELETE_DISCUSSION_COMMENT, {"id": comment["id"]})
+                deleted.append(str(comment.get("url") or comment["id"]))
+            except GitHubError as error:
+                if "could not resolve" in str(error).lower():
+                    continue  # already gone (a concurrent go-away)
+                self._fail(
+                    f"could not delete {comment.get('url') or comment['id']}",
                     error,
                     f"Delete it by hand, or {RETRY}.",
                     repo,

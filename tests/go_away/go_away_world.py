@@ -127,6 +127,30 @@ def _scenario() -> dict[str, Any]:
                         ],
                     },
                 ],
+                "discussions": [
+                    {
+                        "number": 3,
+                        "author": "alice",
+                        "title": "Roadmap",
+                        "body": "Plans for next year",
+                        "category": "Ideas",
+                        "comments": [
+                            {
+                                "id": 1101,
+                                "author": BOT,
+                                "body": "I could draft it.",
+                                "replies": [{"id": 1102, "author": "alice", "body": "Please"}],
+                            },
+                            {
+                                "id": 1103,
+                                "author": "alice",
+                                "body": "Also this",
+                                "replies": [{"id": 1104, "author": BOT, "body": "On it"}],
+                            },
+                            {"id": 1105, "author": BOT, "body": "Drafted."},
+                        ],
+                    }
+                ],
             },
             {"name": f"{BOT}/widgets", "fork_of": "alice/widgets"},
             {
@@ -153,6 +177,16 @@ def _scenario() -> dict[str, Any]:
                         "author": "alice",
                         "title": "Other",
                         "comments": [{"id": 951, "author": BOT, "body": "Left alone."}],
+                    }
+                ],
+                "discussions": [
+                    {
+                        "number": 2,
+                        "author": "alice",
+                        "title": "Elsewhere",
+                        "body": "Not affected",
+                        "category": "General",
+                        "comments": [{"id": 1201, "author": BOT, "body": "Stays."}],
                     }
                 ],
             },

@@ -43,6 +43,17 @@ def comment_ids(local_github: Any, name: str) -> set[int]:
     return {c["id"] for issue in repo["issues"].values() for c in issue["comments"]}
 
 
+def discussion_comments(local_github: Any, name: str) -> dict[int, str]:
+    repo = repo_state(local_github, name)
+    assert repo is not None
+    return {
+        item["id"]: item["body"]
+        for discussion in repo["discussions"].values()
+        for comment in discussion["comments"]
+        for item in (comment, *comment["replies"])
+    }
+
+
 def review_comment_ids(local_github: Any, name: str) -> set[int]:
     repo = repo_state(local_github, name)
     assert repo is not None
@@ -98,8 +109,17 @@ def test_collaborator_blocks_the_repository_and_the_bot_leaves_it(world: Any) ->
     # Repositories nobody sent it away from keep everything.
     assert comment_ids(world, "alice/other") == {951}
     assert comment_ids(world, "carol/notes") == {961}
-    # A pause between each two of the 7 deletes: 2 forks, 4 comments, 1 review comment.
-    assert pauses == [1.0] * 6
+    # The bot's discussion comments went too: its reply and its lone comment are deleted;
+    # its comment that alice answered is wiped (GitHub keeps the thread), alice's stay.
+    assert discussion_comments(world, "alice/widgets") == {
+        1101: "",
+        1102: "Please",
+        1103: "Also this",
+    }
+    assert discussion_comments(world, "alice/other") == {1201: "Stays."}
+    # A pause between each two of the 10 deletes: 2 forks, 4 comments, 1 review comment,
+    # 3 discussion comments.
+    assert pauses == [1.0] * 9
 
     issues = control_issues(world)
     assert (issues[1]["state"], issues[1]["state_reason"]) == ("closed", "not_planned")
@@ -118,9 +138,9 @@ def test_collaborator_blocks_the_repository_and_the_bot_leaves_it(world: Any) ->
         "(collaborator permission)." in body
     )
     assert "- Every repository owned by `bob`." in body
-    fork_row = "`tusk-bot/widgets` deleted, closing 1 open pull request(s) | 3 | 1 | 0 |"
+    fork_row = "`tusk-bot/widgets` deleted, closing 1 open pull request(s) | 3 | 1 | 3 | 0 |"
     assert f"| `alice/widgets` | {fork_row}" in body
-    assert "| `bob/tools` | `tusk-bot/tools` deleted | 1 | 0 | 0 |" in body
+    assert "| `bob/tools` | `tusk-bot/tools` deleted | 1 | 0 | 0 | 0 |" in body
     assert "pullrequestreview-701" in body
     assert "## Problems\n\nNone." in body
     assert "@bob" not in body and "@alice" not in body  # notifies nobody
@@ -474,3 +494,21 @@ def test_every_rest_kind_of_go_away_is_verified(
     assert [e.repo for e in blocklist(local_github).repos] == ["alice/widgets"]
     with pytest.raises(UserError, match="not `carol`"):
         run_go_away(local_github, verified.model_copy(update={"actor": "carol"}))
+
+
+def test_a_large_cleanup_stays_under_githubs_content_limits(local_github: Any) -> None:
+    """150 bot comments to delete: the stand-in's secondary limits (on by default: 80
+    content requests a minute, 500 an hour) never refuse one of go-away's writes."""
+    world = scenario()
+    widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
+    widgets["issues"][0]["comments"] += [
+        {"id": 3000 + n, "author": BOT, "body": f"note {n}"} for n in range(150)
+    ]
+    local_github.load(world)
+
+    assert run_go_away(local_github, request("bob")) == 0
+
+    assert comment_ids(local_github, "alice/widgets") == {501, 503, 504}
+    refused = [e for e in local_github.journal() if e["status"] in (403, 429)]
+    assert refused == []
+    assert sum(local_github.sleeps) >= 140  # paced: about one write a second past a burst

@@ -12,7 +12,6 @@ from tusk.actions.go_away.go_away import (
     affected_repos,
     apply_scope,
     decide_scope,
-    forks_by_parent,
     log_issues_to_close,
     own_items,
     pulls_from_fork,
@@ -145,18 +144,6 @@ def test_own_items_keeps_only_the_bots_items_whatever_the_case() -> None:
     assert [i["id"] for i in own_items(items, "tusk-bot")] == [1, 3]
 
 
-def test_forks_are_matched_by_parent_not_by_name() -> None:
-    forks = [
-        {"full_name": "tusk-bot/widgets", "fork": True, "parent": {"full_name": "alice/widgets"}},
-        {"full_name": "tusk-bot/widgets-1", "fork": True, "parent": {"full_name": "bob/widgets"}},
-        {"full_name": "tusk-bot/notes", "fork": False},
-    ]
-    assert forks_by_parent(forks) == {
-        "alice/widgets": "tusk-bot/widgets",
-        "bob/widgets": "tusk-bot/widgets-1",
-    }
-
-
 def test_only_open_pulls_from_the_fork_close_with_it() -> None:
     def pull(number: int, state: str, head: str | None) -> dict[str, Any]:
         return {"number": number, "state": state, "head": {"repo": head and {"full_name": head}}}
@@ -251,11 +238,11 @@ Reacted with `+1` to the request.
 
 ## Removed
 
-| Repository | Fork | Comments deleted | Review comments deleted | Pending reviews deleted |
-|---|---|---|---|---|
-| `alice/widgets` | `tusk-bot/widgets` deleted, closing 1 open pull request(s) | 2 | 1 | 0 |
-| `bob/tools` | `tusk-bot/tools` **not deleted** | 0 | 0 | 0 |
-| `ops/control` | not touched: the control repository | | | |
+| Repository | Fork | Comments deleted | Review comments deleted | Discussion comments deleted | Pending reviews deleted |
+|---|---|---|---|---|---|
+| `alice/widgets` | `tusk-bot/widgets` deleted, closing 1 open pull request(s) | 2 | 1 | 1 | 0 |
+| `bob/tools` | `tusk-bot/tools` **not deleted** | 0 | 0 | 0 | 0 |
+| `ops/control` | not touched: the control repository | | | | |
 
 ### Reviews that cannot be deleted
 
@@ -301,6 +288,7 @@ def test_log_issue_renders_the_whole_report() -> None:
                 closed_pulls=["https://github.com/alice/widgets/pull/3"],
                 comments_deleted=["c1", "c2"],
                 review_comments_deleted=["r1"],
+                discussion_comments_deleted=["d1"],
                 reviews_kept=["https://github.com/alice/widgets/pull/2#pullrequestreview-701"],
             ),
             go_away.RepoCleanup(repo="bob/tools", fork="tusk-bot/tools"),

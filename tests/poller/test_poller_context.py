@@ -216,6 +216,34 @@ def test_bot_repositories_and_its_fork_with_branches_are_in_the_context(harness:
     assert branches["tusk/fix-typo"]["sha"] and branches["tusk/fix-typo"]["committed_at"]
 
 
+def test_the_bots_fork_is_found_by_its_parent_whatever_its_name(harness: Any) -> None:
+    """The bot already owned a `widgets` of its own, so GitHub named the fork `widgets-1`."""
+    scn = scenario(issues=[issue(1, [said("alice", "@tusk-bot hi")])])
+    scn["repos"].append({"name": f"{BOT}/widgets", "description": "not a fork"})
+    scn["repos"].append(
+        {
+            "name": f"{BOT}/widgets-1",
+            "fork_of": REPO,
+            "branches": [{"name": "main"}, {"name": "tusk/fix-typo", "from": "main"}],
+        }
+    )
+    h = harness(scn)
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    fork = doc.raw["bot"]["fork"]
+    assert fork["full_name"] == f"{BOT}/widgets-1" and fork["parent"] == REPO
+    assert {b["name"] for b in fork["branches"]} == {"main", "tusk/fix-typo"}
+
+
+def test_no_fork_is_no_fork_even_when_the_bot_owns_the_name(harness: Any) -> None:
+    scn = scenario(issues=[issue(1, [said("alice", "@tusk-bot hi")])])
+    scn["repos"].append({"name": f"{BOT}/widgets", "description": "not a fork"})
+    h = harness(scn)
+    h.poller.cycle(PollState())
+    (doc,) = h.sent().tasks
+    assert doc.raw["bot"]["fork"] is None
+
+
 def test_pull_request_body_and_review_body_mentions_are_triggers(harness: Any) -> None:
     pull = {
         "number": 4,
