@@ -25,11 +25,11 @@ from tusk.errors import UserError, report_and_exit_code
 ENV_DOCS: dict[str, str] = {
     "TUSK_CONFIG": "path of tusk.yml when --config is not given (default: ./tusk.yml)",
     "TUSK_GITHUB_API_URL": "GitHub REST API root (default: https://api.github.com)",
-    "TUSK_BOT_TOKEN": "the bot's classic token: notifications and context (required)",
-    "TUSK_DISPATCH_TOKEN": "the control repository owner's token: repository_dispatch (required)",
-    "TUSK_AGENT_TOKEN": "the bot's token for writes in the control repository (required)",
-    "TUSK_READ_TOKEN": "the bot's token for reads and cloning (required)",
-    "ANTHROPIC_API_KEY": "the Anthropic API key Claude Code uses (required)",
+    "TUSK_BOT_TOKEN": "the bot's classic token: notifications and context",
+    "TUSK_DISPATCH_TOKEN": "the control repository owner's token: repository_dispatch",
+    "TUSK_AGENT_TOKEN": "the bot's token for writes",
+    "TUSK_READ_TOKEN": "the bot's read-only token (reads, cloning, reading a log issue)",
+    "ANTHROPIC_API_KEY": "the Anthropic API key (the model proxy adds it; Claude Code never sees it)",
     "ANTHROPIC_BASE_URL": "an Anthropic API gateway (default: the Anthropic API)",
     "CLAUDE_CODE_MAX_RETRIES": "model API retries when --max-retries is not given (default: 5)",
     "GITHUB_EVENT_PATH": "the triggering event (set by Actions) when --payload is not given",
@@ -37,7 +37,7 @@ ENV_DOCS: dict[str, str] = {
     "GITHUB_SERVER_URL": "with GITHUB_REPOSITORY and GITHUB_RUN_ID: the run's link (Actions)",
     "GITHUB_RUN_ID": "the workflow run (set by Actions)",
     "RUNNER_TEMP": "the runner's temporary folder (set by Actions; default: a new temp folder)",
-    "GITHUB_TOKEN": "a token that can read the log issue (default: TUSK_READ_TOKEN)",
+    "GITHUB_TOKEN": "a token that can read the log issue, when TUSK_READ_TOKEN is not set",
     "TUSK_DEBUG": "1 prints tracebacks, like --debug (default: off)",
 }
 ACTIONS_PLUMBING = """\
@@ -128,7 +128,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "audit",
         "tusk.audit_cli",
-        "verify an audit log's hash chain",
+        "verify an audit log's hash chain, from a file or from a log issue",
+        ("TUSK_GITHUB_API_URL", "TUSK_READ_TOKEN", "GITHUB_TOKEN"),
     ),
     Command(
         "config", "tusk.config_cli", "check tusk.yml or print its JSON Schema", ("TUSK_CONFIG",)

@@ -13,7 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-MarkerKind = Literal["job", "backlink", "state", "go-away", "entry", "blocklist-change"]
+MarkerKind = Literal[
+    "job", "backlink", "state", "go-away", "entry", "blocklist-change", "audit", "progress"
+]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")
 
