@@ -37,6 +37,7 @@ from tusk.config import Settings
 from tusk.contracts import Blocklist
 from tusk.errors import TuskError
 from tusk.github import Gateway
+from tusk.reactions import ACKNOWLEDGED, react
 from tusk.trust import TrustDecision
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class CycleReport:
     go_aways: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     marked_read: list[str] = field(default_factory=list)
+    acknowledged: list[str] = field(default_factory=list)  # mentions given 👀
     left_unread: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -190,6 +192,10 @@ class Poller:
             dispatch_task(self.dispatcher, self.settings, work, raw)
             self._sent.add(work.jobid)
             report.dispatched.append(work.jobid)
+            # 👀 on the mention: the requester sees at once that it was picked up. A
+            # courtesy; it never holds up the work (and repeats are one reaction).
+            if react(self.bot, repo=work.repo, trigger=work.trigger, content=ACKNOWLEDGED):
+                report.acknowledged.append(work.trigger.url)
 
 
 def run_once(poller: Poller, state: PollState | None = None) -> tuple[PollState, CycleReport]:

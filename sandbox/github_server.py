@@ -57,6 +57,16 @@ INBOX_OPERATIONS = frozenset(
         "activity/mark-notifications-as-read",
     }
 )
+# Reactions a read-only token may still add: the poller acknowledges a mention with
+# its bot token (Tusk's "read-only" is its own discipline; GitHub lets a classic
+# token with `repo` react anywhere its user may).
+READ_ONLY_REACTIONS = frozenset(
+    {
+        "reactions/create-for-issue-comment",
+        "reactions/create-for-issue",
+        "reactions/create-for-pull-request-review-comment",
+    }
+)
 JOURNAL_BODY_LIMIT = 100_000
 RATE_LIMIT_DOCS = (
     "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
@@ -343,6 +353,7 @@ class SandboxApp:
             and token.read_only
             and method not in ("GET", "HEAD")
             and operation_id not in INBOX_OPERATIONS
+            and operation_id not in READ_ONLY_REACTIONS
         ):
             return error_reply(
                 SandboxError(403, "Resource not accessible by personal access token")

@@ -14,7 +14,7 @@ import base64
 import zlib
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tusk.sandbox.shapes import Shapes, node_id
 from tusk.sandbox.world import (
@@ -22,6 +22,7 @@ from tusk.sandbox.world import (
     Discussion,
     DiscussionComment,
     Issue,
+    Reaction,
     Repo,
     Review,
     ReviewComment,
@@ -70,7 +71,8 @@ def execute(
     op = get_operation_ast(document, operation)
     resolver = Resolver(app, token, measured)
     if op is not None and op.operation == OperationType.MUTATION:
-        if token.read_only:
+        fields = {getattr(s, "name", None) and s.name.value for s in op.selection_set.selections}
+        if token.read_only and fields != {"addReaction"}:  # see READ_ONLY_REACTIONS
             return {
                 "errors": [
                     {
@@ -229,6 +231,7 @@ class Resolver:
         return {
             "addDiscussionComment": self.add_discussion_comment,
             "deleteDiscussionComment": self.delete_discussion_comment,
+            "addReaction": self.add_reaction,
         }
 
     # -- actors
@@ -834,6 +837,77 @@ class Resolver:
         raise SandboxError(
             404, f"Could not resolve to a node with the global id of '{input['id']}'"
         )
+
+    # GitHub's ReactionContent enum ↔ the REST names the world stores.
+    REACTIONS: ClassVar[dict[str, str]] = {
+        "THUMBS_UP": "+1",
+        "THUMBS_DOWN": "-1",
+        "LAUGH": "laugh",
+        "HOORAY": "hooray",
+        "CONFUSED": "confused",
+        "HEART": "heart",
+        "ROCKET": "rocket",
+        "EYES": "eyes",
+    }
+
+    def _reactable(self, subject_id: str) -> tuple[Repo, Any, str] | None:
+        """The discussion, discussion comment or review behind a node id."""
+        for repo in self.world.repos.values():
+            for discussion in repo.discussions.values():
+                if node_id("Discussion", discussion.id) == subject_id:
+                    return repo, discussion, "Discussion"
+                pending = list(discussion.comments)
+                while pending:
+                    comment = pending.pop()
+                    if node_id("DiscussionComment", comment.id) == subject_id:
+                        return repo, comment, "DiscussionComment"
+                    pending.extend(comment.replies)
+            for issue in repo.issues.values():
+                for review in issue.pull.reviews if issue.pull else []:
+                    if node_id("PullRequestReview", review.id) == subject_id:
+                        return repo, review, "PullRequestReview"
+        return None
+
+    def add_reaction(self, input: dict[str, Any]) -> dict[str, Any]:
+        """addReaction on the nodes REST has no reaction route for; idempotent as on
+        GitHub (the same user and content make one reaction)."""
+        found = self._reactable(input["subjectId"])
+        if found is None or not self.visible(found[0]):
+            raise SandboxError(
+                404, f"Could not resolve to a node with the global id of '{input['subjectId']}'"
+            )
+        _, subject, typename = found
+        content = self.REACTIONS[input["content"]]
+        login = self.token.user
+        reaction = next(
+            (
+                r
+                for r in subject.reactions
+                if r.user.lower() == login.lower() and r.content == content
+            ),
+            None,
+        )
+        if reaction is None:
+            reaction = Reaction(
+                id=self.world.new_id(),
+                user=login,
+                content=content,
+                created_at=self.world.clock.tick(),
+            )
+            subject.reactions.append(reaction)
+        return {
+            "__typename": "AddReactionPayload",
+            "clientMutationId": input.get("clientMutationId"),
+            "reaction": {
+                "__typename": "Reaction",
+                "id": node_id("Reaction", reaction.id),
+                "databaseId": reaction.id,
+                "content": input["content"],
+                "createdAt": iso(reaction.created_at),
+                "user": lambda: self.actor(reaction.user),
+            },
+            "subject": {"__typename": typename, "id": input["subjectId"]},
+        }
 
 
 def _closes(body: str | None, number: int) -> bool:

@@ -127,6 +127,7 @@ class Review:
     state: str
     submitted_at: datetime
     commit_id: str = ""
+    reactions: list[Reaction] = field(default_factory=list)
 
 
 @dataclass
@@ -176,6 +177,7 @@ class DiscussionComment:
     updated_at: datetime
     replies: list[DiscussionComment] = field(default_factory=list)
     reply_to: int | None = None
+    reactions: list[Reaction] = field(default_factory=list)
 
 
 @dataclass
@@ -190,6 +192,7 @@ class Discussion:
     updated_at: datetime
     closed: bool = False
     comments: list[DiscussionComment] = field(default_factory=list)
+    reactions: list[Reaction] = field(default_factory=list)
 
 
 @dataclass

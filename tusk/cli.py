@@ -29,7 +29,7 @@ ENV_DOCS: dict[str, str] = {
     "TUSK_DISPATCH_TOKEN": "the control repository owner's token: repository_dispatch",
     "TUSK_AGENT_TOKEN": "the bot's token for writes",
     "TUSK_READ_TOKEN": "the bot's read-only token (reads, cloning, reading a log issue)",
-    "ANTHROPIC_API_KEY": "the Anthropic API key (the model proxy adds it; Claude Code never sees it)",
+    "ANTHROPIC_API_KEY": "the Anthropic API key, added by the model proxy outside the agent",
     "ANTHROPIC_BASE_URL": "an Anthropic API gateway (default: the Anthropic API)",
     "CLAUDE_CODE_MAX_RETRIES": "model API retries when --max-retries is not given (default: 5)",
     "GITHUB_EVENT_PATH": "the triggering event (set by Actions) when --payload is not given",

@@ -1,0 +1,108 @@
+"""👀 on every dispatched mention, wherever it was written: a comment, an issue or
+PR body, a review comment, a review, a discussion or a discussion comment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from poller_helpers import BOT, REPO, issue, said, scenario
+from tusk.poller.core import PollState
+
+
+def reactions(node: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(r["user"], r["content"]) for r in node.get("reactions", [])]
+
+
+def test_comment_and_issue_body_mentions_get_eyes_from_the_bot(
+    harness: Any, local_github: Any
+) -> None:
+    h = harness(
+        scenario(
+            issues=[
+                issue(1, [said("alice", "@tusk-bot fix it"), said("bob", "thanks")]),
+                issue(2, [], body="@tusk-bot please look"),
+            ]
+        )
+    )
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == [] and len(report.acknowledged) == 2
+    issues = local_github.state()["repos"][REPO]["issues"]
+    first = issues["1"]["comments"]
+    assert reactions(first[0]) == [(BOT, "eyes")] and reactions(first[1]) == []
+    assert reactions(issues["1"]) == []
+    assert reactions(issues["2"]) == [(BOT, "eyes")]
+
+
+def test_pull_request_body_review_and_review_comment_mentions_get_eyes(
+    harness: Any, local_github: Any
+) -> None:
+    pull = {
+        "number": 4,
+        "author": "alice",
+        "title": "Refactor",
+        "body": "@tusk-bot please add tests",
+        "head": "refactor",
+        "base": "main",
+        "files": {"widgets.py": "def widget():\n    return 3\n"},
+        "reviews": [
+            {
+                "author": "bob",
+                "body": "@tusk-bot also update the docs",
+                "state": "COMMENTED",
+                "comments": [
+                    {
+                        "author": "alice",
+                        "body": "@tusk-bot rename this",
+                        "path": "widgets.py",
+                        "line": 1,
+                    }
+                ],
+            }
+        ],
+    }
+    h = harness(scenario(pulls=[pull]))
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == [] and len(report.acknowledged) == 3
+    pr = local_github.state()["repos"][REPO]["issues"]["4"]
+    assert reactions(pr) == [(BOT, "eyes")]
+    (review,) = pr["pull"]["reviews"]
+    assert reactions(review) == [(BOT, "eyes")]  # GraphQL addReaction: REST has no route
+    (comment,) = pr["pull"]["review_comments"]
+    assert reactions(comment) == [(BOT, "eyes")]
+
+
+def test_discussion_body_and_comment_mentions_get_eyes_through_graphql(
+    harness: Any, local_github: Any
+) -> None:
+    discussions = [
+        {
+            "number": 3,
+            "author": "alice",
+            "title": "Roadmap",
+            "body": "@tusk-bot what next?",
+            "category": "Ideas",
+            "comments": [
+                {
+                    "author": "bob",
+                    "body": "More widgets",
+                    "replies": [{"author": "alice", "body": "@tusk-bot draft a plan"}],
+                }
+            ],
+        }
+    ]
+    h = harness(scenario(discussions=discussions))
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == [] and len(report.acknowledged) == 2
+    (discussion,) = local_github.state()["repos"][REPO]["discussions"].values()
+    assert reactions(discussion) == [(BOT, "eyes")]
+    (comment,) = discussion["comments"]
+    assert reactions(comment) == []
+    assert reactions(comment["replies"][0]) == [(BOT, "eyes")]
+
+
+def test_a_refused_reaction_never_holds_up_the_dispatch(harness: Any, local_github: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", "@tusk-bot fix it")])]))
+    local_github.add_fault("POST", r"/reactions$", status=500, count=None)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == [] and len(h.sent().tasks) == 1
+    assert report.acknowledged == [] and len(report.marked_read) == 1
