@@ -192,6 +192,21 @@ class Secrets(BaseModel):
         return found
 
 
+def network_summary(settings: Settings) -> str:
+    """How the agent's network is held, in the words the log issue and summary use."""
+    del settings  # no network settings yet: the agent's network is not fenced
+    return "open (no network fence in this version)"
+
+
+def budget_summary(settings: Settings) -> str:
+    """The run's budgets, in the words the log issue and summary use."""
+    limits = settings.limits
+    return (
+        f"{limits.max_turns} turns, {limits.run_minutes:g} minutes, "
+        f"${settings.agent.max_budget_usd:,.2f} of model spend"
+    )
+
+
 def load_secrets(environ: Mapping[str, str] | None = None, *, mask: bool = True) -> Secrets:
     """Read secrets from the environment and mask each one in Actions logs."""
     env = os.environ if environ is None else environ

@@ -31,6 +31,9 @@ def environment() -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["quote_block"] = quote_block
+    env.filters["quote_markdown"] = quote_markdown
+    env.filters["code_span"] = code_span
+    env.filters["neutral_line"] = neutral_line
     return env
 
 
@@ -126,3 +129,138 @@ def quote_block(text: str | None, *, neutralise_mentions: bool = True) -> str:
             line = _ISSUE_REFERENCE.sub("#" + _ZERO_WIDTH_SPACE, line)
         out.append(f"> {line}" if line else ">")
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- markdown, kept
+
+
+_QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*")
+_FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+# A backslash before a backtick makes it literal: never count it as a delimiter (when in
+# doubt the text is treated as prose, whose mentions get wrapped: the safe side).
+_BACKTICKS = re.compile(r"(?<!\\)`+")
+# What GitHub turns into a notification or a cross-reference when it stands in text
+# (not in code): the URL of an issue, pull request or discussion, @user and
+# @org/team, #12, owner/repo#12, GH-12. Wrapped in a code span they read the same and
+# link nothing.
+_LINKABLE = re.compile(
+    r"https?://[^\s/<>]+/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/[0-9]+[^\s<>()\[\]`]*"
+    r"|(?<![A-Za-z0-9_`/])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
+    r"|(?<![A-Za-z0-9_`&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
+    r"|(?<![A-Za-z0-9_`])GH-[0-9]+(?![\w])"
+)
+
+
+def _code_spans(text: str) -> list[tuple[bool, str]]:
+    """``text`` as (is_code, piece) pieces: a run of backticks opens a code span only
+    when the same run closes it later on the line (CommonMark's rule, per line)."""
+    pieces: list[tuple[bool, str]] = []
+    start = position = 0
+    while (opening := _BACKTICKS.search(text, position)) is not None:
+        run = re.escape(opening.group(0))
+        closing = re.compile(f"(?<![`\\\\]){run}(?!`)").search(text, opening.end())
+        if closing is None:
+            position = opening.end()
+            continue
+        pieces.append((False, text[start : opening.start()]))
+        pieces.append((True, text[opening.start() : closing.end()]))
+        start = position = closing.end()
+    pieces.append((False, text[start:]))
+    return [(code, piece) for code, piece in pieces if piece]
+
+
+# A link's destination, `](url "title")`: kept as written so the link still works.
+_LINK_DESTINATION = re.compile(
+    r"\]\((?:<[^<>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)"
+)
+
+
+def _neutral_text(text: str) -> str:
+    """Prose outside code: mentions and references in code spans, HTML and entities
+    escaped (so no tag hides anything and ``&#64;`` cannot spell a mention); link
+    destinations kept."""
+    out = []
+    position = 0
+    for destination in _LINK_DESTINATION.finditer(text):
+        out.append(_neutral_prose(text[position : destination.start()]))
+        out.append(destination.group(0))
+        position = destination.end()
+    out.append(_neutral_prose(text[position:]))
+    return "".join(out)
+
+
+def _neutral_prose(text: str) -> str:
+    out = []
+    position = 0
+    for match in _LINKABLE.finditer(text):
+        plain = text[position : match.start()]
+        out.append(plain.replace("&", "&amp;").replace("<", "&lt;"))
+        out.append(f"`{match.group(0)}`")
+        position = match.end()
+    out.append(text[position:].replace("&", "&amp;").replace("<", "&lt;"))
+    return "".join(out)
+
+
+def neutral_markdown_lines(text: str | None) -> list[str]:
+    """Markdown from GitHub made safe to post while it still reads as markdown.
+
+    Headings, lists, quotes, emphasis, links and code render as written. What
+    would act on GitHub does not: ``@user``, ``#12`` and ``owner/repo#12`` outside
+    code become code spans (no notification, no cross-reference), raw HTML and
+    entities are escaped (no hidden ``<details>``, no ``&#64;`` mention), link
+    reference definitions are shown, and invisible or bidi characters appear as
+    ``[U+XXXX]``. Code spans and fenced blocks are left exactly as written: GitHub
+    links nothing there. One output line per input line.
+    """
+    out: list[str] = []
+    fence: tuple[int, str, int] | None = None  # quote depth, marker character, length
+    for raw in _LINE_BREAKS.split(text or ""):
+        line = reveal_hidden(raw)
+        prefix = _QUOTE_PREFIX.match(line).group(0)  # type: ignore[union-attr]
+        depth = prefix.count(">")
+        body = line[len(prefix) :]
+        if fence is not None and depth < fence[0]:
+            fence = None  # the quote holding the fence ended, and the fence with it
+        if fence is not None:
+            stripped = body.strip()
+            if (
+                len(stripped) >= fence[2]
+                and set(stripped) == {fence[1]}
+                and not body.startswith("    ")
+            ):
+                fence = None
+            out.append(line)
+            continue
+        opening = _FENCE_OPEN.match(body)
+        if opening is not None and not (
+            opening.group(1)[0] == "`" and "`" in body[opening.end() :]
+        ):
+            fence = (depth, opening.group(1)[0], len(opening.group(1)))
+            out.append(line)
+            continue
+        body = _LINK_DEFINITION.sub(
+            lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)) :], body
+        )
+        body = "".join(piece if code else _neutral_text(piece) for code, piece in _code_spans(body))
+        out.append(prefix + body)
+    return out
+
+
+def quote_markdown(text: str | None) -> str:
+    """``text`` as one blockquote that keeps its markdown but acts on nothing
+    (``neutral_markdown_lines``); every line is quoted, blank ones as ``>``."""
+    return "\n".join(f"> {line}" if line else ">" for line in neutral_markdown_lines(text))
+
+
+def code_span(text: str) -> str:
+    """``text`` as one inline code span, whatever backticks it holds (on one line)."""
+    text = " ".join(reveal_hidden(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def neutral_line(text: str | None) -> str:
+    """One line of text from GitHub, safe to post as prose (see ``neutral_markdown_lines``)."""
+    return " ".join(neutral_markdown_lines(" ".join((text or "").split())))

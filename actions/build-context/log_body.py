@@ -1,10 +1,14 @@
 """The log issue body (A4), fitted under GitHub's 65,536-character limit.
 
-Exactly: the job marker (first, so no quoted text can come before it),
-``# Task``, the mention as a ``>`` quote, ``# Context``, the context as a
-``>`` quote. When it does not fit, the Task stays whole, as many whole
-context lines as fit stay, and a plain note says it was cut and where the
-whole context is. Quoting is ``tusk.render.quote_block``'s, in the template.
+The job marker (first, so no quoted text can come before it), ``# Task``,
+the mention as a ``>`` quote, the run's facts (who asked with what trust and
+from which source, the effective permissions, the marker and its error, the
+budgets, the network, staged mode), ``# Context``, the context as a ``>``
+quote. When it does not fit, the Task stays whole, as many whole context
+lines as fit stay, and a plain note says it was cut and where the whole
+context is. The quotes keep their markdown (headings, lists, code) while
+mentions, references, HTML and hidden characters act on nothing
+(``tusk.render.quote_markdown``).
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tusk.actions.build_context.build_context import safe_url
+from tusk.actions.build_context.views import RunFacts
 
+from tusk.config import Settings, budget_summary, network_summary
+from tusk.contracts import ContextDocument
 from tusk.markers import render_marker
-from tusk.render import quote_block, render
+from tusk.render import quote_markdown, render
 
 # GitHub refuses issue bodies past this many characters.
 BODY_LIMIT = 65536
@@ -41,31 +48,38 @@ def log_issue_body(
     context_text: str,
     artifact_name: str,
     artifact_url: str | None,
+    facts: RunFacts | None = None,
     limit: int = BODY_LIMIT,
 ) -> LogBody:
     """The A4 body: the Task whole, as much Context as fits, a note when cut."""
     marker = render_marker("job", {"jobid": jobid, "repo": repo})
     task_text, context_text = task_text.rstrip("\n"), context_text.rstrip("\n")
+    # Quoting is line by line and each line depends only on the lines before it, so
+    # the first k quoted lines are the quote of the first k lines: quote once, cut after.
+    task_lines_all = quote_markdown(task_text).split("\n")
+    context_lines_all = quote_markdown(context_text).split("\n")
 
     def body(task_lines: int | None, context_lines: int | None) -> str:
-        task = _head(task_text, task_lines)
-        context = _head(context_text, context_lines)
+        task = _head(task_lines_all, task_lines)
+        context = _head(context_lines_all, context_lines)
+        shown = len("\n".join(context_text.split("\n")[: len(context)])) if context else 0
         return render(
             "log_issue.md.j2",
             marker=marker,
-            task=task,
-            context=context,
+            task="\n".join(task) or ">",
+            context="\n".join(context) or ">",
+            facts=facts,
             task_cut=task_lines is not None,
             context_cut=context_lines is not None,
             context_total=len(context_text),
-            context_shown=len(context),
+            context_shown=shown,
             artifact_name=artifact_name,
             artifact_url=safe_url(artifact_url),
         )
 
     # One quoting pass measures every line; a second renders what fits.
     frame = utf16_len(body(None, 0))
-    keep, total = _context_lines_that_fit(context_text, frame, limit)
+    keep, total = _context_lines_that_fit(context_lines_all, frame, limit)
     if keep == total:
         whole = body(None, None)
         if utf16_len(whole) <= limit:
@@ -77,19 +91,14 @@ def log_issue_body(
     if keep is not None:
         return LogBody(body(None, keep), True, False)
     # The task alone is too long: cut it too, and show no context.
-    task_lines = task_text.split("\n")
-    keep_task = _largest(len(task_lines), lambda k: utf16_len(body(k, 0)) <= limit)
+    keep_task = _largest(len(task_lines_all), lambda k: utf16_len(body(k, 0)) <= limit)
     return LogBody(body(keep_task or 0, 0), True, True)
 
 
-def _context_lines_that_fit(context_text: str, frame: int, limit: int) -> tuple[int | None, int]:
-    """How many leading context lines fit beside a frame of ``frame`` characters,
-    and how many lines there are.
-
-    ``quote_block`` quotes line by line, so each line's quoted size is known
-    from one pass; the estimate counts a newline per line, never too few.
-    """
-    lines = quote_block(context_text).split("\n")
+def _context_lines_that_fit(lines: list[str], frame: int, limit: int) -> tuple[int | None, int]:
+    """How many leading quoted context lines fit beside a frame of ``frame``
+    characters, and how many lines there are (a newline counted per line, never
+    too few)."""
     if frame > limit:
         return None, len(lines)
     room = limit - frame
@@ -102,10 +111,8 @@ def _context_lines_that_fit(context_text: str, frame: int, limit: int) -> tuple[
     return kept, len(lines)
 
 
-def _head(text: str, lines: int | None) -> str:
-    if lines is None:
-        return text
-    return "\n".join(text.split("\n")[:lines])
+def _head(lines: list[str], count: int | None) -> list[str]:
+    return lines if count is None else lines[:count]
 
 
 def _largest(count: int, fits: Callable[[int], bool]) -> int | None:
@@ -120,3 +127,29 @@ def _largest(count: int, fits: Callable[[int], bool]) -> int | None:
         else:
             high = middle - 1
     return low
+
+
+TRUST_SOURCES = {
+    "repository_owner": "owns the repository",
+    "permission_endpoint": "from GitHub's permission endpoint",
+    "author_association": "from the mention's author association: the permission endpoint "
+    "was not readable",
+    "none": "nothing could be read",
+}
+
+
+def run_facts(doc: ContextDocument, settings: Settings, permissions: tuple[str, ...]) -> RunFacts:
+    """The facts the log issue shows under the task: who asked, with what trust and
+    rights, under which limits."""
+    config = doc.permission_config
+    return RunFacts(
+        requester=doc.actor,
+        trust_level=doc.trust_level,
+        trust_source=TRUST_SOURCES.get(doc.trust_source, doc.trust_source),
+        permissions=permissions,
+        marker=config.marker,
+        marker_error=config.error,
+        budget=budget_summary(settings),
+        network=network_summary(settings),
+        staged=settings.staged,
+    )

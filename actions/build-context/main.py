@@ -128,6 +128,7 @@ def build_and_claim(
         context_text=context_md,
         artifact_name=artifact_name,
         artifact_url=run_url,
+        facts=lb.run_facts(doc, settings, built.task.permissions),
     )
     claim = claim_log_issue(
         gateway,

@@ -122,7 +122,7 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
     assert logged["user"]["login"] == "tusk-bot"
     body = logged["body"]
     assert parse_markers(body, "job") == [{"jobid": doc.jobid, "repo": REPO}]
-    assert body.split("\n")[1:4] == ["# Task", "", "> @&#8203;tusk-bot please fix the resize bug"]
+    assert body.split("\n")[1:4] == ["# Task", "", "> `@tusk-bot` please fix the resize bug"]
     context_md = (out_dir / "context.md").read_text(encoding="utf-8")
     assert "\n# Context\n\n" in body
     quoted = body.split("\n# Context\n\n", 1)[1].rstrip("\n").split("\n")
@@ -155,7 +155,7 @@ def test_an_oversized_context_respects_the_limit_and_links_the_rest(
     assert len((out_dir / "context.md").read_text("utf-8")) > 100_000
     assert 60_000 < len(body) <= 65_536
     assert body.startswith("<!-- tusk:job ")
-    assert "> @&#8203;tusk-bot please fix the resize bug" in body  # the task stays whole
+    assert "> `@tusk-bot` please fix the resize bug" in body  # the task stays whole
     assert "The context was cut here" in body
     assert f"tusk-context-{doc.jobid}" in body and RUN_URL in body
     assert outputs["context-cut"] == "true"

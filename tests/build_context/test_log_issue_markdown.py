@@ -1,0 +1,143 @@
+"""The log issue reads as markdown on GitHub, and shows who asked with what rights.
+
+Checked with a GFM renderer (markdown-it-py's gfm-like preset): the context's
+headings, lists and code render, code is kept byte for byte, while mentions,
+references, thread URLs, HTML and hidden characters act on nothing, without
+the old escaping noise (``\\#``, ``&#8203;``)."""
+
+from __future__ import annotations
+
+import gfm_page
+import pytest
+from bc_samples import document, issue, settings, trigger_comment
+from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context import log_body as lb
+
+from tusk.contracts import PermissionConfig
+from tusk.render import neutral_markdown_lines, quote_markdown
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("ping @alice and @org/team", "ping `@alice` and `@org/team`"),
+        ("see #12, a/b#3 and GH-4", "see `#12`, `a/b#3` and `GH-4`"),
+        ("mail me@example.com, x#1, a&b", "mail me@example.com, x#1, a&amp;b"),
+        ("&#64;alice <b>bold</b>", "&amp;#64;alice &lt;b>bold&lt;/b>"),
+        ("in `@code #1` stays", "in `@code #1` stays"),
+        ("``a ` @b``", "``a ` @b``"),
+        ("\\`x @y \\`", "\\`x `@y` \\`"),  # escaped backticks open no code span
+        ("[text @z](https://x.example/@z)", "[text `@z`](https://x.example/@z)"),
+        (
+            "bare https://github.com/a/b/issues/9#issuecomment-1 stays text",
+            "bare `https://github.com/a/b/issues/9#issuecomment-1` stays text",
+        ),
+        ("[Context]: https://evil.example", "\\[Context]: https://evil.example"),
+        ("rtl\u202eexe", "rtl[U+202E]exe"),
+    ],
+)
+def test_prose_is_kept_and_made_neutral(text: str, shown: str) -> None:
+    assert neutral_markdown_lines(text) == [shown]
+
+
+def test_fenced_code_is_left_exactly_as_written_even_inside_quotes() -> None:
+    text = "> ```python\n> print('@eve #9 <b> &amp;')\n> ```\n> after @eve"
+    assert neutral_markdown_lines(text) == [
+        "> ```python",
+        "> print('@eve #9 <b> &amp;')",
+        "> ```",
+        "> after `@eve`",
+    ]
+
+
+def test_an_unclosed_fence_ends_with_the_quote_that_holds_it() -> None:
+    text = "> > ```\n> > @inside\n>\n> @outside"
+    assert neutral_markdown_lines(text)[-1] == "> `@outside`"
+
+
+def context_doc(comment_body: str, permission_config: PermissionConfig | None = None) -> bc.Built:
+    raw = {
+        "issue": issue(body="## Steps\n\n1. open\n2. resize @bob\n\n```\n@code stays\n```"),
+        "comments": [trigger_comment(body=comment_body)],
+        "linked_issues": [],
+    }
+    doc = document(raw, trigger_body=comment_body)
+    if permission_config is not None:
+        doc = doc.model_copy(update={"permission_config": permission_config})
+    return doc
+
+
+def test_the_log_issue_renders_its_context_as_markdown_and_acts_on_nothing() -> None:
+    doc = context_doc("@tusk-bot please fix #7 for @carol <img src=x>")
+    built = bc.build(doc, settings())
+    log = lb.log_issue_body(
+        jobid=doc.jobid,
+        repo=doc.repo,
+        task_text=built.task.text,
+        context_text=bc.render_context(built.context),
+        artifact_name="tusk-context-x",
+        artifact_url=None,
+        facts=lb.run_facts(doc, settings(), built.task.permissions),
+    )
+    tokens, env = gfm_page.parse(log.body)
+    # The context's own structure renders: its title, sections and items are headings
+    # inside the quote, the description's list is a list, its code is code.
+    inside = [(tag, text) for tag, level, text in gfm_page.headings(tokens) if level > 0]
+    assert ("h1", "Context: alice/widgets `#7`") in inside  # the inline source: `#7` is code
+    assert ("h2", "Description") in inside and ("h2", "Conversation") in inside
+    assert any(t.type == "ordered_list_open" and t.level > 1 for t in tokens)
+    assert any(t.type == "fence" and t.content == "@code stays\n" for t in tokens)
+    # Nothing acts on GitHub, and nothing is escaped into noise.
+    assert gfm_page.live_text(tokens) == []
+    assert gfm_page.html(tokens) == [tokens[0].content]
+    assert env.get("references", {}) == {}
+    assert "&#8203;" not in log.body and "\\#" not in log.body
+
+
+def test_the_log_issue_says_who_asked_with_what_trust_rights_and_limits() -> None:
+    marker_error = "unknown permission 'push-everywhere' (@mallory wrote it)"
+    config = PermissionConfig(
+        marker="[permissions: push-everywhere]",
+        error=marker_error,
+        operations=("comment",),
+        only_this_thread=True,
+        comments_per_thread=1,
+        issues_per_repo=0,
+        prs_per_repo=0,
+        memory_writes=0,
+    )
+    doc = context_doc("@tusk-bot [permissions: push-everywhere] do it", config)
+    doc = doc.model_copy(update={"trust_source": "author_association"})
+    conf = settings().model_copy(update={"staged": True})
+    built = bc.build(doc, conf)
+    log = lb.log_issue_body(
+        jobid=doc.jobid,
+        repo=doc.repo,
+        task_text=built.task.text,
+        context_text=bc.render_context(built.context),
+        artifact_name="tusk-context-x",
+        artifact_url=None,
+        facts=lb.run_facts(doc, conf, built.task.permissions),
+    )
+    facts = log.body.split("# Context")[0]
+    assert (
+        f"- **requested by** `{doc.actor}`, trust **{doc.trust_level}** (from the mention's "
+        "author association: the permission endpoint was not readable)"
+    ) in facts
+    assert "- **may**: allowed writes: comment\n- **may**: only on the thread of the mention" in (
+        facts
+    )
+    assert "- **permission marker**: `[permissions: push-everywhere]`" in facts
+    assert (
+        "- ⚠️ **the permission marker could not be read**, so the most restrictive "
+        "permissions apply: unknown permission 'push-everywhere' (`@mallory` wrote it)"
+    ) in facts
+    assert "- **budget**: 60 turns, 30 minutes, $5.00 of model spend" in facts
+    assert "- **network**: " in facts
+    assert "- **staged**: the agent's writes are recorded in this issue" in facts
+    tokens, _ = gfm_page.parse(log.body)
+    assert gfm_page.live_text(tokens) == []
+
+
+def test_quote_markdown_quotes_every_line() -> None:
+    assert quote_markdown("a\n\nb") == "> a\n>\n> b"
