@@ -3,18 +3,23 @@
 ``--once`` runs one cycle (a scheduled workflow); ``--loop`` keeps polling on
 any host, waiting ``X-Poll-Interval`` between cycles (or ``--interval`` if
 GitHub asks for less often) and stopping cleanly on SIGTERM or SIGINT: the
-cycle in progress finishes, nothing is cut in half.
+cycle in progress finishes, nothing is cut in half. ``--state FILE`` keeps the
+conditional state (``Last-Modified``, ``X-Poll-Interval``) between runs, so
+an idle scheduled poll is a free 304 (``state_file``).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
+from tusk.poller import state_file
 from tusk.poller.core import PollState
 from tusk.poller.cycle import CycleReport, Poller
 
@@ -37,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=60.0,
         help="least seconds between polls in --loop (GitHub's X-Poll-Interval wins if longer)",
     )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=Path(os.environ["TUSK_POLL_STATE"]) if os.environ.get("TUSK_POLL_STATE") else None,
+        help="JSON file keeping Last-Modified and the poll interval between runs, so an idle "
+        "poll costs no rate limit (default: $TUSK_POLL_STATE, else none)",
+    )
 
 
 def build_poller(config: str | None) -> Poller:
@@ -54,15 +66,36 @@ def build_poller(config: str | None) -> Poller:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     poller = build_poller(args.config)
+    keep = StateKeeper(args.state, bot=poller.settings.bot, api_url=poller.bot.api_url)
     if args.once:
-        _, report = poller.cycle(PollState())
+        state, report = poller.cycle(keep.load())
+        changed = keep.save(state)
         _print(report)
+        if actions_edge.in_actions():  # the poll workflow saves the cache only on a change
+            actions_edge.set_outputs({"state-changed": changed})
         return 1 if report.errors else 0
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    loop(poller, stop=stop, least_interval=args.interval)
+    loop(poller, stop=stop, least_interval=args.interval, keeper=keep)
     return 0
+
+
+class StateKeeper:
+    """``--state``: where the conditional state lives between runs (nowhere without it)."""
+
+    def __init__(self, path: Path | None, *, bot: str, api_url: str) -> None:
+        self.path, self.bot, self.api_url = path, bot, api_url
+
+    def load(self) -> PollState:
+        if self.path is None:
+            return PollState()
+        return state_file.load(self.path, bot=self.bot, api_url=self.api_url)
+
+    def save(self, state: PollState) -> bool:
+        if self.path is None:
+            return False
+        return state_file.save(self.path, state, bot=self.bot, api_url=self.api_url)
 
 
 def loop(
@@ -72,13 +105,16 @@ def loop(
     least_interval: float = 60.0,
     on_report: Callable[[CycleReport], None] | None = None,
     max_cycles: int | None = None,
+    keeper: StateKeeper | None = None,
 ) -> PollState:
     """Poll until ``stop`` is set, waiting between cycles as GitHub asks."""
-    state = PollState()
+    state = keeper.load() if keeper else PollState()
     cycles = 0
     while not stop.is_set():
         try:
             state, report = poller.cycle(state)
+            if keeper:
+                keeper.save(state)
         except (
             Exception
         ):  # a long-running poller survives one bad cycle; the log keeps the traceback

@@ -11,7 +11,10 @@ mapped to local folders, the way act's ``--local-repository`` allows:
 - ``actions/checkout`` of another repository → the local checkout stand-in,
   which links the mapped folder (act copies the workflow's own repository itself);
 - ``actions/upload-artifact`` → the stand-in that stores artifacts in the local
-  GitHub.
+  GitHub;
+- ``actions/cache/restore`` and ``actions/cache/save`` → the stand-in that keeps
+  the cache in a folder of the control repository (``.act-cache``), shared by
+  its runs as a repository's runs share the Actions cache.
 The pinned refs of the third-party actions are read from Tusk's own workflow
 and action files, so a new pin needs no change here.
 """
@@ -32,14 +35,25 @@ from pathlib import Path
 PUBLISHED_AS = "tusk-platform/tusk@v1"
 """The Tusk a control repository calls by default (``uses: tusk-platform/tusk/...@v1``)."""
 
-STAND_INS = {"actions/checkout": "checkout", "actions/upload-artifact": "upload-artifact"}
-_THIRD_PARTY = re.compile(r"uses:\s*(actions/(?:checkout|upload-artifact)@[0-9A-Za-z._-]+)")
+STAND_INS = {
+    "actions/checkout": "checkout",
+    "actions/upload-artifact": "upload-artifact",
+    "actions/cache": "cache",
+}
+# `actions/cache/restore@ref` is the action `restore/` of the repository `actions/cache@ref`.
+_THIRD_PARTY = re.compile(
+    r"uses:\s*(actions/(?:checkout|upload-artifact|cache))(?:/(?:restore|save))?@([0-9A-Za-z._-]+)"
+)
 
 
 def third_party_refs(root: Path) -> set[str]:
-    """Every ``actions/checkout@...`` and ``actions/upload-artifact@...`` Tusk uses."""
+    """Every third-party repository Tusk's workflows use, as ``owner/name@ref``."""
     files = [*root.glob(".github/workflows/*.yml"), *root.glob("actions/*/action.yml")]
-    return {ref for file in files for ref in _THIRD_PARTY.findall(file.read_text("utf-8"))}
+    return {
+        f"{repo}@{ref}"
+        for file in files
+        for repo, ref in _THIRD_PARTY.findall(file.read_text("utf-8"))
+    }
 
 
 def project_root() -> Path:
@@ -128,7 +142,9 @@ class ControlRepo:
         if not (self.root / ".git").exists():
             git = ["git", "-c", "user.name=tusk", "-c", "user.email=tusk@localhost"]
             subprocess.run(["git", "init", "-q", "-b", "main"], cwd=self.root, check=True)
-            (self.root / ".gitignore").write_text(".act-home/\n.tusk-published/\nevents/\n")
+            (self.root / ".gitignore").write_text(
+                ".act-home/\n.act-cache/\n.tusk-published/\nevents/\n"
+            )
             subprocess.run(["git", "add", "-A"], cwd=self.root, check=True)
             subprocess.run(
                 [*git, "commit", "-q", "-m", "control repository"], cwd=self.root, check=True
@@ -169,6 +185,8 @@ class ControlRepo:
             "--local-repository", f"{self.tusk_ref}={self.published}",
             # The reusable workflows check Tusk out at the callers' ref: the stand-in links it.
             "--env", f"TUSK_ACT_REPOSITORIES={self.tusk_ref}={self.published}",
+            # The Actions cache of this control repository (the cache stand-in's folder).
+            "--env", f"TUSK_ACT_CACHE={self.root / '.act-cache'}",
         ]  # fmt: skip
         for ref, folder in self.stand_ins.items():
             command += ["--local-repository", f"{ref}={folder}"]

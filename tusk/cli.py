@@ -39,6 +39,7 @@ ENV_DOCS: dict[str, str] = {
     "RUNNER_TEMP": "the runner's temporary folder (set by Actions; default: a new temp folder)",
     "GITHUB_TOKEN": "a token that can read the log issue, when TUSK_READ_TOKEN is not set",
     "TUSK_DEBUG": "1 prints tracebacks, like --debug (default: off)",
+    "TUSK_POLL_STATE": "the poller's state file when --state is not given (default: none)",
 }
 ACTIONS_PLUMBING = """\
 Under GitHub Actions (GITHUB_ACTIONS=true) errors are ::error:: annotations,
@@ -62,7 +63,13 @@ COMMANDS: tuple[Command, ...] = (
         "poll",
         "tusk.poller.cli",
         "poll the bot's notifications and dispatch triggers",
-        ("TUSK_BOT_TOKEN", "TUSK_DISPATCH_TOKEN", "TUSK_GITHUB_API_URL", "TUSK_CONFIG"),
+        (
+            "TUSK_BOT_TOKEN",
+            "TUSK_DISPATCH_TOKEN",
+            "TUSK_GITHUB_API_URL",
+            "TUSK_CONFIG",
+            "TUSK_POLL_STATE",
+        ),
     ),
     Command(
         "receive-shard",

@@ -161,3 +161,83 @@ def test_loop_survives_a_failed_cycle_and_polls_again(local_github: Any) -> None
     loop(h.poller, stop=NoWait(), least_interval=0, on_report=reports.append, max_cycles=2)
     assert reports[0].errors and reports[1].errors == []
     assert len(decode_dispatches(local_github.dispatches()).tasks) == 1
+
+
+def notification_statuses(local_github: Any) -> list[int]:
+    return [e["status"] for e in local_github.journal() if e["path"] == "/notifications"]
+
+
+def test_poll_once_with_a_state_file_makes_an_idle_poll_a_free_304(
+    local_github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each --once is a new process; the state file carries Last-Modified across them."""
+    local_github.load(scenario(issues=[issue(1, [said("alice", "@tusk-bot fix it")])]))
+    for name, value in env_for(local_github).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    config, state = str(write_config(tmp_path)), tmp_path / "cache" / "poll-state.json"
+    for _ in range(3):  # work, then its own mark-read, then nothing
+        assert main(["poll", "--once", "--config", config, "--state", str(state)]) == 0
+    assert notification_statuses(local_github) == [200, 200, 304]
+    saved = json.loads(state.read_text())
+    assert saved["bot"] == "tusk-bot" and saved["last_modified"] and saved["poll_interval"] == 60
+    used = local_github.gateway("bot-read").get("/rate_limit")["resources"]["core"]["used"]
+    assert main(["poll", "--once", "--config", config, "--state", str(state)]) == 0
+    after = local_github.gateway("bot-read").get("/rate_limit")["resources"]["core"]["used"]
+    assert after == used  # the idle poll cost no rate limit
+
+
+def test_without_a_state_file_every_idle_poll_is_a_counted_200(
+    local_github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local_github.load(scenario(issues=[issue(1, [said("alice", "@tusk-bot fix it")])]))
+    for name, value in env_for(local_github).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TUSK_POLL_STATE", raising=False)
+    config = str(write_config(tmp_path))
+    for _ in range(3):
+        assert main(["poll", "--once", "--config", config]) == 0
+    assert notification_statuses(local_github) == [200, 200, 200]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        json.dumps({"version": 1, "bot": "other-bot", "api_url": "x", "last_modified": "x"}),
+        json.dumps({"version": 99}),
+    ],
+    ids=["corrupt", "another-bot", "unknown-version"],
+)
+def test_a_state_file_that_does_not_fit_is_ignored_not_trusted(
+    local_github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    local_github.load(scenario(issues=[issue(1, [said("alice", "@tusk-bot fix it")])]))
+    for name, value in env_for(local_github).items():
+        monkeypatch.setenv(name, value)
+    state = tmp_path / "poll-state.json"
+    state.write_text(content.replace('"x"', '"Thu, 01 Jan 2099 00:00:00 GMT"'))
+    monkeypatch.setenv("TUSK_POLL_STATE", str(state))
+    assert main(["poll", "--once", "--config", str(write_config(tmp_path))]) == 0
+    assert len(decode_dispatches(local_github.dispatches()).tasks) == 1  # not hidden by a 304
+    assert json.loads(state.read_text())["bot"] == "tusk-bot"
+
+
+def test_a_restarted_loop_picks_up_where_the_last_one_stopped(
+    local_github: Any, tmp_path: Path
+) -> None:
+    """A cron host's service restarts (an upgrade, a reboot): its first poll is still a 304."""
+    from tusk.poller.cli import StateKeeper
+
+    local_github.load(scenario(issues=[issue(1, [said("alice", "@tusk-bot fix it")])]))
+    state = tmp_path / "poll-state.json"
+
+    def run_loop(cycles: int) -> list[int]:
+        h = make_poller(local_github)
+        keeper = StateKeeper(state, bot="tusk-bot", api_url=local_github.url)
+        reports: list[CycleReport] = []
+        loop(h.poller, stop=NoWait(), on_report=reports.append, max_cycles=cycles, keeper=keeper)
+        return [r.status for r in reports]
+
+    assert run_loop(2) == [200, 200]
+    assert run_loop(1) == [304]

@@ -1,0 +1,68 @@
+"""The scheduled poll under act: its conditional state survives from run to run in the
+Actions cache, so an idle poll is a 304 that costs no rate limit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from tusk.sandbox.act_runner import ControlRepo
+
+CONTROL = "alice/tusk-control"
+CONFIG = {"bot": "tusk-bot", "control_repo": CONTROL, "allowed_users": ["alice"]}
+SECRETS = {"TUSK_BOT_TOKEN": "bot-read", "TUSK_DISPATCH_TOKEN": "dispatch"}
+
+
+def scenario() -> dict[str, Any]:
+    return {
+        "users": [{"login": "alice"}, {"login": "tusk-bot"}],
+        "tokens": {
+            "bot-read": {"user": "tusk-bot", "scopes": ["notifications", "repo"]},
+            "dispatch": {"user": "alice", "scopes": ["repo"]},
+        },
+        "repos": [
+            {
+                "name": "alice/widgets",
+                "issues": [
+                    {
+                        "number": 1,
+                        "author": "alice",
+                        "title": "Say hello",
+                        "comments": [{"author": "alice", "body": "@tusk-bot please comment."}],
+                    }
+                ],
+            },
+            {"name": CONTROL, "private": True, "collaborators": {"tusk-bot": "write"}},
+        ],
+    }
+
+
+@pytest.mark.act
+@pytest.mark.slow
+def test_scheduled_polls_keep_their_state_in_the_actions_cache(
+    local_github: Any, tmp_path: Path
+) -> None:
+    local_github.load(scenario())
+    control = ControlRepo(tmp_path / "control", repo=CONTROL, config_text=yaml.safe_dump(CONFIG))
+    outputs = []
+    for run_id in (101, 102, 103):  # the work, its own mark-read, then an idle poll
+        result = control.run(
+            "schedule",
+            {"schedule": "*/5 * * * *"},
+            workflow="poll.yml",
+            api_url=local_github.url,
+            secrets=SECRETS,
+            env={"GITHUB_RUN_ID": str(run_id)},
+        )
+        assert result.ok, result.stdout[-4000:] + result.stderr[-2000:]
+        outputs.append(result.stdout)
+    statuses = [e["status"] for e in local_github.journal() if e["path"] == "/notifications"]
+    assert statuses == [200, 200, 304]
+    assert len(local_github.dispatches()) == 1
+    # Saved after the two runs that changed it, restored by the next ones; not after the idle one.
+    assert "Cache saved with key: tusk-poll-state-101-1" in outputs[0]
+    assert "Cache restored from key: tusk-poll-state-101-1" in outputs[1]
+    assert "Cache restored from key: tusk-poll-state-102-1" in outputs[2]
+    assert "Cache saved" not in outputs[2]
