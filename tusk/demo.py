@@ -6,9 +6,9 @@ poller once, plays each ``repository_dispatch`` through the agent workflow
 under ``act`` (the real composite actions, the real Claude Code, the real MCP
 server), then reads the outcome back from the local GitHub and prints it.
 
-``--live`` runs the same flow on real GitHub: it opens the demo issue on a
-repository you name, polls until the mention is dispatched, and waits for the
-control repository's agent workflow to close the log issue.
+``--live`` runs the same flow on real GitHub (``tusk.demo_live``): it opens the
+demo issue on a repository you name, polls until the mention is dispatched,
+and waits for the control repository's agent workflow to close the log issue.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -283,40 +282,7 @@ def print_outcome(outcome: DemoOutcome) -> None:
 
 
 def run_live(args: argparse.Namespace) -> int:
-    """The demo on real GitHub: open the demo issue, poll, wait for the agent run."""
-    from tusk.config import load_secrets, load_settings, resolve_config_path
-    from tusk.github import gateway_from_secrets
+    """The demo on real GitHub (``tusk.demo_live``)."""
+    from tusk.demo_live import run_live as live
 
-    if not args.repo:
-        raise UserError(
-            "--live needs --repo owner/name", "Name a repository you may open issues on."
-        )
-    settings = load_settings(resolve_config_path(args.config))
-    secrets = load_secrets()
-    secrets.require("bot_token", "dispatch_token", "agent_token", "read_token", "anthropic_api_key")
-    owner = gateway_from_secrets(secrets, "dispatch")
-    issue = owner.post(
-        f"/repos/{args.repo}/issues",
-        json={
-            "title": "Tusk demo: a typo to fix",
-            "body": f"@{settings.bot} please fix any typo you find in README.md and open a PR.",
-        },
-    ).body
-    say(f"Opened {issue['html_url']}; polling until the mention is dispatched")
-    deadline = time.monotonic() + args.timeout_minutes * 60
-    config_path = str(resolve_config_path(args.config))
-    while time.monotonic() < deadline:
-        subprocess.run(
-            [sys.executable, "-m", "tusk.cli", "poll", "--once", "--config", config_path]
-        )
-        logs = owner.get(
-            f"/repos/{settings.control_repo}/issues",
-            params={"labels": settings.labels.workflow, "state": "all", "per_page": 20},
-        )
-        mine = [i for i in logs if f"{args.repo} #{issue['number']}" in i["title"]]
-        if mine and mine[0]["state"] == "closed":
-            say(f"The run finished: {mine[0]['html_url']} ({mine[0].get('state_reason')})")
-            return 0 if mine[0].get("state_reason") == "completed" else 1
-        time.sleep(60)
-    say("Timed out waiting for the agent run; look at the control repository's Actions tab.")
-    return 1
+    return live(args)
