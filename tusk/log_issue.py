@@ -15,6 +15,8 @@ not mistaken for a duplicate of its own failure report.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -153,12 +155,15 @@ def claim_log_issue(
     labels: list[str] | tuple[str, ...],
     repo: str | None = None,
     since: datetime | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> LogIssueClaim:
     """Create the job's log issue unless one exists; exactly one caller wins.
 
     ``won`` is False when another run owns the job (an earlier run's issue,
     or a racing run's issue with a lower number); the caller must then stop.
-    A losing run's own issue is closed as ``duplicate``.
+    A losing run's own issue is closed as ``duplicate``. The decision waits
+    until the listing shows the run's own issue (``listed_with``): a listing
+    that lags could hide a rival's lower number from both runs.
     """
     if len(body) > BODY_LIMIT:
         raise ValueError(f"log issue body is {len(body)} characters; GitHub allows {BODY_LIMIT}")
@@ -175,9 +180,27 @@ def claim_log_issue(
     ).body
     number, url = int(created["number"]), str(created["html_url"])
     _require_labels(created, labels, settings)
-    listed = find_log_issues(gateway, settings, jobid=jobid, state="all", since=since)
+    try:
+        listed = listed_with(
+            lambda: find_log_issues(gateway, settings, jobid=jobid, state="all", since=since),
+            number,
+            sleep=sleep,
+        )
+    except ListingLag as lag:
+        # Undecidable: release this claim rather than hold it blind (a rival that saw it
+        # has stopped; a later delivery of the job claims it afresh), and say so.
+        gateway.patch(
+            f"/repos/{settings.control_repo}/issues/{number}",
+            json={"state": "closed", "state_reason": "duplicate"},
+        )
+        raise UserError(
+            f"job {jobid}: {lag}; whether another delivery claimed the job first cannot be "
+            f"told, so this run released its claim ({url}) and stops",
+            "Nothing ran. Mention the bot again, or re-run this workflow run, once GitHub's "
+            "issue listing has caught up.",
+        ) from lag
     numbers = {issue.number: issue.url for issue in _claimants(listed)}
-    numbers.setdefault(number, url)  # our own issue counts even if a listing lags behind
+    numbers.setdefault(number, url)
     winner = min(numbers)
     if winner == number:
         settle_failure_records(gateway, settings, listed, run_url=url)
@@ -187,6 +210,45 @@ def claim_log_issue(
         json={"state": "closed", "state_reason": "duplicate"},
     )
     return LogIssueClaim(winner, numbers[winner], won=False)
+
+
+LISTING_PATIENCE_SECONDS = 120.0
+
+
+class ListingLag(Exception):
+    """The listing did not show an issue this run created, within the patience."""
+
+
+def listed_with(
+    listed: Callable[[], list[LogIssue]],
+    number: int,
+    *,
+    sleep: Callable[[float], None],
+    patience: float = LISTING_PATIENCE_SECONDS,
+) -> list[LogIssue]:
+    """The listing, once it shows issue ``number`` (this run's own claim).
+
+    GitHub's listings can lag a write; only an issue's own URL is read-after-write.
+    Two runs that each listed before the other's issue appeared would both see
+    themselves alone and both win. Issue numbers grow with creation time, and a
+    listing that has caught up with a new issue shows the ones created before it
+    (assumed: lag is not known to reorder), so a run that waits for its own issue
+    sees every lower-numbered rival: of two racing runs, the later one loses.
+    """
+    waited, delay = 0.0, 1.0
+    while True:
+        issues = listed()
+        if any(issue.number == number for issue in issues):
+            return issues
+        if waited >= patience:
+            raise ListingLag(
+                f"GitHub's issue listing did not show the new log issue #{number} "
+                f"within {patience:.0f} s"
+            )
+        step = min(delay, patience - waited)
+        sleep(step)
+        waited += step
+        delay = min(delay * 2, 15.0)
 
 
 def _require_labels(
