@@ -49,9 +49,10 @@ from tusk.actions.build_context.views import (
 )
 
 from tusk.config import Settings
-from tusk.contracts import ContextDocument, PermissionConfig, Trigger
+from tusk.contracts import ContextDocument, Trigger
 from tusk.neutralise import UNTRUSTED_FLAG, Trust, neutralise, one_line
 from tusk.render import render
+from tusk.run_facts import describe_permissions
 
 # A rough cost of one item's heading on top of its text, for counting what is left out.
 ITEM_OVERHEAD = 160
@@ -455,27 +456,12 @@ def build(
         when=fmt_time(trigger.created_at),
         text=trigger_clean.text,
         flags=task_flags,
-        permissions=_describe_permissions(permissions),
+        permissions=describe_permissions(permissions),
         marker_error=neutralise(permissions.error).text if permissions.error else None,
         context_file=CONTEXT_FILE,
         diff_file=DIFF_FILE if diff is not None else None,
     )
     return Built(task=task, context=context, diff=diff, sizes=sizes)
-
-
-def _describe_permissions(config: PermissionConfig) -> tuple[str, ...]:
-    lines = [f"allowed writes: {', '.join(config.operations) or 'none'}"]
-    if config.only_this_thread:
-        lines.append("only on the thread of the mention")
-    if config.repos is not None:
-        lines.append(f"only in: {', '.join(config.repos) or 'no repository'}")
-    lines.append(
-        f"at most {config.comments_per_thread} comment(s) per thread, "
-        f"{config.issues_per_repo} issue(s) and {config.prs_per_repo} pull request(s) "
-        f"per repository, {config.memory_writes} memory entr"
-        f"{'y' if config.memory_writes == 1 else 'ies'}"
-    )
-    return tuple(lines)
 
 
 class Measured(Sequence[int]):

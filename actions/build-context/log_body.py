@@ -17,12 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tusk.actions.build_context.build_context import safe_url
-from tusk.actions.build_context.views import RunFacts
 
-from tusk.config import Settings, budget_summary, network_summary
-from tusk.contracts import ContextDocument
 from tusk.markers import render_marker
 from tusk.render import quote_markdown, render
+from tusk.run_facts import RunFacts
 
 # GitHub refuses issue bodies past this many characters.
 BODY_LIMIT = 65536
@@ -127,29 +125,3 @@ def _largest(count: int, fits: Callable[[int], bool]) -> int | None:
         else:
             high = middle - 1
     return low
-
-
-TRUST_SOURCES = {
-    "repository_owner": "owns the repository",
-    "permission_endpoint": "from GitHub's permission endpoint",
-    "author_association": "from the mention's author association: the permission endpoint "
-    "was not readable",
-    "none": "nothing could be read",
-}
-
-
-def run_facts(doc: ContextDocument, settings: Settings, permissions: tuple[str, ...]) -> RunFacts:
-    """The facts the log issue shows under the task: who asked, with what trust and
-    rights, under which limits."""
-    config = doc.permission_config
-    return RunFacts(
-        requester=doc.actor,
-        trust_level=doc.trust_level,
-        trust_source=TRUST_SOURCES.get(doc.trust_source, doc.trust_source),
-        permissions=permissions,
-        marker=config.marker,
-        marker_error=config.error,
-        budget=budget_summary(settings),
-        network=network_summary(settings),
-        staged=settings.staged,
-    )

@@ -26,6 +26,7 @@ from tusk.contracts import ContextDocument, RunMetadata
 from tusk.errors import InputError
 from tusk.github import Gateway, gateway_from_secrets
 from tusk.log_issue import LogIssueClaim, claim_log_issue
+from tusk.run_facts import run_facts
 from tusk.state import StateStore
 
 TASK_FILE = "task.md"
@@ -128,7 +129,7 @@ def build_and_claim(
         context_text=context_md,
         artifact_name=artifact_name,
         artifact_url=run_url,
-        facts=lb.run_facts(doc, settings, built.task.permissions),
+        facts=run_facts(doc, settings),
     )
     claim = claim_log_issue(
         gateway,

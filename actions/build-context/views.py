@@ -150,17 +150,3 @@ class SummaryView(View):
     log_body_chars: int
     log_context_cut: bool
     artifact_name: str | None
-
-
-class RunFacts(View):
-    """Who asked, with what trust and rights, under which limits: shown on the log issue."""
-
-    requester: str
-    trust_level: str
-    trust_source: str  # in words: where the trust level came from
-    permissions: tuple[str, ...]
-    marker: str | None = None  # the permission marker as written, if any
-    marker_error: str | None = None
-    budget: str
-    network: str
-    staged: bool = False

@@ -15,6 +15,7 @@ from tusk.actions.build_context import log_body as lb
 
 from tusk.contracts import PermissionConfig
 from tusk.render import neutral_markdown_lines, quote_markdown
+from tusk.run_facts import run_facts
 
 
 @pytest.mark.parametrize(
@@ -77,7 +78,7 @@ def test_the_log_issue_renders_its_context_as_markdown_and_acts_on_nothing() -> 
         context_text=bc.render_context(built.context),
         artifact_name="tusk-context-x",
         artifact_url=None,
-        facts=lb.run_facts(doc, settings(), built.task.permissions),
+        facts=run_facts(doc, settings()),
     )
     tokens, env = gfm_page.parse(log.body)
     # The context's own structure renders: its title, sections and items are headings
@@ -117,7 +118,7 @@ def test_the_log_issue_says_who_asked_with_what_trust_rights_and_limits() -> Non
         context_text=bc.render_context(built.context),
         artifact_name="tusk-context-x",
         artifact_url=None,
-        facts=lb.run_facts(doc, conf, built.task.permissions),
+        facts=run_facts(doc, conf),
     )
     facts = log.body.split("# Context")[0]
     assert (
