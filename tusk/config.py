@@ -80,7 +80,11 @@ class GoAway(Section):
 
 
 class Agent(Section):
-    linux_user: str = Field("tusk-agent", description="unprivileged user Claude Code runs as")
+    linux_user: str = Field(
+        "tusk-agent",
+        description="name prefix of the unprivileged users Claude Code runs as: each run "
+        "creates its own, <prefix>-<run id>-<attempt>-<random>, and deletes it at the end",
+    )
     branch_prefix: str = Field("tusk/", min_length=1, description="branches the agent may push")
     allow_workflow_changes: bool = Field(False, description="may pushes touch .github/workflows/")
     builtin_tools: tuple[str, ...] = Field(

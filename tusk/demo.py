@@ -225,7 +225,9 @@ def run_dispatch(
         workflow=workflow,
         api_url=api_url,
         secrets=DEMO_SECRETS,
-        env={"GITHUB_RUN_ID": str(1000 + number), "TUSK_LOCAL_DEMO": "1"},
+        # A run id of its own per demo and dispatch: demos started together on one
+        # machine are separate runs, as separate workflow runs are on GitHub.
+        env={"GITHUB_RUN_ID": str(os.getpid() * 100 + number), "TUSK_LOCAL_DEMO": "1"},
         variables={"TUSK_ANTHROPIC_BASE_URL": model_url},
     )
     log = control.root / f"act-{number}.log"

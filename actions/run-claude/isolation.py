@@ -8,24 +8,36 @@ and the MCP server: never in the agent's environment, its files, a git
 config, the MCP config, or a command line (``/proc/*/cmdline`` is
 world-readable).
 
-Directory layout of one run (``base``, root-owned, traversable, not listable):
+Each run has its own Linux user, created for it and deleted with its files
+when it ends (``create_run_user``, ``delete_run_user``): its name comes from
+the Actions run id and attempt plus a random suffix, so two runs on one host
+(several runner processes, two deliveries of one job, act replays) never
+share a user, a folder or a process list.
 
-    base/mcp.json         the MCP config: a loopback URL, no secret
+Directory layout of one run (``base`` = ``/home/<run user>``, root-owned,
+traversable, not listable):
+
+    base/mcp.json         the MCP config: a loopback URL and this run's bearer
+                          secret (0600, the agent user's alone)
     base/context/         task, context and diff, readable by the agent
     base/bin/claude       a link or copy of Claude Code when its own path is closed
-    base/home/            the agent's HOME (0700, agent-owned)
+    base/home/            the agent's HOME (0700, agent-owned; the user's passwd home)
     base/workspace/       the repository checkout the agent works in (agent-owned)
 """
 
 from __future__ import annotations
 
+import contextlib
 import grp
 import os
 import pwd
+import re
+import secrets
 import shutil
 import signal
 import stat
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,6 +159,104 @@ def ensure_user(name: str, *, forbidden_uids: Iterable[int] = ()) -> Principal:
     return Principal(name, entry.pw_uid, entry.pw_gid, home)
 
 
+USERS_ROOT = Path("/home")
+MAX_USER_NAME = 32  # useradd's limit on Debian and Ubuntu
+SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+# useradd/userdel exit codes (shadow-utils): 9 the name is taken, 10 /etc/passwd is
+# locked by a concurrent useradd, 6 no such user.
+NAME_IN_USE, PASSWD_LOCKED, NO_SUCH_USER = 9, 10, 6
+
+
+def run_key(environ: Mapping[str, str]) -> str:
+    """This run's identity: the Actions run id and attempt, or ``local`` outside Actions."""
+    run_id = environ.get("GITHUB_RUN_ID", "")
+    attempt = environ.get("GITHUB_RUN_ATTEMPT", "") or "1"
+    if run_id.isdigit() and attempt.isdigit():
+        return f"{run_id}-{attempt}"
+    return "local"
+
+
+def run_user_name(prefix: str, key: str, suffix: str) -> str:
+    """``<prefix>-<run id>-<attempt>-<suffix>``, within useradd's 32 characters.
+
+    The prefix gives way first; the run key and the random suffix always stay."""
+    tail = f"-{key}-{suffix}"
+    clean = re.sub(r"[^a-z0-9_-]", "", prefix.lower()).strip("-") or "tusk"
+    if not clean[0].isalpha():
+        clean = f"t{clean}"
+    return clean[: max(1, MAX_USER_NAME - len(tail))] + tail
+
+
+def create_run_user(
+    prefix: str,
+    key: str,
+    *,
+    forbidden_uids: Iterable[int] = (),
+    attempts: int = 8,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Principal:
+    """Create this run's own user; its passwd home is ``/home/<name>/home`` (made by
+    ``prepare_run_dirs``). Never reuses a user: a taken name means another run."""
+    for attempt in range(attempts):
+        name = run_user_name(prefix, key, secrets.token_hex(3))
+        completed = subprocess.run(
+            [
+                "useradd",
+                "--no-create-home",
+                "--home-dir",
+                str(USERS_ROOT / name / "home"),
+                "--user-group",
+                "--shell",
+                AGENT_SHELL,
+                name,
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"PATH": SBIN_PATH},
+        )
+        if completed.returncode == 0:
+            entry = pwd.getpwnam(name)
+            user = Principal(name, entry.pw_uid, entry.pw_gid, Path(entry.pw_dir))
+            if entry.pw_uid == 0 or entry.pw_uid in set(forbidden_uids):
+                delete_run_user(user)
+                raise IsolationError(
+                    f"The new agent user {name!r} got uid {entry.pw_uid}, root's or the runner's",
+                    "Check /etc/login.defs (UID_MIN) on this machine.",
+                )
+            return user
+        if completed.returncode not in (NAME_IN_USE, PASSWD_LOCKED):
+            break
+        sleep(0.05 * (attempt + 1))  # another run is adding its own user right now
+    raise IsolationError(
+        "Could not create this run's agent user",
+        f"useradd said: {completed.stderr.strip()}. The step must run as root (or with "
+        "passwordless sudo) on a machine with useradd (package passwd).",
+    )
+
+
+def delete_run_user(user: Principal, *, sleep: Callable[[float], None] = time.sleep) -> bool:
+    """Delete this run's user and its group; its files go with ``remove_agent_traces``.
+    Returns whether the user existed."""
+    for attempt in range(8):
+        completed = subprocess.run(
+            ["userdel", user.name],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"PATH": SBIN_PATH},
+        )
+        if completed.returncode == 0:
+            return True
+        if completed.returncode == NO_SUCH_USER:
+            return False
+        sleep(0.05 * (attempt + 1))  # /etc/passwd locked, or the last process still exiting
+    raise IsolationError(
+        f"Could not delete the agent user {user.name!r}",
+        f"userdel said: {completed.stderr.strip()}. Delete it by hand: userdel {user.name}",
+    )
+
+
 PRIVILEGED_GROUPS = frozenset(
     {"root", "sudo", "wheel", "admin", "adm", "docker", "lxd", "disk", "shadow", "systemd-journal"}
 )
@@ -255,11 +365,17 @@ def run_dirs(base: Path) -> RunDirs:
 
 
 def prepare_run_dirs(base: Path, *, agent: Principal) -> RunDirs:
-    """A fresh per-run directory: the agent owns its HOME and workspace, nothing else."""
-    if base.exists():
-        shutil.rmtree(base)
+    """A new per-run directory: the agent owns its HOME and workspace, nothing else.
+    It must not exist: an existing one belongs to another run."""
     dirs = run_dirs(base)
-    base.mkdir(parents=True, mode=0o711)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        base.mkdir(mode=0o711)
+    except FileExistsError:
+        raise IsolationError(
+            f"The run folder {base} exists already",
+            "Another run uses it; runs never share a folder. Remove it if no run is going on.",
+        ) from None
     os.chmod(base, 0o711)  # the agent may enter, not list
     for owned in (dirs.home, dirs.workspace):
         owned.mkdir(mode=0o700)
@@ -269,8 +385,9 @@ def prepare_run_dirs(base: Path, *, agent: Principal) -> RunDirs:
     return dirs
 
 
-def agent_base(agent: Principal, jobid: str) -> Path:
-    return agent.home / "tusk-runs" / jobid
+def agent_base(agent: Principal) -> Path:
+    """The run folder of a run's own user: the parent of its passwd home."""
+    return USERS_ROOT / agent.name
 
 
 def reachable_claude(claude: Path, *, agent: Principal, dirs: RunDirs) -> Path:
@@ -460,6 +577,7 @@ def spawn_kwargs(user: Principal | None, *, extra_groups: Sequence[int] = ()) ->
 
 
 def processes_of(uid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Live processes whose real uid is ``uid`` (zombies hold nothing and are skipped)."""
     pids = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
@@ -468,31 +586,70 @@ def processes_of(uid: int, proc: Path = Path("/proc")) -> list[int]:
             status = (entry / "status").read_text()
         except OSError:
             continue
-        for line in status.splitlines():
-            if line.startswith("Uid:"):
-                if int(line.split()[1]) == uid:
-                    pids.append(int(entry.name))
-                break
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("State", "").strip().startswith(("Z", "X")):
+            continue
+        if int(fields.get("Uid", "-1 0").split()[0]) == uid:
+            pids.append(int(entry.name))
     return pids
 
 
-def end_processes_of(user: Principal) -> list[int]:
-    """SIGKILL every process the agent user still has; never root's or our own."""
+def end_processes_of(
+    user: Principal, *, wait: float = 5.0, sleep: Callable[[float], None] = time.sleep
+) -> list[int]:
+    """SIGKILL every process the agent user still has, never root's or our own, and
+    wait (up to ``wait`` seconds) until they are gone, so the user can be deleted."""
     if user.uid in (0, os.getuid(), os.geteuid()):
         return []
-    killed = []
-    for pid in processes_of(user.uid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-        except ProcessLookupError:
-            pass
+    killed: list[int] = []
+    for _ in range(max(1, int(wait / 0.05))):
+        left = processes_of(user.uid)
+        if not left:
+            break
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                if pid not in killed:
+                    killed.append(pid)
+        sleep(0.05)
     return killed
 
 
-def remove_agent_traces(dirs: RunDirs, user: Principal | None) -> None:
-    """What must not outlive the job: the run directory, Claude Code's temp files."""
+SHARED_TEMP = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+
+
+def remove_agent_traces(
+    dirs: RunDirs, user: Principal | None, *, shared_temp: Sequence[Path] = SHARED_TEMP
+) -> None:
+    """What must not outlive the run: its folder, and whatever its user left in the
+    shared temp folders (Claude Code's ``/tmp/claude-<uid>`` and anything the agent
+    wrote), so no later run, whose user is another, can read it."""
     shutil.rmtree(dirs.base, ignore_errors=True)
-    if user is not None and user.uid not in (0, os.getuid()):
-        shutil.rmtree(Path("/tmp") / f"claude-{user.uid}", ignore_errors=True)
-        shutil.rmtree(Path("/tmp") / f"cc-socks-{user.uid}", ignore_errors=True)
+    if user is None or user.uid in (0, os.getuid()):
+        return
+    for root in shared_temp:
+        for path in files_of(user.uid, root):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+
+def files_of(uid: int, root: Path) -> list[Path]:
+    """The topmost entries under ``root`` owned by ``uid`` (symlinks not followed)."""
+    found: list[Path] = []
+    for folder, dirnames, filenames in os.walk(root):
+        keep = []
+        for name in [*dirnames, *filenames]:
+            path = Path(folder) / name
+            try:
+                owner = path.lstat().st_uid
+            except OSError:
+                continue
+            if owner == uid:
+                found.append(path)
+            elif name in dirnames:
+                keep.append(name)
+        dirnames[:] = keep  # no need to look inside what goes as a whole
+    return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import signal
 from collections.abc import Mapping
@@ -93,18 +94,29 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
     if not decision.enabled:
         actions_edge.warning("User isolation is off", detail=decision.reason)
     runner = isolation.runner_principal(inputs.environ)
-    agent: Principal | None = None
-    if decision.enabled:
-        agent = isolation.ensure_user(settings.agent.linux_user, forbidden_uids=(runner.uid,))
     run_dir = inputs.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(run_dir, 0o700)
     if runner.uid != os.getuid():
         os.chown(run_dir, runner.uid, runner.gid)
-    base = isolation.agent_base(agent, inputs.run.jobid) if agent else run_dir / "agent"
+    agent: Principal | None = None
+    if decision.enabled:
+        # This run's own user, recorded at once so that even a crash leaves it to cleanup.
+        agent = isolation.create_run_user(
+            settings.agent.linux_user,
+            isolation.run_key(inputs.environ),
+            forbidden_uids=(runner.uid,),
+        )
+        _record_cleanup(run_dir, agent_user=agent.name, agent_uid=agent.uid)
+    base = isolation.agent_base(agent) if agent else run_dir / "agent"
     owner = agent or isolation.current_principal()
-    dirs = isolation.prepare_run_dirs(base, agent=owner)
-    _record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=None)
+    try:
+        dirs = isolation.prepare_run_dirs(base, agent=owner)
+    except Exception:
+        if agent is not None:
+            isolation.delete_run_user(agent)
+        raise
+    _record_cleanup(run_dir, base=str(dirs.base))
     server: supervisor.McpServer | None = None
     proxy: ModelProxy | None = None
     meter = Meter(
@@ -141,7 +153,7 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
             # Not root (under sudo): reads the agent's workspace through the agent's group.
             extra_groups=(agent.gid,) if agent and runner.uid != 0 else (),
         )
-        _record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=server.process.pid)
+        _record_cleanup(run_dir, mcp_pid=server.process.pid)
         mcp_config = supervisor.write_mcp_config(dirs.mcp_config, server.url)
         # The real key stays in this process: Claude Code talks to the proxy with a dummy.
         proxy = ModelProxy(upstream=inputs.anthropic_base_url, credentials=credentials, meter=meter)
@@ -184,6 +196,8 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
         if agent is not None:
             isolation.end_processes_of(agent)
         isolation.remove_agent_traces(dirs, agent)
+        if agent is not None:
+            isolation.delete_run_user(agent)
 
 
 def model_credentials(secrets: Secrets) -> Credentials:
@@ -524,20 +538,21 @@ def report_setup_failure(inputs: JobInputs, error: BaseException) -> None:
 # --------------------------------------------------------------------------- cleanup
 
 
-def _record_cleanup(
-    run_dir: Path, *, agent: Principal | None, dirs: RunDirs, mcp_pid: int | None
-) -> None:
-    data = {
-        "agent_user": agent.name if agent else None,
-        "agent_uid": agent.uid if agent else None,
-        "base": str(dirs.base),
-        "mcp_pid": mcp_pid,
-    }
-    (run_dir / CLEANUP_FILE).write_text(json.dumps(data) + "\n", encoding="utf-8")
+def _record_cleanup(run_dir: Path, **fields: object) -> None:
+    """Add to what the cleanup step must undo for this run (``RUN_DIR/cleanup.json``):
+    ``agent_user``/``agent_uid`` (this run's user), ``base`` (its folder), ``mcp_pid``."""
+    path = run_dir / CLEANUP_FILE
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data.update(fields)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
 def cleanup(run_dir: Path) -> list[str]:
-    """The ``if: always()`` step: whatever a crashed run left behind. Returns what it did."""
+    """The ``if: always()`` step: whatever a crashed run left behind, and only what this
+    run made (its MCP server, its own user's processes, folder and user). Returns what
+    it did."""
     path = run_dir / CLEANUP_FILE
     if not path.is_file():
         return ["nothing recorded; nothing to clean"]
@@ -547,16 +562,31 @@ def cleanup(run_dir: Path) -> list[str]:
     if isinstance(pid, int) and _is_mcp_server(pid):
         os.kill(pid, signal.SIGKILL)
         done.append(f"stopped the MCP server (pid {pid})")
-    agent = None
-    if data.get("agent_user") and isinstance(data.get("agent_uid"), int):
-        agent = Principal(data["agent_user"], data["agent_uid"], -1, Path("/"))
+    agent = _recorded_user(data)
+    if agent is not None:
         killed = isolation.end_processes_of(agent)
         done.append(f"ended {len(killed)} leftover process(es) of {agent.name}")
-    base = Path(data["base"])
-    if base.exists():
+    base = Path(data["base"]) if data.get("base") else None
+    if base is not None and base.exists():
         isolation.remove_agent_traces(isolation.run_dirs(base), agent)
         done.append(f"removed {base}")
+    if agent is not None and isolation.delete_run_user(agent):
+        done.append(f"deleted the user {agent.name}")
     return done
+
+
+def _recorded_user(data: dict[str, object]) -> Principal | None:
+    """The run's user as recorded, if the system still knows it by that name and uid."""
+    name, uid = data.get("agent_user"), data.get("agent_uid")
+    if not isinstance(name, str) or not isinstance(uid, int):
+        return None
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    if entry.pw_uid != uid or uid == 0:
+        return None  # not the user this run made
+    return Principal(name, uid, entry.pw_gid, Path(entry.pw_dir))
 
 
 def _is_mcp_server(pid: int) -> bool:

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--run-dir",
         type=Path,
         help="runner-only folder for the audit log, the event stream and logs "
-        "(default: $RUNNER_TEMP/tusk-run-<jobid>, else a new temporary folder)",
+        "(default: $RUNNER_TEMP/tusk-run-<run id>-<attempt>, else a new temporary folder)",
     )
     parser.add_argument(
         "--claude",
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     max_retries = args.max_retries
     if max_retries is None:
         max_retries = int(env.get("CLAUDE_CODE_MAX_RETRIES") or DEFAULT_MAX_RETRIES)
-    run_dir = args.run_dir or default_run_dir(run_meta.jobid, env.get("RUNNER_TEMP"))
+    run_dir = args.run_dir or default_run_dir(env)
     actions_edge.set_outputs({"run-dir": run_dir, "log-issue-url": run_meta.log_issue_url})
     inputs = job.JobInputs(
         run=run_meta,
@@ -114,10 +114,15 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.outcome.ok else 1
 
 
-def default_run_dir(jobid: str, runner_temp: str | None) -> Path:
-    if runner_temp:
-        return Path(runner_temp) / f"tusk-run-{jobid}"
-    return Path(tempfile.mkdtemp(prefix=f"tusk-run-{jobid}-"))
+def default_run_dir(environ: dict[str, str]) -> Path:
+    """Keyed by the Actions run id and attempt, never by job id: two deliveries of one
+    job are two runs. Outside Actions, a new temporary folder."""
+    from tusk.actions.run_claude.isolation import run_key
+
+    key = run_key(environ)
+    if environ.get("RUNNER_TEMP") and key != "local":
+        return Path(environ["RUNNER_TEMP"]) / f"tusk-run-{key}"
+    return Path(tempfile.mkdtemp(prefix=f"tusk-run-{key}-"))
 
 
 def find_claude() -> Path:

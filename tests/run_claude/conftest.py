@@ -42,7 +42,7 @@ RUNNER_USER = f"tusk-e2e-runner-{os.getpid()}"  # plays the runner user that cal
 # are kept in this process's environment, which the agent user cannot read.
 AGENT_TOKEN = os.environ.setdefault("TUSK_E2E_AGENT_TOKEN", f"agent-e2e-{secrets.token_hex(8)}")
 READ_TOKEN = os.environ.setdefault("TUSK_E2E_READ_TOKEN", f"read-e2e-{secrets.token_hex(8)}")
-API_KEY = "sk-test-e2e-key-51b0c8d2"
+API_KEY = os.environ.setdefault("TUSK_E2E_API_KEY", f"sk-test-e2e-{secrets.token_hex(8)}")
 JOBID = "job-e2e-widgets-1"
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from tusk.actions.run_claude import isolation, job, supervisor
 
-from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, JOBID, READ_TOKEN
+from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
 
 pytestmark = pytest.mark.e2e
 
@@ -283,10 +282,10 @@ def test_isolation_probes_by_the_agent_itself_find_no_token(e2e: E2E, tmp_path: 
         (runner_temp / "step.env").write_text(f"TUSK_AGENT_TOKEN={AGENT_TOKEN}\n")
         os.chmod(runner_temp / "step.env", 0o644)
         e2e.runner_temp = runner_temp
-        base = Path(pwd.getpwnam(e2e.agent_user).pw_dir) / "tusk-runs" / JOBID
+        base = "~/.."  # the run folder of this run's own user
         # Each token split in two quoted halves: the probe's own command text must
         # not contain what it searches for.
-        split = " ".join(f'-e "{t[:10]}""{t[10:]}"' for t in (AGENT_TOKEN, READ_TOKEN))
+        split = " ".join(f'-e "{t[:10]}""{t[10:]}"' for t in (AGENT_TOKEN, READ_TOKEN, API_KEY))
         probes = [
             "id -un; env",
             "for p in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); "
@@ -322,7 +321,9 @@ def test_isolation_probes_by_the_agent_itself_find_no_token(e2e: E2E, tmp_path: 
     assert API_KEY not in saved
     ident, proc, temp, git, mcp, claude_home, homes, grep = results
     # The probes really looked: each shows what it found.
-    assert ident.startswith(e2e.agent_user) and f"HOME={base}/home" in ident
+    user = ident.splitlines()[0]  # this run's own user
+    assert user[:-6] == isolation.run_user_name(e2e.agent_user, "local", "abcdef")[:-6]
+    assert f"HOME=/home/{user}/home\n" in ident
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in ident  # the model proxy
     assert API_KEY not in ident and "TUSK_" not in ident
     assert "mcp serve" in proc and "Permission denied" in proc
@@ -354,16 +355,26 @@ def test_mcp_server_not_connected_stops_the_run_with_a_clear_error(
     assert [c["user"]["login"] for c in e2e.issue_comments("alice/widgets", 1)] == ["alice"]
 
 
-def test_cleanup_ends_leftovers_and_removes_the_agents_folder(
+def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
     agent_user: str, tmp_path: Path
 ) -> None:
-    agent = isolation.ensure_user(agent_user)
-    dirs = isolation.prepare_run_dirs(isolation.agent_base(agent, "job-cleanup-1"), agent=agent)
+    agent = isolation.create_run_user(agent_user, "77-1")
+    other = isolation.create_run_user(agent_user, "77-1")  # another run, same run id
+    assert agent.name != other.name and agent.uid != other.uid
+    dirs = isolation.prepare_run_dirs(isolation.agent_base(agent), agent=agent)
     leftover = subprocess.Popen(
         ["cat"],
         stdin=subprocess.PIPE,
         **isolation.spawn_kwargs(agent),  # type: ignore[arg-type]
     )
+    neighbour = subprocess.Popen(
+        ["cat"],
+        stdin=subprocess.PIPE,
+        **isolation.spawn_kwargs(other),  # type: ignore[arg-type]
+    )
+    subprocess.run(
+        ["touch", f"/tmp/left-by-{agent.name}"], check=True, **isolation.spawn_kwargs(agent)
+    )  # type: ignore[arg-type]
     server = subprocess.Popen(
         [
             sys.executable,
@@ -378,11 +389,27 @@ def test_cleanup_ends_leftovers_and_removes_the_agents_folder(
     assert server.stdout is not None and server.stdout.readline() == "up\n"
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    job._record_cleanup(run_dir, agent=agent, dirs=dirs, mcp_pid=server.pid)
-    done = job.cleanup(run_dir)
-    assert leftover.wait(timeout=10) == -9 and server.wait(timeout=10) == -9
-    assert not dirs.base.exists()
-    assert done[0] == f"stopped the MCP server (pid {server.pid})"
+    job._record_cleanup(
+        run_dir,
+        agent_user=agent.name,
+        agent_uid=agent.uid,
+        base=str(dirs.base),
+        mcp_pid=server.pid,
+    )
+    try:
+        done = job.cleanup(run_dir)
+        assert leftover.wait(timeout=10) == -9 and server.wait(timeout=10) == -9
+        assert neighbour.poll() is None  # the other run's process lives on
+        assert not dirs.base.exists() and not Path(f"/tmp/left-by-{agent.name}").exists()
+        assert done[0] == f"stopped the MCP server (pid {server.pid})"
+        assert done[-1] == f"deleted the user {agent.name}"
+        with pytest.raises(KeyError):
+            pwd.getpwnam(agent.name)
+        assert "deleted the user" not in " ".join(job.cleanup(run_dir))  # idempotent
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+        isolation.delete_run_user(other)
 
 
 def as_non_root(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -492,11 +519,13 @@ def test_the_cli_runs_the_job_and_writes_outputs_and_the_step_summary(e2e: E2E) 
         timeout=60,
         check=False,
     )
-    # Claude Code's last children may still be exiting: whatever is left, cleanup ends it.
-    assert cleaned.returncode == 0 and "leftover process(es)" in cleaned.stdout, cleaned.stdout
-    agent_user = re.search(r"leftover process\(es\) of (\S+)", cleaned.stdout)
-    if agent_user:
-        assert no_processes_left(agent_user.group(1))
+    # The run deleted its own user at its end; the cleanup step finds nothing of it left.
+    assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+    recorded = json.loads((inputs.run_dir / job.CLEANUP_FILE).read_text())
+    with pytest.raises(KeyError):
+        pwd.getpwnam(recorded["agent_user"])
+    assert not Path(recorded["base"]).exists()
+    assert isolation.processes_of(recorded["agent_uid"]) == []
 
 
 def no_processes_left(user: str, *, polls: int = 50) -> bool:
@@ -515,7 +544,9 @@ def test_the_runners_group_can_fetch_what_the_agent_commits(
     it must still read the agent's commits, through the agent's group, while nobody
     else can even list the workspace."""
     agent = isolation.ensure_user(agent_user)
-    dirs = isolation.prepare_run_dirs(isolation.agent_base(agent, "job-share-1"), agent=agent)
+    parent = Path(tempfile.mkdtemp(prefix="tusk-e2e-share-"))
+    os.chmod(parent, 0o711)  # as /home: everyone may pass through to the run folder
+    dirs = isolation.prepare_run_dirs(parent / "run", agent=agent)
     own = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-own-"))  # the runner's own folder
     # The MCP server's identity under sudo: the runner, plus the agent's group.
     as_runner = isolation.spawn_kwargs(runner_user, extra_groups=[agent.gid])
@@ -573,7 +604,7 @@ def test_the_runners_group_can_fetch_what_the_agent_commits(
         )  # type: ignore[arg-type]
         assert "Permission denied" in peek.stderr
     finally:
-        shutil.rmtree(dirs.base, ignore_errors=True)
+        shutil.rmtree(parent, ignore_errors=True)
         shutil.rmtree(own, ignore_errors=True)
 
 

@@ -216,3 +216,25 @@ def test_runner_folder_others_may_only_traverse_is_closed_too() -> None:
         assert stat.S_IMODE(folder.stat().st_mode) == 0o710
     finally:
         shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize(
+    ("environ", "key"),
+    [
+        ({"GITHUB_RUN_ID": "9876543210", "GITHUB_RUN_ATTEMPT": "2"}, "9876543210-2"),
+        ({"GITHUB_RUN_ID": "12"}, "12-1"),
+        ({"GITHUB_RUN_ID": "12; rm -rf /", "GITHUB_RUN_ATTEMPT": "1"}, "local"),
+        ({}, "local"),
+    ],
+)
+def test_a_run_is_keyed_by_run_id_and_attempt_never_by_job(
+    environ: dict[str, str], key: str
+) -> None:
+    assert isolation.run_key(environ) == key
+
+
+def test_run_user_names_keep_run_key_and_suffix_within_useradds_limit() -> None:
+    assert isolation.run_user_name("tusk-agent", "12-1", "a1b2c3") == "tusk-agent-12-1-a1b2c3"
+    long = isolation.run_user_name("a-very-long-prefix-for-agents", "98765432101-3", "a1b2c3")
+    assert len(long) == 32 and long.endswith("-98765432101-3-a1b2c3")
+    assert isolation.run_user_name("9Bad Prefix!", "1-1", "abcdef") == "t9badprefix-1-1-abcdef"
