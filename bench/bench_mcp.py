@@ -211,7 +211,7 @@ def main() -> int:
 
         running = start_server(port=0, strict=True)
         try:
-            github = LocalGitHub(running.url)
+            github = LocalGitHub(running.url, running.app.admin_secret)
             github.load(SCENARIO)
             read_gw, write_gw = github.gateway(READ), github.gateway(AGENT)
             read_gw.get("/repos/alice/widgets/issues/1")

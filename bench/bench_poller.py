@@ -200,7 +200,7 @@ def idle(github: LocalGitHub) -> tuple[int, int]:
 
 def main() -> None:
     server = start_server(port=0, strict=True)
-    github = LocalGitHub(server.url)
+    github = LocalGitHub(server.url, server.app.admin_secret)
     try:
         counted, free = idle(github)
         print("idle --loop poll")

@@ -3,15 +3,18 @@
 Prints its URL (``http://127.0.0.1:PORT/mcp``) as the first line of stdout,
 then serves until killed. Tokens come only from its own environment
 (``TUSK_AGENT_TOKEN`` for writes, ``TUSK_READ_TOKEN`` for reads, the API base
-from ``TUSK_GITHUB_API_URL``), never from arguments or files.
+from ``TUSK_GITHUB_API_URL``), never from arguments or files; so does the
+run's bearer secret (``TUSK_MCP_BEARER``) every request must carry.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from tusk import actions_edge
 from tusk.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts import ContextDocument, RunMetadata
 from tusk.errors import InputError
@@ -32,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--config", help="tusk.yml (default: $TUSK_CONFIG, else ./tusk.yml)")
     serve.add_argument(
         "--log-issue-url", help="the run's log issue, when RUN_DIR/run.json does not name it"
+    )
+    serve.add_argument(
+        "--pass-file",
+        type=Path,
+        help="the supervisor's pass.json: tools outside the current pass are refused "
+        "(FORBIDDEN_OPERATION), every tool when the file is missing or unreadable",
     )
 
 
@@ -55,6 +64,16 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(resolve_config_path(args.config))
     secrets = load_secrets()
     tokens = secrets.require("agent_token", "read_token")
+    bearer = os.environ.get("TUSK_MCP_BEARER", "")
+    if len(bearer) < 16:
+        raise InputError(
+            "TUSK_MCP_BEARER is not set (or shorter than 16 characters)",
+            "Every request must carry this run's bearer secret, or any local process could "
+            "use the run's tokens. run-claude sets it; by hand: export TUSK_MCP_BEARER=$(openssl "
+            "rand -hex 32) and give Claude Code the same value in its MCP config's headers.",
+        )
+    if len(bearer) >= 8 and actions_edge.in_actions():
+        actions_edge.mask(bearer)
     if not args.context.is_file():
         raise InputError(
             f"{args.context}: no such context document", "Pass the merged context JSON."
@@ -83,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         secrets=(tokens["agent_token"], tokens["read_token"]),
         workspace=args.workspace,
         append_entry=append_entry,
+        pass_file=args.pass_file,
     )
     pusher = mcp_server.build_pusher(
         runtime, read_token=tokens["read_token"], write_token=tokens["agent_token"]
@@ -95,5 +115,5 @@ def run(args: argparse.Namespace) -> int:
         f"for {context.repo}; audit log {run_dir / 'audit.jsonl'}",
         file=sys.stderr,
     )
-    mcp_server.serve(server, sock)
+    mcp_server.serve(server, sock, bearer=bearer)
     return 0

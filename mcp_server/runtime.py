@@ -26,6 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from tusk.mcp_server import policy
 from tusk.mcp_server.loops import LoopDetector
+from tusk.mcp_server.passes import read_pass
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
 from tusk.mcp_server.read_scope import ReadScope
 from tusk.mcp_server.throttle import SlidingWindow
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 LOOP_FILE = "loop-detected.json"
 STAGED_FILE = "staged.jsonl"
 AUDIT_FILE = "audit.jsonl"
+MAX_UNAUTHORIZED_RECORDS = 100
 MIN_REDACTED_SECRET = 8  # shorter "tokens" exist only in tests; redacting them would garble text
 
 
@@ -105,9 +107,11 @@ class Runtime:
     workspace: Path | None = None
     append_entry: Callable[[str, str], str] | None = None  # (kind, text) -> comment URL
     clock: Callable[[], float] = time.monotonic
+    pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
     audit: AuditLog = field(init=False)
     _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
     _public: dict[str, bool] = field(init=False, default_factory=dict)  # repo -> is public
+    _unauthorized: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -254,6 +258,51 @@ class Runtime:
     def fail_now(self, tool: str, args: Mapping[str, Any], error: Exception, started: float) -> str:
         return self._failed(
             tool, "write", policy.target_label(tool, args, self.config), args, error, started
+        )
+
+    def pass_refusal(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        """``FORBIDDEN_OPERATION`` when the current pass does not include ``tool`` (the
+        history pass has only ``history``), recorded; None when the call may go on."""
+        if self.pass_file is None:
+            return None
+        current = read_pass(self.pass_file)
+        if current is not None and current.allows(tool):
+            return None
+        why = (
+            f"the {current.name} pass allows only {', '.join(sorted(current.tools or ()))}"
+            if current is not None
+            else "no pass is running (the supervisor has not named one)"
+        )
+        refused = Refused("FORBIDDEN_OPERATION", f"{tool} is not available now: {why}")
+        repo = args.get("repo")
+        self._audit(
+            tool,
+            "write" if tool in policy.WRITE_TOOLS else "read",
+            repo if isinstance(repo, str) and repo else tool,
+            args,
+            "refused",
+            code=refused.code,
+            reason=refused.reason,
+            started=self.clock(),
+        )
+        return self.redact(str(refused))
+
+    def record_unauthorized(self, request: str, reason: str) -> None:
+        """A request without this run's bearer secret: refused with 401 and recorded
+        (the first ``MAX_UNAUTHORIZED_RECORDS``; a flood does not fill the disk)."""
+        self._unauthorized += 1
+        if self._unauthorized > MAX_UNAUTHORIZED_RECORDS:
+            return
+        logger.warning("refused an MCP request without this run's bearer: %s", request)
+        self._audit(
+            "(mcp endpoint)",
+            "read",
+            "mcp endpoint",
+            {"request": request},
+            "refused",
+            code="UNAUTHORIZED",
+            reason=f"HTTP 401: {reason}",
+            started=self.clock(),
         )
 
     def record_rejected(

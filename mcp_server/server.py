@@ -7,6 +7,8 @@ an ``MCPServer``; ``serve`` runs it over streamable HTTP on 127.0.0.1.
 
 from __future__ import annotations
 
+import hmac
+import json
 import socket
 import threading
 import time
@@ -16,6 +18,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import SecretStr
 from tusk.mcp_server import read_tools, write_tools
 from tusk.mcp_server.git_push import Pusher
@@ -107,6 +110,7 @@ def build_runtime(
     workspace: Path | None = None,
     append_entry: Callable[[str, str], str] | None = None,
     clock: Callable[[], float] | None = None,
+    pass_file: Path | None = None,
 ) -> Runtime:
     kwargs = {"clock": clock} if clock else {}
     return Runtime(
@@ -124,19 +128,24 @@ def build_runtime(
         secrets=tuple(s.get_secret_value() for s in secrets),
         workspace=workspace,
         append_entry=append_entry,
+        pass_file=pass_file,
     )
 
 
 class AuditedMCPServer(MCPServer):
     """An ``MCPServer`` that also records the calls the SDK turns away before any tool
     runs (a tool that does not exist, such as a review; arguments of the wrong shape),
-    so every call the model makes is in the audit log (M10)."""
+    so every call the model makes is in the audit log (M10). It refuses every tool
+    outside the current pass's set (``Runtime.pass_refusal``) before anything runs."""
 
     def __init__(self, *args: Any, runtime: Runtime, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._runtime = runtime
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        refusal = self._runtime.pass_refusal(name, arguments)
+        if refusal is not None:
+            return CallToolResult(content=[TextContent(type="text", text=refusal)], is_error=True)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError:  # the tools themselves answer refusals as results
@@ -199,26 +208,77 @@ def url_of(sock: socket.socket) -> str:
     return f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
 
 
-def _uvicorn(server: MCPServer) -> Any:
+class BearerGate:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <secret>``,
+    the run's own secret; anything else gets 401 and is reported to ``on_refused``.
+
+    Any local process can connect to a loopback port; only this run's agent user can
+    read the MCP config that holds the secret."""
+
+    def __init__(
+        self, app: Any, *, secret: str, on_refused: Callable[[str, str], None] | None = None
+    ) -> None:
+        self.app = app
+        self._expected = f"Bearer {secret}".encode()
+        self._on_refused = on_refused
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if hmac.compare_digest(given, self._expected):
+            await self.app(scope, receive, send)
+            return
+        reason = "a wrong bearer secret" if given else "no bearer secret"
+        if self._on_refused is not None:
+            self._on_refused(f"{scope.get('method', '?')} {scope.get('path', '?')}", reason)
+        body = json.dumps(
+            {"error": "unauthorized", "message": f"this run's MCP endpoint refused {reason}"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b"Bearer"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _uvicorn(server: MCPServer, bearer: str | None = None) -> Any:
     import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1")
+    app: Any = server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1")
+    if bearer is not None:
+        runtime = getattr(server, "_runtime", None)
+        app = BearerGate(
+            app,
+            secret=bearer,
+            on_refused=runtime.record_unauthorized if runtime is not None else None,
+        )
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     return uvicorn.Server(config)
 
 
-def serve(server: MCPServer, sock: socket.socket) -> None:
+def serve(server: MCPServer, sock: socket.socket, *, bearer: str | None = None) -> None:
     """Serve until the process is stopped."""
-    _uvicorn(server).run(sockets=[sock])
+    _uvicorn(server, bearer).run(sockets=[sock])
 
 
-def start_in_thread(server: MCPServer, *, port: int = 0) -> tuple[str, Callable[[], None]]:
+def start_in_thread(
+    server: MCPServer, *, port: int = 0, bearer: str | None = None
+) -> tuple[str, Callable[[], None]]:
     """Serve from a background thread (tests, benchmarks, in-process supervisors).
 
     Returns the URL and a function that stops the server.
     """
     sock = bind(port)
-    uv = _uvicorn(server)
+    uv = _uvicorn(server, bearer)
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

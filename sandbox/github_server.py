@@ -15,8 +15,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import hmac
 import json
+import os
 import re
+import secrets
 import signal
 import socket
 import sys
@@ -68,6 +71,16 @@ READ_ONLY_REACTIONS = frozenset(
     }
 )
 JOURNAL_BODY_LIMIT = 100_000
+ADMIN_HEADER = "X-Tusk-Admin"
+ADMIN_SECRET_ENV = "TUSK_SANDBOX_ADMIN_SECRET"
+
+
+def is_runner_route(path: str) -> bool:
+    """Artifact storage, which the workflows' upload step uses with the runner's own
+    credentials as on GitHub; every other ``/_sandbox/`` route is admin-only."""
+    return path.startswith(("/_sandbox/artifacts/", "/_sandbox/blobs/"))
+
+
 RATE_LIMIT_DOCS = (
     "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
     "#about-the-primary-rate-limit"
@@ -77,8 +90,13 @@ RATE_LIMIT_DOCS = (
 class SandboxApp:
     """State, checks and routing of one local GitHub."""
 
-    def __init__(self, *, strict: bool = True, git_root: Any = None) -> None:
+    def __init__(
+        self, *, strict: bool = True, git_root: Any = None, admin_secret: str | None = None
+    ) -> None:
         self.strict = strict
+        # The admin API (state with every token, scenarios, faults) answers only those
+        # who hold this; an agent under test never does, so its probes mean something.
+        self.admin_secret = admin_secret or secrets.token_hex(16)
         self.spec: OpenApi = load_openapi()
         self.git = GitStore(git_root)
         self.base = "http://127.0.0.1"
@@ -119,6 +137,10 @@ class SandboxApp:
         query = parse_qs(parts.query, keep_blank_values=True)
         lowered = {k.lower(): v for k, v in headers.items()}
         if path.startswith("/_sandbox/"):
+            if not is_runner_route(path) and not self.admin_allowed(lowered):
+                return json_outcome(
+                    401, {"message": f"the sandbox admin API needs the {ADMIN_HEADER} header"}
+                )
             return handle_admin(self, method, path, query, lowered, body)
         token, auth_problem = self.token_for(lowered)
         login = token.user if token else ""
@@ -191,6 +213,10 @@ class SandboxApp:
                         fault.count -= 1
                     return fault
         return None
+
+    def admin_allowed(self, headers: Mapping[str, str]) -> bool:
+        given = headers.get(ADMIN_HEADER.lower(), "")
+        return hmac.compare_digest(given.encode(), self.admin_secret.encode())
 
     def token_for(self, headers: Mapping[str, str]) -> tuple[Token | None, str | None]:
         value = headers.get("authorization", "")
@@ -660,10 +686,15 @@ class RunningServer:
 
 
 def start_server(
-    *, port: int = 0, scenario: Mapping[str, Any] | str | None = None, strict: bool = True
+    *,
+    port: int = 0,
+    scenario: Mapping[str, Any] | str | None = None,
+    strict: bool = True,
+    admin_secret: str | None = None,
 ) -> RunningServer:
-    """Start the local GitHub on a background thread (``port=0`` picks a free port)."""
-    app = SandboxApp(strict=strict)
+    """Start the local GitHub on a background thread (``port=0`` picks a free port).
+    ``running.app.admin_secret`` opens its admin API (one is made up when not given)."""
+    app = SandboxApp(strict=strict, admin_secret=admin_secret)
     handler = type("Handler", (_RequestHandler,), {"app": app})
     server = _Server(("127.0.0.1", port), handler)
     app.base = f"http://127.0.0.1:{server.server_address[1]}"
@@ -677,7 +708,9 @@ def start_server(
 def serve_forever(*, port: int = 0, scenario: str | None = None, strict: bool = True) -> int:
     """``tusk sandbox github``: print the base URL, then serve until SIGTERM/SIGINT."""
     data = read_scenario_file(scenario) if scenario else None
-    running = start_server(port=port, scenario=data, strict=strict)
+    running = start_server(
+        port=port, scenario=data, strict=strict, admin_secret=os.environ.get(ADMIN_SECRET_ENV)
+    )
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

@@ -10,7 +10,10 @@ journal and in ``GET /_model/failures``. The script format lives in
 
 from __future__ import annotations
 
+import hmac
 import json
+import os
+import secrets
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -33,6 +36,8 @@ from tusk.sandbox.model_script import (
 )
 
 DEFAULT_CONVERSATION = "default"
+ADMIN_HEADER = "X-Tusk-Admin"  # as the local GitHub's
+ADMIN_SECRET_ENV = "TUSK_SANDBOX_ADMIN_SECRET"
 
 
 @dataclass(frozen=True)
@@ -314,7 +319,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
         player = self.server.player
-        if path == "/_model/journal":
+        if path.startswith("/_model/") and not hmac.compare_digest(
+            (self.headers.get(ADMIN_HEADER) or "").encode(), self.server.admin_secret.encode()
+        ):
+            # The journal holds every prompt and tool result: for tests, not for the agent.
+            self._send_json(401, error_json(_error_reply(401, f"{ADMIN_HEADER} is required")))
+        elif path == "/_model/journal":
             self._send_json(200, player.journal())
         elif path == "/_model/failures":
             self._send_json(200, player.failures())
@@ -366,9 +376,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, port: int, player: Player, verbose: bool) -> None:
+    def __init__(self, port: int, player: Player, verbose: bool, admin_secret: str) -> None:
         self.player = player
         self.verbose = verbose
+        self.admin_secret = admin_secret
         super().__init__(("127.0.0.1", port), _Handler)
 
 
@@ -386,11 +397,13 @@ class ModelServer:
         port: int = 0,
         sleep: Callable[[float], object] | None = None,
         verbose: bool = False,
+        admin_secret: str | None = None,
     ) -> None:
         self.script = script if isinstance(script, Script) else load_script(script)
         self._stopping = threading.Event()
         self.player = Player(self.script, sleep or self._stopping.wait)
-        self._server = _Server(port, self.player, verbose)
+        self.admin_secret = admin_secret or secrets.token_hex(16)
+        self._server = _Server(port, self.player, verbose, self.admin_secret)
         self._thread: threading.Thread | None = None
 
     @property
@@ -435,7 +448,9 @@ class ModelServer:
 
 def serve_forever(port: int, script: Script | Mapping[str, Any] | str | Path) -> int:
     """``tusk sandbox model``: print the base URL first, then serve until interrupted."""
-    server = ModelServer(script, port=port, verbose=True)
+    server = ModelServer(
+        script, port=port, verbose=True, admin_secret=os.environ.get(ADMIN_SECRET_ENV)
+    )
     print(server.url, flush=True)
     try:
         server._server.serve_forever()

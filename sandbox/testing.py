@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -34,11 +35,15 @@ from pydantic import SecretStr
 class LocalGitHub:
     """Client of one local GitHub's admin API, plus gateways for its tokens."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, admin_secret: str) -> None:
+        from tusk.sandbox.github_server import ADMIN_HEADER
+
         self.url = url.rstrip("/")
         self.sleeps: list[float] = []
         self._session = requests.Session()
         self._session.trust_env = False
+        self._session.headers[ADMIN_HEADER] = admin_secret
+        self.admin_headers = {ADMIN_HEADER: admin_secret}
 
     def _admin(self, method: str, path: str, **kwargs: Any) -> Any:
         response = self._session.request(
@@ -184,7 +189,7 @@ def _local_github_server() -> Iterator[Any]:
 @pytest.fixture
 def local_github(_local_github_server: Any) -> Iterator[LocalGitHub]:
     """A clean local GitHub for one test; the test fails if a spec violation was recorded."""
-    client = LocalGitHub(_local_github_server.url)
+    client = LocalGitHub(_local_github_server.url, _local_github_server.app.admin_secret)
     client.load({})
     client.take_violations()
     yield client
@@ -210,6 +215,9 @@ def run_local_github(
     env: Mapping[str, str] | None = None,
 ) -> Iterator[LocalGitHub]:
     """Run ``tusk sandbox github`` as a subprocess (act runs, the demo) and yield its client."""
+    from tusk.sandbox.github_server import ADMIN_SECRET_ENV
+
+    admin_secret = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="tusk-sandbox-") as folder:
         args = [sys.executable, "-P", "-m", "tusk.cli", "sandbox", "github", "--port", str(port)]
         if scenario is not None:
@@ -224,14 +232,17 @@ def run_local_github(
         if not strict:
             args.append("--lenient")
         process = subprocess.Popen(
-            args, stdout=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+            args,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {}), ADMIN_SECRET_ENV: admin_secret},
         )
         try:
             assert process.stdout is not None
             url = process.stdout.readline().strip()
             if not url.startswith("http"):
                 raise RuntimeError(f"tusk sandbox github did not start (exit {process.poll()})")
-            client = LocalGitHub(url)
+            client = LocalGitHub(url, admin_secret)
             yield client
             client.close()
         finally:

@@ -30,6 +30,9 @@ ENV_DOCS: dict[str, str] = {
     "TUSK_AGENT_TOKEN": "the bot's token for writes",
     "TUSK_READ_TOKEN": "the bot's read-only token (reads, cloning, reading a log issue)",
     "ANTHROPIC_API_KEY": "the Anthropic API key, added by the model proxy outside the agent",
+    "ANTHROPIC_AUTH_TOKEN": "a gateway's bearer token, sent by the model proxy instead of a key",
+    "TUSK_MCP_BEARER": "this run's secret every MCP request must carry (run-claude makes one "
+    "per run)",
     "ANTHROPIC_BASE_URL": "an Anthropic API gateway (default: the Anthropic API)",
     "CLAUDE_CODE_MAX_RETRIES": "model API retries when --max-retries is not given (default: 5)",
     "GITHUB_EVENT_PATH": "the triggering event (set by Actions) when --payload is not given",
@@ -109,6 +112,7 @@ COMMANDS: tuple[Command, ...] = (
             "TUSK_AGENT_TOKEN",
             "TUSK_READ_TOKEN",
             "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
             "ANTHROPIC_BASE_URL",
             "CLAUDE_CODE_MAX_RETRIES",
             "TUSK_GITHUB_API_URL",
@@ -126,7 +130,13 @@ COMMANDS: tuple[Command, ...] = (
         "mcp",
         "tusk.mcp_server.cli",
         "the policy-enforcing MCP server",
-        ("TUSK_AGENT_TOKEN", "TUSK_READ_TOKEN", "TUSK_GITHUB_API_URL", "TUSK_CONFIG"),
+        (
+            "TUSK_AGENT_TOKEN",
+            "TUSK_READ_TOKEN",
+            "TUSK_MCP_BEARER",
+            "TUSK_GITHUB_API_URL",
+            "TUSK_CONFIG",
+        ),
     ),
     Command("shards", "tusk.shards_cli", "split or join shard payloads (debugging a dispatch)"),
     Command(

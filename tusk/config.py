@@ -8,12 +8,21 @@ Read once, at each entry point, and passed down. Invalid config raises
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tusk import actions_edge
 from tusk.contracts import ALL_WRITE_OPERATIONS, Login, PermissionConfig, RepoName
@@ -79,6 +88,59 @@ class GoAway(Section):
         return value
 
 
+# Hosts a fenced agent may reach through its egress proxy by default: the common
+# package registries, so it can install dependencies and run a repository's tests.
+DEFAULT_ALLOWED_HOSTS: tuple[str, ...] = (
+    "pypi.org",
+    "files.pythonhosted.org",
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "repo.yarnpkg.com",
+    "proxy.golang.org",
+    "sum.golang.org",
+    "index.crates.io",
+    "static.crates.io",
+    "crates.io",
+    "rubygems.org",
+    "index.rubygems.org",
+    "repo.maven.apache.org",
+    "repo1.maven.org",
+    "plugins.gradle.org",
+    "services.gradle.org",
+    "api.nuget.org",
+)
+HOST_PATTERN = re.compile(
+    r"^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$"
+)
+# Built-in tools that reach the web, and the host each needs besides the pages it
+# fetches: WebFetch asks api.anthropic.com/api/web/domain_info before each fetch
+# (Claude Code's own code), WebSearch's results are then fetched the same way.
+WEB_TOOLS = {"WebFetch": "api.anthropic.com", "WebSearch": "api.anthropic.com"}
+
+
+class Network(Section):
+    """The agent's network fence: what its egress proxy lets through."""
+
+    allow: tuple[str, ...] = Field(
+        DEFAULT_ALLOWED_HOSTS,
+        description="hostnames the agent may reach (HTTPS and HTTP, through the egress "
+        "proxy): pypi.org exactly, *.example.com for any subdomain. Default: the common "
+        "package registries",
+    )
+
+    @field_validator("allow")
+    @classmethod
+    def _hostnames(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [host for host in value if not HOST_PATTERN.match(host.lower())]
+        if bad:
+            raise ValueError(
+                f"not a hostname: {', '.join(repr(b) for b in bad)}; write names such as "
+                "pypi.org or *.pythonhosted.org (IP addresses and localhost are refused: "
+                "the fence keeps loopback closed)"
+            )
+        return tuple(host.lower() for host in value)
+
+
 class Agent(Section):
     linux_user: str = Field(
         "tusk-agent",
@@ -113,6 +175,29 @@ class Agent(Section):
         False,
         description="read tools may also read any public repository, not only the run's own",
     )
+    network: Literal["open"] | Network = Field(
+        default_factory=Network,
+        description="`open` turns the agent's network fence off; otherwise `allow` lists "
+        "the hosts its egress proxy lets through",
+    )
+    network_required: bool = Field(
+        True,
+        description="false: where the fence cannot be put up (no root, no iptables), run "
+        "with the network open and say so, instead of stopping",
+    )
+
+    @model_validator(mode="after")
+    def _web_tools_need_their_hosts(self) -> Agent:
+        if self.network == "open":
+            return self
+        for tool, host in WEB_TOOLS.items():
+            if tool in self.builtin_tools and host not in self.network.allow:
+                raise ValueError(
+                    f"builtin_tools has {tool}, but the agent's network is fenced and "
+                    f"{host} is not in agent.network.allow; set agent.network: open, or "
+                    f"add {host} and the hosts it may fetch to agent.network.allow"
+                )
+        return self
 
 
 class Settings(Section):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import secrets as secrets_module
 import shutil
 import signal
 from collections.abc import Mapping
@@ -18,13 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import SecretStr
-from tusk.actions.run_claude import continues, finish, isolation, supervisor
+from tusk.actions.run_claude import continues, egress, fence, finish, isolation, supervisor
 from tusk.actions.run_claude.isolation import Principal, RunDirs
 from tusk.actions.run_claude.metering import Meter
 from tusk.actions.run_claude.model_proxy import DUMMY_KEY, Credentials, ModelProxy
+from tusk.actions.run_claude.network import NetworkPlan, open_by_need, plan_network
 from tusk.actions.run_claude.outcome import Outcome, classify
 from tusk.actions.run_claude.transcript import read_events, redact
 from tusk.actions.run_claude.watch import StopReason, StreamWatch
+from tusk.mcp_server.passes import write_pass
 
 from tusk import actions_edge
 from tusk.config import Secrets, Settings
@@ -93,6 +96,7 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
     )
     if not decision.enabled:
         actions_edge.warning("User isolation is off", detail=decision.reason)
+    network = decide_network(settings, isolated=decision.enabled)
     runner = isolation.runner_principal(inputs.environ)
     run_dir = inputs.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -119,12 +123,14 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
     _record_cleanup(run_dir, base=str(dirs.base))
     server: supervisor.McpServer | None = None
     proxy: ModelProxy | None = None
+    egress_proxy: egress.EgressProxy | None = None
+    fenced = fence.Fence(fence.tools())
     meter = Meter(
         budget_usd=settings.agent.max_budget_usd,
         prices=settings.agent.prices,
         on_exceeded=announce_budget,
     )
-    network = network_status()
+    mcp_bearer = secrets_module.token_urlsafe(32)  # this run's MCP endpoint only
     try:
         if agent is not None:
             guarded = [Path(inputs.environ[k]) for k in _RUNNER_DIRS if inputs.environ.get(k)]
@@ -147,6 +153,7 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
                 },
                 api_url=secrets.github_api_url,
                 config=inputs.config_path.resolve() if inputs.config_path else None,
+                bearer=mcp_bearer,
             ),
             runner=runner,
             log_path=run_dir / "mcp-server.log",
@@ -154,14 +161,29 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
             extra_groups=(agent.gid,) if agent and runner.uid != 0 else (),
         )
         _record_cleanup(run_dir, mcp_pid=server.process.pid)
-        mcp_config = supervisor.write_mcp_config(dirs.mcp_config, server.url)
+        mcp_config = supervisor.write_mcp_config(
+            dirs.mcp_config, server.url, bearer=mcp_bearer, owner=owner
+        )
         # The real key stays in this process: Claude Code talks to the proxy with a dummy.
         proxy = ModelProxy(upstream=inputs.anthropic_base_url, credentials=credentials, meter=meter)
+        proxy_url = proxy.start()
+        if network.fenced and agent is not None:
+            network, egress_proxy = _put_up_fence(
+                network,
+                fenced,
+                settings=settings,
+                agent=agent,
+                run_dir=run_dir,
+                runner=runner,
+                ports=(proxy.port, supervisor.port_of(server.url)),
+            )
+        actions_edge.notice(f"Agent network: {network.status}")
         env = isolation.agent_env(
             home=dirs.home,
-            model_proxy_url=proxy.start(),
+            model_proxy_url=proxy_url,
             dummy_key=DUMMY_KEY,
             max_retries=inputs.max_retries,
+            egress_proxy_url=egress_proxy.url if egress_proxy else None,
         )
         passes = _Passes(
             inputs=inputs,
@@ -185,7 +207,7 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
             passes=passes.lines,
             isolation_note=decision.reason,
             spend=spend,
-            network=network,
+            network=network.status,
         )
         return result
     finally:
@@ -195,9 +217,13 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
             proxy.stop()
         if agent is not None:
             isolation.end_processes_of(agent)
+            fenced.remove(agent.uid)  # before the uid can go to another run's user
+            _record_cleanup(run_dir, fence_uid=None)  # the cleanup step must not touch it
+        if egress_proxy is not None:
+            egress_proxy.stop()
         isolation.remove_agent_traces(dirs, agent)
         if agent is not None:
-            isolation.delete_run_user(agent)
+            isolation.delete_run_user(agent)  # its unique name is never seen again
 
 
 def model_credentials(secrets: Secrets) -> Credentials:
@@ -207,9 +233,47 @@ def model_credentials(secrets: Secrets) -> Credentials:
     return Credentials(api_key=secrets.anthropic_api_key, auth_token=secrets.anthropic_auth_token)
 
 
-def network_status() -> str:
-    """How the agent's network is held, in the words the log issue and summary use."""
-    return "open (no network fence in this version)"
+def decide_network(settings: Settings, *, isolated: bool) -> NetworkPlan:
+    """Fenced, or open and why; raises when the fence is required and cannot be put up."""
+    found = fence.tools()
+    if egress.binary() is None:
+        found = {**found, "tinyproxy": None}
+    reason = fence.unavailable_reason(euid=os.geteuid(), isolated=isolated, found=found)
+    if reason is None and settings.agent.network != "open":
+        reason = fence.probe(found)
+    plan = plan_network(settings.agent, unavailable=reason)
+    if plan.warning:
+        actions_edge.warning("The agent's network is not fenced", detail=plan.warning)
+    return plan
+
+
+def _put_up_fence(
+    network: NetworkPlan,
+    fenced: fence.Fence,
+    *,
+    settings: Settings,
+    agent: Principal,
+    run_dir: Path,
+    runner: Principal,
+    ports: tuple[int, ...],
+) -> tuple[NetworkPlan, egress.EgressProxy | None]:
+    """The egress proxy, then the rules for this run's uid. A failure here is the fence
+    not being possible after all: open only where the settings allow it."""
+    started: egress.EgressProxy | None = None
+    try:
+        started = egress.start(
+            network.hosts,
+            run_dir=run_dir,
+            spawn=isolation.spawn_kwargs(runner if runner.uid != 0 else None),
+        )
+        _record_cleanup(run_dir, egress_pid=started.pid, egress_config=str(started.config))
+        _record_cleanup(run_dir, fence_uid=agent.uid)  # before the first rule goes in
+        fenced.apply(fence.FencePlan(uid=agent.uid, ports=(*ports, started.port)))
+        return network, started
+    except (egress.EgressError, fence.FenceError) as error:
+        if started is not None:
+            started.stop()
+        return open_by_need(settings.agent, f"{error.title}. {error.hint}"), None
 
 
 def budget_stop(meter: Meter) -> StopReason | None:
@@ -389,6 +453,12 @@ class _Passes:
         watch = StreamWatch(
             loop_threshold=settings.limits.loop_threshold, server_name=supervisor.SERVER_NAME
         )
+        # Told to the MCP server over the runner-only run folder: it refuses the rest.
+        write_pass(
+            self.inputs.run_dir,
+            kind or "main",
+            [continues.HISTORY_TOOL] if kind == "history" else None,
+        )
         with self.events_path.open("a", encoding="utf-8") as events:
             events.write(supervisor.tusk_event("pass", name=name, prompt=prompt))
             actions_edge.group(f"Claude Code: {name}")
@@ -566,6 +636,13 @@ def cleanup(run_dir: Path) -> list[str]:
     if agent is not None:
         killed = isolation.end_processes_of(agent)
         done.append(f"ended {len(killed)} leftover process(es) of {agent.name}")
+    uid = data.get("fence_uid")
+    if isinstance(uid, int) and fence.Fence(fence.tools()).remove(uid):
+        done.append(f"removed the network fence of uid {uid}")
+    pid, config = data.get("egress_pid"), data.get("egress_config")
+    if isinstance(pid, int) and isinstance(config, str) and egress.is_egress_proxy(pid, config):
+        os.kill(pid, signal.SIGKILL)
+        done.append(f"stopped the egress proxy (pid {pid})")
     base = Path(data["base"]) if data.get("base") else None
     if base is not None and base.exists():
         isolation.remove_agent_traces(isolation.run_dirs(base), agent)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from tusk.actions.run_claude.isolation import (
     SAFE_PATH,
@@ -33,6 +34,7 @@ from tusk.actions.run_claude.isolation import (
 )
 from tusk.actions.run_claude.transcript import TUSK_EVENT
 from tusk.actions.run_claude.watch import StopReason, StreamWatch
+from tusk.mcp_server.passes import PASS_FILE
 
 from tusk import actions_edge
 from tusk.errors import UserError
@@ -66,14 +68,21 @@ class McpServer:
 
 
 def mcp_server_env(
-    *, runner: Principal, tokens: Mapping[str, str], api_url: str, config: Path | None
+    *,
+    runner: Principal,
+    tokens: Mapping[str, str],
+    api_url: str,
+    config: Path | None,
+    bearer: str,
 ) -> dict[str, str]:
-    """The server's environment: its tokens live here and nowhere else."""
+    """The server's environment: its tokens and this run's bearer secret live here
+    and, for the bearer, in the agent's MCP config; nowhere else."""
     env = {
         "PATH": f"{Path(sys.executable).parent}:{SAFE_PATH}",
         "HOME": str(runner.home),
         "LANG": "C.UTF-8",
         "TUSK_GITHUB_API_URL": api_url,
+        "TUSK_MCP_BEARER": bearer,
         **tokens,
     }
     if config is not None:
@@ -107,6 +116,10 @@ def start_mcp_server(
         str(context_file),
         "--workspace",
         str(workspace),
+        # The supervisor names the current pass in this runner-only file; the server
+        # refuses tools outside it, and everything when the file says nothing usable.
+        "--pass-file",
+        str(run_dir / PASS_FILE),
     ]
     if config is not None:
         argv += ["--config", str(config)]
@@ -146,12 +159,24 @@ def _forward(stream: IO[str], log: IO[str], first: queue.Queue[str]) -> None:
     log.close()
 
 
-def write_mcp_config(path: Path, url: str) -> Path:
-    """The MCP config Claude Code reads: a loopback URL and no secret at all."""
-    config = {"mcpServers": {SERVER_NAME: {"type": "http", "url": url}}}
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    os.chmod(path, 0o644)
+def write_mcp_config(path: Path, url: str, *, bearer: str, owner: Principal) -> Path:
+    """The MCP config Claude Code reads: the loopback URL and this run's bearer secret,
+    in a file only this run's agent user can read (another run's agent cannot)."""
+    server = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {bearer}"}}
+    config = {"mcpServers": {SERVER_NAME: server}}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(config, indent=2) + "\n")
+    if owner.uid != os.getuid():
+        os.chown(path, owner.uid, owner.gid)
     return path.resolve()
+
+
+def port_of(url: str) -> int:
+    port = urlsplit(url).port
+    if port is None:
+        raise SupervisorError("The MCP server's URL has no port", f"Got {url!r}.")
+    return port
 
 
 # --------------------------------------------------------------------------- Claude Code

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,10 @@ def test_example_file_is_valid_and_documents_every_key() -> None:
         for name, field in model.model_fields.items():
             out.add(prefix + name)
             annotation = field.annotation
-            if isinstance(annotation, type) and issubclass(annotation, Settings.__base__):
-                out |= keys(annotation, f"{prefix}{name}.")
+            # A section, or a union with one (agent.network: `open` or a mapping).
+            for candidate in (annotation, *typing.get_args(annotation)):
+                if isinstance(candidate, type) and issubclass(candidate, Settings.__base__):
+                    out |= keys(candidate, f"{prefix}{name}.")
         return out
 
     def present(mapping: dict, prefix: str = "") -> set[str]:

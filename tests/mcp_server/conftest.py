@@ -43,6 +43,8 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         body: str | None = None,
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
+        bearer: str | None = None,
+        pass_file: Path | None = None,
         **setting_overrides: Any,
     ) -> Running:
         from tusk.state import StateStore
@@ -70,6 +72,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
             workspace=workspace,
             append_entry=lambda kind, text: writer.append_entry(kind, text, jobid=ctx.jobid),  # type: ignore[arg-type]
             clock=clock,
+            pass_file=pass_file,
         )
         pusher = mcp_server.build_pusher(
             runtime,
@@ -77,7 +80,9 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
             write_token=SecretStr(AGENT_TOKEN),
             sleep=sleep or local_github.sleeps.append,  # waits are recorded, never slept
         )
-        url, stop = mcp_server.start_in_thread(mcp_server.build_server(runtime, pusher=pusher))
+        url, stop = mcp_server.start_in_thread(
+            mcp_server.build_server(runtime, pusher=pusher), bearer=bearer
+        )
         stops.append(stop)
         return Running(url=url, runtime=runtime, run_dir=run_dir)
 

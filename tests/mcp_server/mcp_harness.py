@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from tusk.mcp_server.runtime import Runtime
 
 from tusk.config import Settings
@@ -196,7 +198,13 @@ class Agent:
 
 
 @asynccontextmanager
-async def agent_session(url: str) -> Any:
-    """``async with agent_session(url) as agent``: one MCP session over streamable HTTP."""
-    async with Client(url) as client:
+async def agent_session(url: str, bearer: str | None = None) -> Any:
+    """``async with agent_session(url) as agent``: one MCP session over streamable HTTP,
+    with ``Authorization: Bearer <bearer>`` on every request when given."""
+    if bearer is None:
+        async with Client(url) as client:
+            yield Agent(client)
+        return
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=60)
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
         yield Agent(client)

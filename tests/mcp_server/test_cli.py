@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
 from mcp_harness import AGENT_TOKEN, READ_TOKEN, agent_session, context
 
@@ -17,6 +18,7 @@ from tusk.contracts import RunMetadata
 pytestmark = pytest.mark.anyio
 
 RUN_LOG = "http://example.test/alice/tusk-control/issues/5"
+BEARER = "cli-run-bearer-0123456789"
 
 
 def write_run_files(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -56,6 +58,7 @@ async def test_serve_prints_its_url_first_and_keeps_tokens_out_of_argv(
         "TUSK_AGENT_TOKEN": AGENT_TOKEN,
         "TUSK_READ_TOKEN": READ_TOKEN,
         "TUSK_GITHUB_API_URL": local_github.url,
+        "TUSK_MCP_BEARER": BEARER,
     }
     env.pop("GITHUB_ACTIONS", None)
     args = [sys.executable, "-m", "tusk.cli", "mcp", "serve", "--port", "0"]
@@ -68,15 +71,18 @@ async def test_serve_prints_its_url_first_and_keeps_tokens_out_of_argv(
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
         cmdline = Path(f"/proc/{process.pid}/cmdline").read_bytes()
-        assert AGENT_TOKEN.encode() not in cmdline and READ_TOKEN.encode() not in cmdline
-        async with agent_session(url) as agent:
+        for secret in (AGENT_TOKEN, READ_TOKEN, BEARER):
+            assert secret.encode() not in cmdline
+        assert requests.post(url, json={}, timeout=10).status_code == 401
+        async with agent_session(url, bearer=BEARER) as agent:
             await agent.ok("create_comment", repo="alice/widgets", number=1, body="from the CLI")
     finally:
         process.terminate()
         process.wait(timeout=10)
     posted = local_github.gateway("alice").get("/repos/alice/widgets/issues/1/comments")[-1]
     assert RUN_LOG in posted["body"]  # the log issue came from run.json
-    assert (run_dir / "audit.jsonl").read_text().count("\n") == 1
+    audit = (run_dir / "audit.jsonl").read_text()
+    assert audit.count("\n") == 2 and '"code":"UNAUTHORIZED"' in audit.replace(" ", "")
 
 
 def test_serve_without_a_log_issue_explains_what_is_missing(
@@ -88,6 +94,21 @@ def test_serve_without_a_log_issue_explains_what_is_missing(
     (run_dir / "run.json").unlink()
     monkeypatch.setenv("TUSK_AGENT_TOKEN", AGENT_TOKEN)
     monkeypatch.setenv("TUSK_READ_TOKEN", READ_TOKEN)
+    monkeypatch.setenv("TUSK_MCP_BEARER", BEARER)
     args = ["mcp", "serve", "--run-dir", str(run_dir), "--context", str(ctx)]
     assert tusk_main([*args, "--config", str(config)]) == 1
     assert "--log-issue-url" in capsys.readouterr().err
+
+
+def test_serve_refuses_to_start_without_a_bearer_secret(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    from tusk.cli import main as tusk_main
+
+    config, ctx, run_dir = write_run_files(tmp_path)
+    monkeypatch.setenv("TUSK_AGENT_TOKEN", AGENT_TOKEN)
+    monkeypatch.setenv("TUSK_READ_TOKEN", READ_TOKEN)
+    monkeypatch.delenv("TUSK_MCP_BEARER", raising=False)
+    args = ["mcp", "serve", "--run-dir", str(run_dir), "--context", str(ctx)]
+    assert tusk_main([*args, "--config", str(config)]) == 1
+    assert "TUSK_MCP_BEARER is not set" in capsys.readouterr().err

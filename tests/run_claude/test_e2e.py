@@ -3,21 +3,28 @@ real MCP server over HTTP and the local GitHub (see conftest.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tusk.actions.run_claude import isolation, job, supervisor
+from tusk.actions.run_claude import egress, isolation, job, supervisor
+from tusk.actions.run_claude.network import NetworkFenceError
+from tusk.mcp_server import passes
 
 from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
+from tusk.config import DEFAULT_ALLOWED_HOSTS
 
 pytestmark = pytest.mark.e2e
 
@@ -273,68 +280,196 @@ def test_memory_is_capped_at_three_and_history_is_written(e2e: E2E) -> None:
     assert "LIMIT_EXCEEDED" in e2e.log_comments()[0]
 
 
-def test_isolation_probes_by_the_agent_itself_find_no_token(e2e: E2E, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def second_runs_mcp_server(e2e: E2E) -> Iterator[tuple[str, Path]]:
+    """Another run's MCP server on this host, with its own bearer secret, as its
+    supervisor starts it. Yields its URL and its run folder (audit.jsonl)."""
+    inputs = e2e.inputs("http://127.0.0.1:9")  # writes the run's files; no model needed
+    run_dir = e2e.tmp / "second-run"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(inputs.run.model_dump_json())
+    passes.write_pass(run_dir, "main", None)
+    me = isolation.current_principal()
+    server = supervisor.start_mcp_server(
+        run_dir=run_dir,
+        context_file=inputs.resolve(inputs.run.context_file),
+        workspace=e2e.tmp,
+        config=inputs.config_path,
+        env=supervisor.mcp_server_env(
+            runner=me,
+            tokens={"TUSK_AGENT_TOKEN": AGENT_TOKEN, "TUSK_READ_TOKEN": READ_TOKEN},
+            api_url=e2e.github.url,
+            config=inputs.config_path,
+            bearer=secrets.token_urlsafe(32),
+        ),
+        runner=me,
+        log_path=run_dir / "mcp-server.log",
+    )
+    try:
+        yield server.url, run_dir
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def loopback_listener() -> Iterator[int]:
+    """Some other service on a loopback port (the runner's, never the agent's)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    try:
+        yield int(sock.getsockname()[1])
+    finally:
+        sock.close()
+
+
+def resolver() -> str:
+    for line in Path("/etc/resolv.conf").read_text().splitlines():
+        if line.startswith("nameserver"):
+            return line.split()[1]
+    return "127.0.0.53"
+
+
+DNS_PROBE = (
+    "python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); "
+    "s.settimeout(3); s.sendto(bytes(12),(sys.argv[1],53)); print(s.recvfrom(512))' {} 2>&1 "
+    "| tail -1"
+)
+
+
+def curl(url: str, *options: str) -> str:
+    return f"curl -s -m 5 -o /dev/null -w '%{{http_code}}' {' '.join(options)} {url}; echo \" $?\""
+
+
+def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
+    e2e: E2E, tmp_path: Path
+) -> None:
+    """The agent's own probes, run by the real Claude Code as this run's user with the
+    network fenced: no secret of any kind in its environment, files or reachable
+    processes (the model key included), and no connection but to the model proxy, the
+    MCP server and allowed hosts through the egress proxy."""
     # A runner temp folder left open to everyone, holding a token, as a careless
     # runner might: the run must close it before the agent starts.
     runner_temp = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-temp-"))
+    github_admin = e2e.github.admin_headers["X-Tusk-Admin"]
     try:
         os.chmod(runner_temp, 0o755)
         (runner_temp / "step.env").write_text(f"TUSK_AGENT_TOKEN={AGENT_TOKEN}\n")
         os.chmod(runner_temp / "step.env", 0o644)
         e2e.runner_temp = runner_temp
         base = "~/.."  # the run folder of this run's own user
-        # Each token split in two quoted halves: the probe's own command text must
-        # not contain what it searches for.
-        split = " ".join(f'-e "{t[:10]}""{t[10:]}"' for t in (AGENT_TOKEN, READ_TOKEN, API_KEY))
-        probes = [
-            "id -un; env",
-            "for p in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); "
-            'case "$c" in *tusk*|*mcp*|*pytest*|*claude*) echo "$p: $c"; '
-            "echo \"environ: $(tr '\\0' ' ' < $p/environ 2>&1 | head -c 2000)\";; esac; done",
-            f"ls -la {runner_temp} 2>&1; cat {runner_temp}/step.env 2>&1",
-            "git config --list --show-origin 2>&1; cat .git/config; cat ~/.gitconfig 2>&1",
-            f"cat {base}/mcp.json",
-            "cat ~/.claude.json 2>&1; ls -laR ~ 2>&1 | head -80; cat ~/.claude/settings.json 2>&1",
-            f"ls -la ~root {tmp_path} 2>&1",
-            f"grep -rIl {split} /tmp /var/tmp /home /run /dev/shm /etc {base} 2>/dev/null;"
-            " echo grep-done",
-        ]
-        script = {
-            "steps": [
-                *[tool("Bash", command=command) for command in probes],
-                tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Probed."),
-                {"text": "Probes done."},
-            ],
-            "conversations": [CONFIRM, history_conversation()],
-        }
-        result = e2e.run(script)
+        with loopback_listener() as other_port, second_runs_mcp_server(e2e) as (second, _):
+            model_admin = ""  # filled in once the scripted model is up, below
+            # Each secret split in two quoted halves: the probe's own command text must
+            # not contain what it searches for.
+            hidden = [AGENT_TOKEN, READ_TOKEN, API_KEY, github_admin]
+            split = " ".join(f'-e "{t[:10]}""{t[10:]}"' for t in hidden)
+            probes = [
+                "id -un; env",
+                "for p in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); "
+                'case "$c" in *tusk*|*mcp*|*pytest*|*claude*|*tinyproxy*) echo "$p: $c"; '
+                "echo \"environ: $(tr '\\0' ' ' < $p/environ 2>&1 | head -c 2000)\";; esac; done",
+                f"ls -la {runner_temp} 2>&1; cat {runner_temp}/step.env 2>&1",
+                "git config --list --show-origin 2>&1; cat .git/config; cat ~/.gitconfig 2>&1",
+                f"stat -c '%a %U' {base}/mcp.json; cat {base}/mcp.json",
+                "cat ~/.claude.json 2>&1; ls -laR ~ 2>&1 | head -80; cat ~/.claude/settings.json",
+                f"ls -la ~root {tmp_path} 2>&1",
+                f"grep -rIl {split} /tmp /var/tmp /home /run /dev/shm /etc {base} 2>/dev/null;"
+                " echo grep-done",
+                # The network: the local GitHub and another loopback service directly,
+                curl(f"{e2e.github.url}/repos/alice/widgets", "--noproxy '*'"),
+                curl(f"http://127.0.0.1:{other_port}/", "--noproxy '*'"),
+                # the local GitHub and a host not on the list through the egress proxy,
+                curl(f"{e2e.github.url}/_sandbox/state", "--noproxy ''", '-x "$HTTP_PROXY"'),
+                curl("https://blocked.example.org/", "-p", '-x "$HTTPS_PROXY"'),
+                # raw DNS to the machine's resolver, the model's admin API, another run's
+                # MCP server.
+                DNS_PROBE.format(resolver()),
+                curl("$ANTHROPIC_BASE_URL/_model/journal", "--noproxy '*'"),
+                curl(second, "--noproxy '*'", "-X POST"),
+            ]
+            script = {
+                "steps": [
+                    *[tool("Bash", command=command) for command in probes],
+                    tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Probed."),
+                    {"text": "Probes done."},
+                ],
+                "conversations": [CONFIRM, history_conversation()],
+            }
+            result = e2e.run(script)
+            model_admin = e2e.model.server.admin_secret
     finally:
         shutil.rmtree(runner_temp, ignore_errors=True)
     assert result.outcome.kind == "completed", result.outcome
+    assert result.network == f"fenced ({len(DEFAULT_ALLOWED_HOSTS)} hosts allowed)"
     results = e2e.tool_results()[: len(probes)]
-    # What the agent saw went back to the model unredacted: no token in any of it.
+    # What the agent saw went back to the model unredacted: no secret in any of it.
     seen_by_the_model = json.dumps(e2e.model.journal())
     assert "mcp serve" in seen_by_the_model  # the probes' output is in there
-    for secret in (AGENT_TOKEN, READ_TOKEN, API_KEY):  # the model key too: a proxy holds it
+    for secret in (AGENT_TOKEN, READ_TOKEN, API_KEY, github_admin, model_admin):
         assert secret not in seen_by_the_model
     saved = (e2e.tmp / "run" / "events.jsonl").read_text()
     assert API_KEY not in saved
-    ident, proc, temp, git, mcp, claude_home, homes, grep = results
+    (ident, proc, temp, git, mcp, claude_home, homes, grep, *network) = results
     # The probes really looked: each shows what it found.
     user = ident.splitlines()[0]  # this run's own user
     assert user[:-6] == isolation.run_user_name(e2e.agent_user, "local", "abcdef")[:-6]
     assert f"HOME=/home/{user}/home\n" in ident
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in ident  # the model proxy
-    assert API_KEY not in ident and "TUSK_" not in ident
+    assert API_KEY not in ident  # the agent holds only a dummy (Claude Code shows it redacted)
+    assert "HTTPS_PROXY=http://127.0.0.1:" in ident and "TUSK_" not in ident
     assert "mcp serve" in proc and "Permission denied" in proc
     assert "Permission denied" in temp
     assert "x-access-token" not in git.lower() and "extraheader" not in git.lower()
-    assert '"url": "http://127.0.0.1:' in mcp and "Authorization" not in mcp
+    # Its own MCP bearer, in a file of its own (another run's agent cannot read it).
+    assert mcp.startswith(f"600 {user}\n") and '"Authorization": "Bearer ' in mcp
     assert ".claude" in claude_home
     assert "Permission denied" in homes
     assert grep.strip() == "grep-done"
-    # The key the agent can read never reaches the log issue.
-    assert all(API_KEY not in body for body in e2e.log_comments())
+    github, other, github_via_proxy, blocked, dns, model_admin_api, second_mcp = network
+    assert github == "000 7" and other == "000 7"  # refused: curl's "could not connect"
+    assert github_via_proxy.startswith("403 ")  # the egress proxy filters it
+    assert blocked.split()[0] in ("000", "403") and blocked.split()[1] != "0"
+    assert "Error" in dns  # PermissionError/ConnectionRefusedError: no packet left
+    assert model_admin_api == "404 0"  # the model proxy forwards the Messages API only
+    assert second_mcp == "000 7"
+    # The key the agent never held never reaches the log issue either.
+    summary = e2e.log_comments()[0]
+    assert API_KEY not in summary
+    assert f"- network: fenced ({len(DEFAULT_ALLOWED_HOSTS)} hosts allowed)" in summary
+    # Nothing of the run is left: its user, its rules, its egress proxy.
+    recorded = json.loads((e2e.tmp / "run" / job.CLEANUP_FILE).read_text())
+    assert recorded["fence_uid"] is None  # removed, so the cleanup step touches no rule
+    with pytest.raises(KeyError):
+        pwd.getpwnam(recorded["agent_user"])
+    rules = subprocess.run(["iptables", "-w", "-S"], capture_output=True, text=True).stdout
+    assert "TUSK-AGENT-" not in rules
+    assert not egress.is_egress_proxy(recorded["egress_pid"], recorded["egress_config"])
+
+
+def test_another_runs_mcp_server_refuses_this_runs_agent(e2e: E2E) -> None:
+    """With the network open (so the fence is not what stops it), the agent holds only
+    its own run's bearer: another run's server answers 401 and records the refusal."""
+    e2e.config = {"agent": {"linux_user": e2e.agent_user, "network": "open"}}
+    with second_runs_mcp_server(e2e) as (second, second_run):
+        own_bearer = '$(python3 -c "import json,os; print(json.load(open(os.path.expanduser('
+        own_bearer += "'~/../mcp.json')))['mcpServers']['github']['headers']['Authorization'])\")"
+        probe = curl(second, "--noproxy '*'", "-X POST", f'-H "Authorization: {own_bearer}"')
+        script = {
+            "steps": [
+                tool("Bash", command=probe),
+                tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Tried."),
+                {"text": "Done."},
+            ],
+            "conversations": [CONFIRM, history_conversation()],
+        }
+        result = e2e.run(script)
+        audit = (second_run / "audit.jsonl").read_text()
+    assert result.outcome.kind == "completed", result.outcome
+    assert result.network == "open (agent.network: open in tusk.yml)"
+    assert e2e.tool_results()[0].strip() == "401 0"
+    assert '"code":"UNAUTHORIZED"' in audit.replace(" ", "")
+    assert "- network: open (agent.network: open in tusk.yml)" in e2e.log_comments()[0]
 
 
 def test_mcp_server_not_connected_stops_the_run_with_a_clear_error(
@@ -342,8 +477,8 @@ def test_mcp_server_not_connected_stops_the_run_with_a_clear_error(
 ) -> None:
     real = supervisor.write_mcp_config
 
-    def unreachable(path: Path, url: str) -> Path:
-        return real(path, "http://127.0.0.1:9/mcp")  # nothing listens on port 9
+    def unreachable(path: Path, url: str, **kwargs: Any) -> Path:
+        return real(path, "http://127.0.0.1:9/mcp", **kwargs)  # nothing listens on port 9
 
     monkeypatch.setattr(supervisor, "write_mcp_config", unreachable)
     e2e.model.tolerate_failures()
@@ -424,6 +559,7 @@ def test_without_root_outside_actions_the_run_says_isolation_is_off_and_goes_on(
     e2e: E2E, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     as_non_root(monkeypatch)
+    e2e.config = {"agent": {"linux_user": e2e.agent_user, "network_required": False}}
     script = {
         "steps": [
             tool("Bash", command="id -un"),
@@ -437,6 +573,21 @@ def test_without_root_outside_actions_the_run_says_isolation_is_off_and_goes_on(
     assert e2e.tool_results()[0].strip() == pwd.getpwuid(os.getuid()).pw_name
     assert "warning: User isolation is off: OFF: not root" in capsys.readouterr().err
     assert "- isolation: OFF: not root" in e2e.log_comments()[0]
+    opened = "open (the fence cannot be put up: user isolation is off, so there is no agent user"
+    assert result.network.startswith(opened) and "agent.network_required: false)" in result.network
+    assert f"- network: {opened}" in e2e.log_comments()[0]
+
+
+def test_a_required_fence_that_cannot_be_put_up_stops_the_run_before_claude_code(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    as_non_root(monkeypatch)
+    inputs = e2e.inputs(e2e.model.start({"steps": []}))
+    with pytest.raises(NetworkFenceError, match="network fence cannot be put up"):
+        job.run_job(inputs)
+    [comment] = e2e.log_comments()
+    assert "agent.network_required: false" in comment  # what to do, on the log issue
+    assert e2e.model.journal() == []
 
 
 def test_under_actions_without_root_the_run_stops_and_says_why(

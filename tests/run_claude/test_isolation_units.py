@@ -4,6 +4,7 @@ and that no credential is written anywhere the agent can read."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import pwd
 import shutil
@@ -141,13 +142,25 @@ def test_can_reach_follows_every_parent_directory(tmp_path: Path) -> None:
     assert isolation.can_reach(binary, uid=0, gids=[0], need=os.X_OK)
 
 
-def test_mcp_config_holds_a_loopback_url_and_no_secret(tmp_path: Path) -> None:
-    path = write_mcp_config(tmp_path / "mcp.json", "http://127.0.0.1:4242/mcp")
-    assert path.is_absolute()
-    assert path.read_text() == (
-        '{\n  "mcpServers": {\n    "github": {\n      "type": "http",\n'
-        '      "url": "http://127.0.0.1:4242/mcp"\n    }\n  }\n}\n'
+def test_mcp_config_holds_the_url_and_this_runs_bearer_for_its_owner_alone(
+    tmp_path: Path,
+) -> None:
+    me = isolation.current_principal()
+    path = write_mcp_config(
+        tmp_path / "mcp.json", "http://127.0.0.1:4242/mcp", bearer="s3cret", owner=me
     )
+    assert path.is_absolute() and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text()) == {
+        "mcpServers": {
+            "github": {
+                "type": "http",
+                "url": "http://127.0.0.1:4242/mcp",
+                "headers": {"Authorization": "Bearer s3cret"},
+            }
+        }
+    }
+    with pytest.raises(FileExistsError):  # never written over (another run's, a link)
+        write_mcp_config(path, "http://127.0.0.1:1/mcp", bearer="x", owner=me)
 
 
 def test_claude_command_line_carries_no_prompt_and_no_secret() -> None:

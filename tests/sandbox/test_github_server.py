@@ -31,10 +31,18 @@ def test_concurrent_requests_are_all_answered(
     assert len({c["id"] for c in comments}) == 41
 
 
+def test_the_admin_api_answers_only_the_holder_of_its_secret(local_github: Any) -> None:
+    for headers in ({}, {"X-Tusk-Admin": "a-guess"}):
+        response = requests.get(f"{local_github.url}/_sandbox/state", headers=headers, timeout=10)
+        assert response.status_code == 401 and "X-Tusk-Admin" in response.json()["message"]
+    assert "tokens" in local_github.state()  # the fixture holds the secret
+
+
 def test_scenario_problems_come_back_over_the_admin_api(local_github: Any) -> None:
     response = requests.post(
         f"{local_github.url}/_sandbox/scenario",
         data=b"users: [{login: a, colour: red}]",
+        headers=local_github.admin_headers,
         timeout=10,
     )
     assert response.status_code == 400

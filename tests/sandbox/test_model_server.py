@@ -248,7 +248,11 @@ def test_journal_is_served_over_http_and_query_strings_are_ignored(
 ) -> None:
     url = scripted_model.start({"steps": [{"text": "x"}]})
     post(url, [user("go")])
-    journal = requests.get(f"{url}/_model/journal", timeout=10).json()
+    assert requests.get(f"{url}/_model/journal", timeout=10).status_code == 401
+    secret = scripted_model.server.admin_secret if scripted_model.server else ""
+    journal = requests.get(
+        f"{url}/_model/journal", headers={"X-Tusk-Admin": secret}, timeout=10
+    ).json()
     assert journal[0]["path"] == "/v1/messages"
     assert journal[0]["request"]["messages"] == [user("go")]
     assert requests.post(f"{url}/v2/other", json={}, timeout=10).status_code == 404
