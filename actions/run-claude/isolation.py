@@ -637,19 +637,23 @@ def remove_agent_traces(
 
 
 def files_of(uid: int, root: Path) -> list[Path]:
-    """The topmost entries under ``root`` owned by ``uid`` (symlinks not followed)."""
+    """The topmost entries under ``root`` owned by ``uid`` (symlinks not followed).
+
+    The user can only have made entries in folders it may write to: its own (taken
+    whole) and world-writable ones, so only those are searched; a big /tmp full of
+    other folders costs one listing."""
     found: list[Path] = []
     for folder, dirnames, filenames in os.walk(root):
         keep = []
         for name in [*dirnames, *filenames]:
             path = Path(folder) / name
             try:
-                owner = path.lstat().st_uid
+                info = path.lstat()
             except OSError:
                 continue
-            if owner == uid:
+            if info.st_uid == uid:
                 found.append(path)
-            elif name in dirnames:
+            elif name in dirnames and stat.S_IMODE(info.st_mode) & 0o002:
                 keep.append(name)
-        dirnames[:] = keep  # no need to look inside what goes as a whole
+        dirnames[:] = keep
     return found

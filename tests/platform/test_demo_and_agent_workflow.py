@@ -3,10 +3,14 @@ through the real agent workflow under act, judged by the local GitHub's state.""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from tusk.config import DEFAULT_ALLOWED_HOSTS
 from tusk.demo import BOT, DEMO_REPO, play_offline
 
 
@@ -35,3 +39,31 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     assert pull["head"]["repo"]["full_name"] == f"{BOT}/widgets"
     assert log["html_url"] in outcome.agent_comments[0]["body"]
     assert f"@{BOT} go away" in outcome.agent_comments[0]["body"]
+    # The agent held no key and was fenced (as root, as in CI); the cost is on the log.
+    if os.geteuid() == 0:
+        assert f"- network: fenced ({len(DEFAULT_ALLOWED_HOSTS)} hosts allowed)" in summary
+    assert "- model cost: $" in summary
+
+
+@pytest.mark.act
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_three_demos_started_at_once_on_one_machine_all_succeed(tmp_path: Path) -> None:
+    """As several runner processes on one self-hosted machine would: each run has its
+    own user, folders, ports and fence, so none disturbs another."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    demos = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tusk.cli", "demo", "--workdir", str(tmp_path / f"demo{i}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        for i in range(3)
+    ]
+    outputs = [demo.communicate(timeout=1200)[0] for demo in demos]
+    for number, (demo, output) in enumerate(zip(demos, outputs, strict=True)):
+        tail = "\n".join(output.splitlines()[-30:])
+        assert demo.returncode == 0, f"demo {number} failed:\n{tail}"
+        assert "Demo succeeded" in output, tail
