@@ -1,7 +1,9 @@
 """Poller benchmark: API requests per idle poll and per trigger, against the local GitHub.
 
-Prints, for an idle ``--loop`` poll, the requests sent (goal: none counted,
-one conditional request answered 304) and, for three large threads, the
+Prints, for an idle ``--loop`` poll and an idle scheduled ``--once`` poll
+(a fresh process each time, with and without ``--state``), the requests sent
+(goal: none counted, one conditional request answered 304) and, for three
+large threads, the
 requests spent per trigger next to the floor of one GraphQL page per 100
 items (goal: the context fetch at most 1.2x the floor):
 
@@ -20,11 +22,14 @@ Run: ``python bench/bench_poller.py``.
 from __future__ import annotations
 
 import math
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
+from tusk.poller.cli import StateKeeper
 from tusk.poller.core import PollState
 from tusk.poller.cycle import Poller
 from tusk.sandbox.github_server import start_server
@@ -198,6 +203,31 @@ def idle(github: LocalGitHub) -> tuple[int, int]:
     return ledger.total, ledger.total_not_modified
 
 
+def idle_scheduled(github: LocalGitHub, *, keep_state: bool, folder: Path) -> tuple[int, int]:
+    """Three scheduled ``--once`` runs (each a new poller), then an idle fourth, measured."""
+    scenario, _ = issue_case()
+    github.load(scenario)
+    state_path = folder / f"poll-state-{keep_state}.json"
+    keeper = StateKeeper(state_path if keep_state else None, bot=SETTINGS.bot, api_url=github.url)
+    ledger = RequestLedger()
+    for run in range(3):
+        if run == 2:
+            ledger.reset()  # runs 1-2: the mention and the bot's own mark-read
+        bot = Gateway(
+            api_url=github.url, token=SecretStr("bot-read"), token_name="bot", ledger=ledger
+        )
+        dispatcher = Gateway(api_url=github.url, token=SecretStr("dispatch"), token_name="dispatch")
+        poller = Poller(
+            settings=SETTINGS,
+            bot=bot,
+            dispatcher=dispatcher,
+            read_blocklist=StateStore(bot, SETTINGS).read_blocklist,
+        )
+        state, _ = poller.cycle(keeper.load())
+        keeper.save(state)
+    return ledger.total, ledger.total_not_modified
+
+
 def main() -> None:
     server = start_server(port=0, strict=True)
     github = LocalGitHub(server.url, server.app.admin_secret)
@@ -207,6 +237,12 @@ def main() -> None:
         print(
             f"  requests counted: {counted}   answered 304 (free): {free}   goal: 0 counted, 1 free"
         )
+        with tempfile.TemporaryDirectory() as folder:
+            for keep in (False, True):
+                counted, free = idle_scheduled(github, keep_state=keep, folder=Path(folder))
+                label = "with --state" if keep else "without state"
+                print(f"idle scheduled --once poll, {label}")
+                print(f"  requests counted: {counted}   answered 304 (free): {free}")
         print()
         columns = ("items", "floor", "gql", "context", "ratio", "poll", "disp", "304", "total")
         header = f"{'trigger':<44}" + "".join(f"{name:>8}" for name in columns)

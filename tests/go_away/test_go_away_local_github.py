@@ -512,3 +512,24 @@ def test_a_large_cleanup_stays_under_githubs_content_limits(local_github: Any) -
     refused = [e for e in local_github.journal() if e["status"] in (403, 429)]
     assert refused == []
     assert sum(local_github.sleeps) >= 140  # paced: about one write a second past a burst
+
+
+def test_a_cleanup_survives_github_refusing_content_for_a_while(local_github: Any) -> None:
+    """Other runs of the bot write too, so the limit can bite whatever go-away paces:
+    with a stand-in that allows only 5 content requests a minute, every 403 is waited
+    out as its retry-after says, and nothing is left behind or done twice."""
+    world = scenario()
+    world["settings"] = {"secondary_limits": {"content_per_minute": 5}}
+    widgets = next(r for r in world["repos"] if r["name"] == "alice/widgets")
+    widgets["issues"][0]["comments"] += [
+        {"id": 3000 + n, "author": BOT, "body": f"note {n}"} for n in range(20)
+    ]
+    local_github.load(world)
+
+    assert run_go_away(local_github, request("bob")) == 0
+
+    assert comment_ids(local_github, "alice/widgets") == {501, 503, 504}
+    refused = [e for e in local_github.journal() if e["status"] == 403]
+    assert refused  # the limit did bite, and was survived
+    assert go_away_log(local_github)["state_reason"] == "not_planned"
+    assert "## Problems\n\nNone." in go_away_log(local_github)["body"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -354,3 +355,23 @@ def test_a_body_mention_is_not_dispatched_again_when_the_thread_gets_a_new_comme
     sent = again.sent()
     assert [doc.trigger.type for doc in sent.tasks] == ["issue_body", "issue_comment"]
     assert len(sent.order) == 2  # the body's job went out once, not again
+
+
+def test_many_shards_are_dispatched_once_each_under_the_content_limit(harness: Any) -> None:
+    """A large context is many dispatches; GitHub may count them as content. The gateway
+    paces them, waits out a refusal, and sends each shard exactly once."""
+    settings = SETTINGS.model_copy(
+        update={"limits": SETTINGS.limits.model_copy(update={"shard_bytes": 1024})}
+    )
+    noise = [hashlib.sha256(str(i).encode()).hexdigest() * 8 for i in range(60)]  # no gzip gain
+    comments = [said("bob", f"comment {i} {text}") for i, text in enumerate(noise)]
+    scn = scenario(issues=[issue(1, [*comments, said("alice", REAL)])])
+    scn["settings"] = {"secondary_limits": {"content_per_minute": 4}}
+    h = harness(scn, settings)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == []
+    sent = h.sent()
+    (doc,) = sent.tasks
+    shards = [d["client_payload"]["shard_index"] for d in h.github.dispatches()]
+    assert sorted(shards) == list(range(sent.shard_counts[doc.jobid])) and len(shards) > 4
+    assert any(e["status"] == 403 for e in h.github.journal())  # the limit bit, and was survived
