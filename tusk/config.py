@@ -281,10 +281,24 @@ class Secrets(BaseModel):
         return found
 
 
+OPEN_BY_SETTING = "open (agent.network: open in tusk.yml)"
+
+
+def fenced_status(hosts: int) -> str:
+    return f"fenced ({hosts} hosts allowed)"
+
+
 def network_summary(settings: Settings) -> str:
-    """How the agent's network is held, in the words the log issue and summary use."""
-    del settings  # no network settings yet: the agent's network is not fenced
-    return "open (no network fence in this version)"
+    """How the agent's network is to be held, in the words the log issue and summary
+    use. Before a run this is the setting; the run's summary says what it got (the
+    fence, or open and why)."""
+    agent = settings.agent
+    if agent.network == "open":
+        return OPEN_BY_SETTING
+    status = fenced_status(len(agent.network.allow))
+    if agent.network_required:
+        return status
+    return f"{status}, or open where no fence can be put up (agent.network_required: false)"
 
 
 def budget_summary(settings: Settings) -> str:

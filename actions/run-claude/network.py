@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tusk.config import Agent
+from tusk.config import OPEN_BY_SETTING, Agent, fenced_status
 from tusk.errors import UserError
 
 
@@ -26,16 +26,12 @@ class NetworkPlan:
     warning: str | None = None  # said in the step log when the network is open by need
 
 
-def fenced_status(hosts: tuple[str, ...]) -> str:
-    return f"fenced ({len(hosts)} hosts allowed)"
-
-
 def plan_network(agent: Agent, *, unavailable: str | None) -> NetworkPlan:
     if agent.network == "open":
-        return NetworkPlan(False, "open (agent.network: open in tusk.yml)")
+        return NetworkPlan(False, OPEN_BY_SETTING)
     hosts = tuple(agent.network.allow)
     if unavailable is None:
-        return NetworkPlan(True, fenced_status(hosts), hosts)
+        return NetworkPlan(True, fenced_status(len(hosts)), hosts)
     return open_by_need(agent, unavailable)
 
 

@@ -10,7 +10,7 @@ import pytest
 from tusk.actions.run_claude import egress, fence
 from tusk.actions.run_claude.network import NetworkFenceError, plan_network
 
-from tusk.config import DEFAULT_ALLOWED_HOSTS, Agent, Settings, parse_settings
+from tusk.config import DEFAULT_ALLOWED_HOSTS, Agent, Settings, network_summary, parse_settings
 from tusk.errors import ConfigError
 
 PLAN = fence.FencePlan(uid=4321, ports=(5000, 6000, 5000))
@@ -150,3 +150,25 @@ def test_the_egress_proxy_config_denies_by_default_and_drops_root() -> None:
     for line in ("Listen 127.0.0.1", "FilterDefaultDeny Yes", "FilterURLs Off", "ConnectPort 443"):
         assert line in text.splitlines()
     assert "User nobody" in text and "Port 3128" in text
+
+
+@pytest.mark.parametrize(
+    ("agent", "said"),
+    [
+        ({}, f"fenced ({len(DEFAULT_ALLOWED_HOSTS)} hosts allowed)"),
+        ({"network": "open"}, "open (agent.network: open in tusk.yml)"),
+        (
+            {"network": {"allow": ["pypi.org"]}, "network_required": False},
+            "fenced (1 hosts allowed), or open where no fence can be put up "
+            "(agent.network_required: false)",
+        ),
+    ],
+)
+def test_the_log_issue_says_how_the_network_is_to_be_held(
+    agent: dict[str, object], said: str
+) -> None:
+    settings = parse_settings(base_config(**agent), source="tusk.yml")
+    assert network_summary(settings) == said
+    if agent.get("network_required", True):
+        # The same words as the run's own status, when the fence goes up as configured.
+        assert plan_network(settings.agent, unavailable=None).status == said
