@@ -9,9 +9,10 @@ user or client ID, wait at least one second between each request"
 
 Tusk's bursts (go-away deleting a person's traces, a long transcript posted
 as many comments) are paced here, inside the gateway, so no caller has to
-remember: a few writes go out at once (``burst``), after that one a second
-(``per_second``, 60 a minute, under 80), and never more than ``per_hour``
-(450, under 500) in any hour. The limit is per user and other processes of the
+remember: the writes of an ordinary step go out at once (``burst``, 20), after
+that one every 1.2 seconds (``per_second``), so never more than 70 in any
+minute (under 80), and never more than ``per_hour`` (450, under 500) in any
+hour. The limit is per user and other processes of the
 same bot write too, so pacing only makes a refusal rare; the gateway still
 waits out any 403/429 GitHub sends.
 
@@ -29,8 +30,8 @@ HOUR = 3600.0
 
 @dataclass
 class ContentPacer:
-    burst: int = 10
-    per_second: float = 1.0
+    burst: int = 20
+    per_second: float = 1 / 1.2
     per_hour: int = 450
     _tokens: float = field(default=-1.0, repr=False)
     _last: float = field(default=float("-inf"), repr=False)

@@ -28,7 +28,7 @@ def per_window(times: list[float], window: float) -> int:
 
 @pytest.mark.parametrize("clock_moves", [True, False])
 def test_a_burst_goes_out_at_once_then_one_a_second(clock_moves: bool) -> None:
-    times = run(ContentPacer(burst=10), 30, clock_moves=clock_moves)
+    times = run(ContentPacer(burst=10, per_second=1.0), 30, clock_moves=clock_moves)
     assert times[:10] == [0.0] * 10
     assert [round(b - a, 6) for a, b in itertools.pairwise(times[10:])] == [1.0] * 19
     assert per_window(times, 60) <= 80  # GitHub's content-creation limit per minute
@@ -41,9 +41,15 @@ def test_never_more_than_the_hourly_budget_in_any_hour() -> None:
 
 
 def test_a_quiet_spell_refills_the_burst() -> None:
-    pacer = ContentPacer(burst=3)
+    pacer = ContentPacer(burst=3, per_second=1.0)
     assert [pacer.schedule(0.0) for _ in range(4)] == [0.0, 0.0, 0.0, 1.0]
     assert [pacer.schedule(100.0) for _ in range(4)] == [0.0, 0.0, 0.0, 1.0]
+
+
+def test_the_defaults_never_exceed_70_a_minute_nor_450_an_hour() -> None:
+    times = run(ContentPacer(), 1000, clock_moves=True)
+    assert times[:20] == [0.0] * 20
+    assert per_window(times, 60) <= 70 and per_window(times, 3600) == 450
 
 
 def test_nonsense_settings_are_refused() -> None:
