@@ -1,4 +1,12 @@
-"""Faults on demand: statuses, latency and dropped connections by method, path and count."""
+"""Faults on demand: statuses, latency and dropped connections by method, path and count.
+
+A fault normally answers *instead of* GitHub: the request is not applied. With
+``lands`` it answers *after* GitHub applied the request: the write happened
+but its response is lost (a 5xx, a reset connection, or a delay past the
+client's timeout). That is what GitHub does when a proxy or the network fails
+between the API and the caller, and why every create must be checked for
+before it is repeated.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ class Fault:
     delay: float = 0.0
     drop: bool = False
     message: str | None = None
+    lands: bool = False  # apply the request first, then lose its response
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method in ("*", method.upper())) and re.search(
@@ -36,6 +45,7 @@ def parse_fault(spec: Mapping[str, Any]) -> Fault:
         delay=float(spec.get("delay", 0)),
         drop=bool(spec.get("drop", False)),
         message=spec.get("message"),
+        lands=bool(spec.get("lands", False)),
     )
     re.compile(fault.path_pattern)
     return fault

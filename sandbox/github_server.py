@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -175,27 +176,43 @@ class SandboxApp:
             "body": _journal_body(body, lowered.get("content-type", "")),
         }
         fault = self._take_fault(method, path)
-        if fault is not None:
+        if fault is not None and not fault.lands:
             if fault.delay:
                 time.sleep(fault.delay)
-            if fault.drop:
-                self._journal(entry, 0, note="dropped by fault")
-                return DROP
-            if fault.status is not None:
-                message = fault.message or fault_message(fault.status)
-                outcome = json_outcome(
-                    fault.status, {"message": message, "documentation_url": DOCS}, fault.headers
-                )
-                self._journal(entry, fault.status, note="fault")
-                return outcome
+            lost = self._fault_answer(fault, entry, note="fault")
+            if lost is not None:
+                return lost
         if GIT_PATH.match(path):
             outcome = self._git(method, path, raw_query, lowered, body, token, auth_problem)
         elif path == "/graphql":
             outcome = self._graphql(method, lowered, body, token, auth_problem)
         else:
             outcome = self._rest(method, path, query, lowered, body, token, auth_problem, entry)
+        if fault is not None and fault.lands:
+            # Applied; now the answer is lost on its way back (or comes too late).
+            entry["applied_status"] = outcome.status
+            if fault.delay:
+                time.sleep(fault.delay)
+            lost = self._fault_answer(fault, entry, note="fault after the request landed")
+            if lost is not None:
+                return lost
         self._journal(entry, outcome.status)
         return outcome
+
+    def _fault_answer(
+        self, fault: Fault, entry: dict[str, Any], *, note: str
+    ) -> Outcome | object | None:
+        """The fault's own answer (a dropped connection or an error status), if it has one."""
+        if fault.drop:
+            self._journal(entry, 0, note=f"dropped by {note}")
+            return DROP
+        if fault.status is not None:
+            message = fault.message or fault_message(fault.status)
+            self._journal(entry, fault.status, note=note)
+            return json_outcome(
+                fault.status, {"message": message, "documentation_url": DOCS}, fault.headers
+            )
+        return None
 
     def _journal(self, entry: dict[str, Any], status: int, note: str | None = None) -> None:
         entry["status"] = status
@@ -630,6 +647,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the journal is the log
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        # GitHub's Date header is GitHub's clock; a scenario with a fixed "now" keeps its own.
+        if timestamp is not None:
+            return super().date_time_string(timestamp)
+        return format_datetime(self.app.world.clock.now(), usegmt=True)
 
     def _read_body(self) -> bytes:
         return read_body(self.headers, self.rfile)

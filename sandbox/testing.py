@@ -98,10 +98,15 @@ class LocalGitHub:
         delay: float = 0.0,
         drop: bool = False,
         message: str | None = None,
+        lands: bool = False,
     ) -> dict[str, Any]:
         """Make the next ``count`` requests matching ``method`` (or ``*``) and the
         ``path_pattern`` regex fail with ``status``, wait ``delay`` seconds, or drop
-        the connection. ``count=None`` applies to every matching request."""
+        the connection. ``count=None`` applies to every matching request.
+
+        ``lands=True`` applies the request first and then loses its answer: the
+        write exists although the caller saw a 5xx, a reset or (with ``delay``
+        past its timeout) nothing at all."""
         spec = {
             "method": method,
             "path": path_pattern,
@@ -111,6 +116,7 @@ class LocalGitHub:
             "delay": delay,
             "drop": drop,
             "message": message,
+            "lands": lands,
         }
         return self._admin("POST", "faults", json=spec)
 

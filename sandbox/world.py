@@ -46,6 +46,11 @@ class Clock:
     def peek(self) -> datetime:
         return self._last
 
+    def now(self) -> datetime:
+        """The server's idea of the present (its ``Date`` header): real time, or for a
+        scenario with a fixed start, the time of the latest change (time stands still)."""
+        return self._last if self._fixed else max(self._last, _utc_now())
+
 
 def _utc_now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)

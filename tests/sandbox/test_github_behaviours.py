@@ -189,6 +189,48 @@ def test_latency_fault_delays_the_answer(gh: Any) -> None:
     assert response.status_code == 200 and response.elapsed.total_seconds() >= 0.05
 
 
+def _comment_count(gh: Any) -> int:
+    return len(gh.gateway("alice").get("/repos/alice/widgets/issues/1/comments"))
+
+
+def test_a_fault_that_lands_applies_the_write_and_loses_the_502(gh: Any) -> None:
+    before = _comment_count(gh)
+    gh.add_fault("POST", r"/issues/1/comments$", status=502, lands=True)
+    response = _raw(gh, "POST", "/repos/alice/widgets/issues/1/comments", json={"body": "once"})
+    assert response.status_code == 502
+    assert _comment_count(gh) == before + 1
+    entry = [e for e in gh.journal() if e["method"] == "POST"][-1]
+    assert (entry["status"], entry["applied_status"]) == (502, 201)
+
+
+def test_a_fault_that_lands_can_reset_the_connection_after_the_write(gh: Any) -> None:
+    before = _comment_count(gh)
+    gh.add_fault("POST", r"/issues/1/comments$", drop=True, lands=True)
+    with pytest.raises(requests.ConnectionError):
+        _raw(gh, "POST", "/repos/alice/widgets/issues/1/comments", json={"body": "once"})
+    assert _comment_count(gh) == before + 1
+
+
+def test_a_slow_answer_past_the_client_timeout_still_lands(gh: Any) -> None:
+    before = _comment_count(gh)
+    gh.add_fault("POST", r"/issues/1/comments$", delay=0.5, lands=True)
+    with pytest.raises(requests.Timeout):
+        requests.post(
+            gh.url + "/repos/alice/widgets/issues/1/comments",
+            headers={"Authorization": "token alice"},
+            json={"body": "late"},
+            timeout=0.1,
+        )
+    assert _comment_count(gh) == before + 1  # landed before the answer was due
+
+
+def test_an_ordinary_fault_is_not_applied(gh: Any) -> None:
+    before = _comment_count(gh)
+    gh.add_fault("POST", r"/issues/1/comments$", status=502)
+    response = _raw(gh, "POST", "/repos/alice/widgets/issues/1/comments", json={"body": "no"})
+    assert response.status_code == 502 and _comment_count(gh) == before
+
+
 def test_journal_records_token_status_and_body(gh: Any) -> None:
     gh.gateway("alice").post("/repos/alice/widgets/issues/1/comments", {"body": "logged"})
     entry = gh.journal()[-1]
