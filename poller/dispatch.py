@@ -54,15 +54,30 @@ def send(gateway: Gateway, repo: str, body: dict[str, Any]) -> None:
         response = gateway.request("POST", f"/repos/{repo}/dispatches", json=body)
     except GitHubError as error:
         raise DispatchError(
-            f"repository_dispatch {body['event_type']} to {repo} failed: {error}",
-            "Check that TUSK_DISPATCH_TOKEN may write to the control repository "
-            "(classic: repo; fine-grained: Contents write).",
+            f"repository_dispatch {body['event_type']} to {repo} failed: {error.title}",
+            dispatch_hint(error),
         ) from error
     if response.status != 204:
         raise DispatchError(
             f"repository_dispatch {body['event_type']} to {repo} answered {response.status}",
             "GitHub accepts a dispatch with 204 only; the trigger stays unread and is retried.",
         )
+
+
+def dispatch_hint(error: GitHubError) -> str:
+    """What to do about a failed dispatch: blame the token only when it is the token's fault."""
+    if error.cause in ("auth", "permission", "not_found"):
+        return (
+            "Check that TUSK_DISPATCH_TOKEN may write to the control repository "
+            "(classic: repo; fine-grained: Contents write). The trigger stays unread and is "
+            "retried."
+        )
+    if error.cause == "outage":
+        return (
+            "GitHub failed or could not be reached; the token is not at fault. The trigger "
+            "stays unread and the next poll retries it."
+        )
+    return error.hint or "The trigger stays unread and the next poll retries it."
 
 
 def dispatch_task(gateway: Gateway, settings: Settings, work: TaskWork, raw: dict[str, Any]) -> int:

@@ -20,7 +20,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -32,7 +33,7 @@ from tusk.pacing import ContentPacer
 
 USER_AGENT = "tusk-agent-platform"
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
-MUTATION = re.compile(r"^\s*mutation\b")
+MUTATION = re.compile(r"^\s*(?:#[^\n]*\n\s*)*mutation\b")  # comments may come first
 API_VERSION = "2022-11-28"
 RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
 
@@ -40,8 +41,46 @@ RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
 # --------------------------------------------------------------------------- errors
 
 
+ErrorCause = Literal[
+    "auth", "permission", "not_found", "outage", "rate_limit", "invalid", "conflict", "unknown"
+]
+
+# What each cause means for the person reading the error: a token problem or not.
+CAUSE_SUMMARY: dict[str, str] = {
+    "auth": "the token was refused",
+    "permission": "a permission problem",
+    "not_found": "not found (or not visible to the token)",
+    "outage": "GitHub is failing or unreachable: an outage or a network problem, not the token",
+    "rate_limit": "a rate limit, not a permission problem",
+    "invalid": "GitHub refused the request's content",
+    "conflict": "a conflict",
+    "unknown": "an unexpected answer",
+}
+
+# Tusk's four tokens and the environment variables that hold them.
+TOKEN_ENV_NAMES: dict[str, str] = {
+    "bot": "TUSK_BOT_TOKEN",
+    "dispatch": "TUSK_DISPATCH_TOKEN",
+    "agent": "TUSK_AGENT_TOKEN",
+    "read": "TUSK_READ_TOKEN",
+}
+
+
+def token_label(name: str) -> str:
+    """``the agent token (TUSK_AGENT_TOKEN)``: which token, by the name people set it under."""
+    if not name:
+        return "the token"
+    env = TOKEN_ENV_NAMES.get(name)
+    return f"the {name} token ({env})" if env else f"the {name} token"
+
+
 class GitHubError(TuskError):
-    """A GitHub request failed. Says which request, what GitHub said, and what to do."""
+    """A GitHub request failed. Says which request, with which token, what GitHub said,
+    whether it is an outage or a token problem (``cause``), and what to do.
+
+    ``may_have_landed`` is True for a write whose failure does not prove it was not
+    applied (a 5xx, a timeout, a reset connection): look for it before repeating it.
+    """
 
     def __init__(
         self,
@@ -53,6 +92,9 @@ class GitHubError(TuskError):
         github_message: str = "",
         errors: list[Any] | None = None,
         hint: str = "",
+        token: str = "",
+        cause: ErrorCause = "unknown",
+        may_have_landed: bool = False,
     ) -> None:
         self.status = status
         self.method = method
@@ -60,12 +102,21 @@ class GitHubError(TuskError):
         self.github_message = github_message
         self.errors = errors or []
         self.hint = hint
+        self.token = token
+        self.cause: ErrorCause = cause
+        self.may_have_landed = may_have_landed
         text = f"{method} {path}: {message}" if method else message
         if github_message:
             text += f" (GitHub said: {github_message})"
+        self.title = text
         if hint:
             text += f". {hint}"
         super().__init__(text)
+
+    @property
+    def is_outage(self) -> bool:
+        """GitHub failed or could not be reached: nothing is wrong with the token."""
+        return self.cause == "outage"
 
 
 class TransportError(GitHubError):
@@ -198,50 +249,78 @@ def retry_after_seconds(value: str | None, *, now: float) -> float | None:
     return max(when.timestamp() - now, 0.0)
 
 
-def error_for(method: str, path: str, status: int, body: Any) -> GitHubError:
-    """Map a final error response to the one exception that says what to do."""
+def error_for(method: str, path: str, status: int, body: Any, *, token: str = "") -> GitHubError:
+    """Map a final error response to the one exception that says what to do.
+
+    The message names the token (``token`` is its name: bot, dispatch, agent,
+    read) and says whether the failure is the token's or GitHub's."""
     said = github_message(body)
     errors = body.get("errors", []) if isinstance(body, Mapping) else []
-    common = {"status": status, "method": method, "path": path, "github_message": said}
+    who = token_label(token)
+    env = TOKEN_ENV_NAMES.get(token)
+    secret = f"the secret {env}" if env else "the token"
+    common = {
+        "status": status,
+        "method": method,
+        "path": path,
+        "github_message": said,
+        "token": token,
+    }
     if status == 401:
         return Unauthorized(
-            "the token was refused",
-            hint="Check that the token is set, not expired and not revoked",
+            f"GitHub refused {who}: it is wrong, expired or revoked",
+            hint=f"Create a new token and update {secret}. This is not an outage",
+            cause="auth",
             **common,
         )
     if status in (403, 429) and ("rate limit" in said.lower() or status == 429):
         return RateLimited(
-            "rate limited and the wait budget is spent",
-            hint="Run again later; lower the polling frequency if this repeats",
+            f"{who} is rate limited and the wait budget is spent",
+            hint="Run again later; lower the polling frequency if this repeats. "
+            "The token's permissions are fine",
+            cause="rate_limit",
             **common,
         )
     if status == 403:
         return Forbidden(
-            "the token may not do this",
-            hint="Give the token the needed scope (e.g. repo, delete_repo) or push access",
+            f"{who} may not do this: a permission problem, not an outage",
+            hint=f"Give {secret} the needed scope (e.g. repo, delete_repo, workflow) "
+            "or the account push access",
+            cause="permission",
             **common,
         )
     if status == 404:
         return NotFound(
-            "not found",
-            hint="Check the name, and that the token can see this repository",
+            f"not found, or {who} cannot see it",
+            hint="Check the name, and that the token's account can see this repository",
+            cause="not_found",
             **common,
         )
     if status == 409:
-        return Conflict("conflict", **common)
+        return Conflict("conflict", cause="conflict", **common)
     if status == 422:
         return ValidationFailed(
             "GitHub refused the request",
             errors=errors,
             hint=f"Details: {errors}" if errors else "",
+            cause="invalid",
             **common,
         )
     if status in RETRYABLE_SERVER_STATUSES:
         return ServerError(
-            "GitHub kept failing", hint="GitHub may be having an outage; run again later", **common
+            f"GitHub kept failing ({status}): an outage on GitHub's side, not a problem with {who}",
+            hint="Run again later (https://www.githubstatus.com)",
+            cause="outage",
+            may_have_landed=method.upper() != "GET",
+            **common,
         )
     if status >= 500:  # e.g. 501: retrying will not help
-        return ServerError(f"GitHub cannot serve this request ({status})", **common)
+        return ServerError(
+            f"GitHub cannot serve this request ({status})",
+            cause="outage",
+            may_have_landed=method.upper() != "GET",
+            **common,
+        )
     return GitHubError(f"unexpected status {status}", **common)
 
 
@@ -361,8 +440,13 @@ class Gateway:
         self.ledger = ledger if ledger is not None else RequestLedger()
         self._session = requests.Session()
         self._session.trust_env = False  # never pick up a .netrc or proxy credentials
+        self.server_time: datetime | None = None  # GitHub's clock, from the last Date header
 
     # -- plumbing
+
+    def sleep(self, seconds: float) -> None:
+        """Wait with the gateway's (injectable) sleep, e.g. between look-ups."""
+        self._sleep(seconds)
 
     def _headers(self, extra: Mapping[str, str] | None, accept: str | None) -> dict[str, str]:
         headers = {
@@ -432,6 +516,7 @@ class Gateway:
                 )
                 status = raw.status_code
                 response_headers = {k.lower(): v for k, v in raw.headers.items()}
+                self.server_time = _http_date(response_headers.get("date")) or self.server_time
                 text = raw.text
                 body = _parse_body(raw)
                 self.ledger.record(route, status)
@@ -447,13 +532,21 @@ class Gateway:
             if delay is None or attempt >= self.max_attempts or delay > self.max_wait:
                 if status is None:
                     failure: GitHubError = TransportError(
-                        f"could not reach GitHub after {attempt} attempt(s): {transport_error}",
+                        f"could not reach GitHub after {attempt} attempt(s): a network problem "
+                        f"or an outage, not a problem with {token_label(self.token_name)} "
+                        f"({transport_error})",
                         method=method,
                         path=urlsplit(url).path,
-                        hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network",
+                        hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network; "
+                        "run again later",
+                        token=self.token_name,
+                        cause="outage",
+                        may_have_landed=method != "GET" and _may_have_landed(None, transport_error),
                     )
                 else:
-                    failure = error_for(method, urlsplit(url).path, status, body)
+                    failure = error_for(
+                        method, urlsplit(url).path, status, body, token=self.token_name
+                    )
                 raise self._scrubbed(failure)
             self.ledger.record_retry()
             self._sleep(delay)
@@ -464,6 +557,7 @@ class Gateway:
         if secret and secret in str(error):
             error.args = tuple(str(arg).replace(secret, "***") for arg in error.args)
             error.github_message = error.github_message.replace(secret, "***")
+            error.title = error.title.replace(secret, "***")
         return error
 
     def get(
@@ -526,7 +620,12 @@ class Gateway:
         return self.request("GET", path, params=params, headers=headers, allow_statuses=(304,))
 
     def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Run a GraphQL document; raises ``GitHubError`` when GitHub reports errors."""
+        """Run a GraphQL document; raises ``GitHubError`` when GitHub reports errors.
+
+        A mutation is never repeated after an answer that does not prove it failed
+        (a 5xx, a reset, a timeout): it may have been applied. The error then says
+        ``may_have_landed`` and the caller looks for what it wrote before trying again.
+        """
         response = self.graphql_response(query, variables)
         body = response.body if isinstance(response.body, dict) else {}
         errors = body.get("errors") or []
@@ -540,6 +639,8 @@ class Gateway:
                     path="/graphql",
                     github_message=messages,
                     errors=errors,
+                    token=self.token_name,
+                    cause=graphql_cause(errors),
                 )
             )
         return dict(body.get("data") or {})
@@ -560,7 +661,8 @@ class Gateway:
                 "POST",
                 self.graphql_url,
                 json={"query": query, "variables": dict(variables or {})},
-                content=MUTATION.match(query) is not None,
+                content=is_mutation(query),
+                may_repeat=not is_mutation(query),
             )
             body = response.body if isinstance(response.body, dict) else {}
             errors = body.get("errors") or []
@@ -630,11 +732,28 @@ class Gateway:
             ) from None
         self.ledger.record(route, raw.status_code)
         if raw.status_code >= 400:
-            raise error_for("GET", path, raw.status_code, None)
+            raise error_for("GET", path, raw.status_code, None, token=self.token_name)
         return raw.content
 
     def close(self) -> None:
         self._session.close()
+
+
+def is_mutation(document: str) -> bool:
+    """Whether a GraphQL document is a mutation (it writes and must not be repeated)."""
+    return MUTATION.match(document) is not None
+
+
+def graphql_cause(errors: list[Any]) -> ErrorCause:
+    """What kind of failure GraphQL's ``errors[].type`` values describe."""
+    types = {str(e.get("type", "")) for e in errors if isinstance(e, Mapping)}
+    if "RATE_LIMITED" in types:
+        return "rate_limit"
+    if "FORBIDDEN" in types or "INSUFFICIENT_SCOPES" in types:
+        return "permission"
+    if "NOT_FOUND" in types:
+        return "not_found"
+    return "invalid" if types - {""} else "unknown"
 
 
 def _may_have_landed(status: int | None, error: requests.RequestException | None) -> bool:
@@ -645,6 +764,15 @@ def _may_have_landed(status: int | None, error: requests.RequestException | None
         return False
     reason = getattr(error.args[0], "reason", None) if error and error.args else None
     return not isinstance(reason, urllib3.exceptions.NewConnectionError)
+
+
+def _http_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _parse_body(raw: requests.Response) -> Any:

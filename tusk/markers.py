@@ -14,7 +14,16 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 MarkerKind = Literal[
-    "job", "backlink", "state", "go-away", "entry", "blocklist-change", "audit", "progress"
+    "job",
+    "backlink",
+    "state",
+    "go-away",
+    "entry",
+    "blocklist-change",
+    "audit",
+    "progress",
+    "writeup",
+    "takeover",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

@@ -24,6 +24,7 @@ from tusk.github import (
     TransportError,
     Unauthorized,
     ValidationFailed,
+    is_mutation,
     retry_delay,
     route_of,
 )
@@ -151,7 +152,8 @@ def test_rate_limit_reset_beyond_the_wait_budget_fails_without_sleeping(server: 
     with pytest.raises(RateLimited) as caught:
         gateway.get("/x")
     assert sleeps == []
-    assert "GET /x: rate limited" in str(caught.value) and "Run again later" in str(caught.value)
+    assert "GET /x: the bot token (TUSK_BOT_TOKEN) is rate limited" in str(caught.value)
+    assert "Run again later" in str(caught.value)
 
 
 def test_secondary_limit_message_without_header_waits_a_minute_growing(server: Scripted) -> None:
@@ -187,15 +189,19 @@ def test_ordinary_forbidden_is_not_retried(server: Scripted) -> None:
         make_gateway(server.url, sleeps).patch("/x", json={"body": "b"})
     assert sleeps == [] and len(server.seen) == 1
     text = str(caught.value)
-    assert text.startswith("PATCH /x: the token may not do this")
+    assert text.startswith(
+        "PATCH /x: the bot token (TUSK_BOT_TOKEN) may not do this: a permission problem, "
+        "not an outage"
+    )
     assert "(GitHub said: Resource not accessible by integration)" in text
-    assert "scope" in text
+    assert "Give the secret TUSK_BOT_TOKEN the needed scope" in text
+    assert caught.value.cause == "permission" and caught.value.token == "bot"
 
 
 @pytest.mark.parametrize(
     ("status", "error_class", "words"),
     [
-        (401, Unauthorized, "the token was refused"),
+        (401, Unauthorized, "GitHub refused the bot token (TUSK_BOT_TOKEN)"),
         (404, NotFound, "not found"),
         (409, Conflict, "conflict"),
         (410, GitHubError, "unexpected status 410"),
@@ -212,6 +218,89 @@ def test_final_statuses_map_to_one_error_class_each(
     assert sleeps == [] and len(server.seen) == 1  # none of these clears by waiting
     assert type(caught.value) is error_class
     assert caught.value.status == status and words in str(caught.value)
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 504])
+def test_a_server_error_is_called_an_outage_not_a_token_problem(
+    server: Scripted, status: int
+) -> None:
+    server.script("/x", *[Reply(status, {"message": "Server Error"})] * 3)
+    with pytest.raises(ServerError) as caught:
+        make_gateway(server.url, Sleeps(), max_attempts=3).get("/x")
+    error = caught.value
+    assert error.cause == "outage" and error.is_outage and not error.may_have_landed
+    assert "an outage on GitHub's side, not a problem with the bot token (TUSK_BOT_TOKEN)" in str(
+        error
+    )
+    assert "permission" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("token_name", "label"),
+    [
+        ("bot", "the bot token (TUSK_BOT_TOKEN)"),
+        ("dispatch", "the dispatch token (TUSK_DISPATCH_TOKEN)"),
+        ("agent", "the agent token (TUSK_AGENT_TOKEN)"),
+        ("read", "the read token (TUSK_READ_TOKEN)"),
+    ],
+)
+def test_a_refused_token_is_named_by_its_variable(
+    server: Scripted, token_name: str, label: str
+) -> None:
+    server.script("/user", Reply(401, {"message": "Bad credentials"}))
+    gateway = Gateway(
+        api_url=server.url,
+        token=SecretStr("not-a-real-token-value"),
+        token_name=token_name,
+        sleep=Sleeps(),
+    )
+    with pytest.raises(Unauthorized) as caught:
+        gateway.get("/user")
+    assert f"GitHub refused {label}" in str(caught.value)
+    assert caught.value.cause == "auth" and caught.value.token == token_name
+
+
+def test_a_failed_write_after_a_5xx_may_have_landed(server: Scripted) -> None:
+    server.script("/c", Reply(502, {"message": "Bad Gateway"}))
+    with pytest.raises(ServerError) as caught:
+        make_gateway(server.url, Sleeps()).post("/c", json={"body": "x"}, may_repeat=False)
+    assert caught.value.may_have_landed and caught.value.cause == "outage"
+
+
+def test_a_refused_write_did_not_land(server: Scripted) -> None:
+    server.script("/c", Reply(403, {"message": "Resource not accessible by integration"}))
+    with pytest.raises(Forbidden) as caught:
+        make_gateway(server.url, Sleeps()).post("/c", json={"body": "x"}, may_repeat=False)
+    assert not caught.value.may_have_landed
+
+
+def test_graphql_mutation_is_not_repeated_after_a_5xx(server: Scripted) -> None:
+    server.script("/graphql", Reply(502, {"message": "Bad Gateway"}))
+    gateway = make_gateway(server.url, Sleeps())
+    with pytest.raises(ServerError) as caught:
+        gateway.graphql("mutation($b: String!) { addComment(input: {body: $b}) { id } }")
+    assert len(server.seen) == 1 and caught.value.may_have_landed
+
+
+def test_graphql_query_is_repeated_after_a_5xx(server: Scripted) -> None:
+    server.script(
+        "/graphql", Reply(502, {"message": "Bad Gateway"}), Reply(200, {"data": {"viewer": 1}})
+    )
+    assert make_gateway(server.url, Sleeps()).graphql("query { viewer { login } }") == {"viewer": 1}
+    assert len(server.seen) == 2
+
+
+@pytest.mark.parametrize(
+    ("document", "mutation"),
+    [
+        ("mutation { a }", True),
+        ("  \n# add a comment\nmutation Add($x: ID!) { a }", True),
+        ("query { mutation }", False),
+        ("{ viewer { login } }", False),
+    ],
+)
+def test_mutations_are_recognised(document: str, mutation: bool) -> None:
+    assert is_mutation(document) is mutation
 
 
 def test_validation_failure_carries_githubs_details(server: Scripted) -> None:

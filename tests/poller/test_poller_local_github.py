@@ -209,6 +209,29 @@ def test_failed_dispatch_leaves_the_thread_unread_and_the_next_poll_retries(
     assert len(h.sent().tasks) == 1
 
 
+def test_an_outage_during_dispatch_is_not_blamed_on_the_dispatch_token(
+    harness: Any, local_github: Any
+) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
+    local_github.add_fault("POST", r"/repos/alice/control/dispatches", status=502, count=None)
+    _, report = h.poller.cycle(PollState())
+    (error,) = [e for e in report.errors if "repository_dispatch" in e]
+    # (the sandbox's token string is its name, so the gateway scrubs the word "dispatch")
+    assert "an outage on GitHub's side, not a problem with the" in error
+    assert "token (TUSK_DISPATCH_TOKEN)" in error
+    assert "the token is not at fault" in error and "may write to" not in error
+    assert [t["unread"] for t in h.threads()] == [True]
+
+
+def test_a_refused_dispatch_token_is_named_and_blamed(harness: Any, local_github: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
+    local_github.add_fault("POST", r"/repos/alice/control/dispatches", status=401, count=None)
+    _, report = h.poller.cycle(PollState())
+    (error,) = [e for e in report.errors if "repository_dispatch" in e]
+    assert "token (TUSK_DISPATCH_TOKEN): it is wrong, expired or revoked" in error
+    assert "Check that TUSK_DISPATCH_TOKEN may write" in error
+
+
 def test_idle_poll_is_one_conditional_request_answered_304(harness: Any) -> None:
     h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
     state, _ = h.poller.cycle(PollState())
