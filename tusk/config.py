@@ -64,6 +64,12 @@ class Limits(Section):
     state_issue_rollover: int = Field(
         2000, ge=10, le=2400, description="comments before a state issue rolls over"
     )
+    claim_lease_minutes: float = Field(
+        30.0,
+        gt=0,
+        description="a log issue whose run reported no progress this long after it was "
+        "claimed may be taken over by a later delivery of the job",
+    )
 
 
 class Labels(Section):

@@ -228,6 +228,11 @@ class RunMetadata(StrictModel):
     context_path: str
     diff_path: str | None = None
     context_file: str = Field(description="the merged context document (JSON)")
+    claim_nonce: str | None = Field(
+        None,
+        description="the nonce in the log issue's job marker: the claiming run's own, which "
+        "run-claude's progress report names",
+    )
 
 
 CONTRACT_MODELS["run-metadata"] = RunMetadata

@@ -7,6 +7,12 @@ one whose issue has the lowest number wins, and every other run closes its
 own issue as ``duplicate`` and stops. A marker counts only when
 ``tusk.markers`` trusts it (the bot's content, or the control repository).
 
+Each claim carries its run's nonce, so a create whose answer was lost (a
+5xx, a timeout, a reset) is found again instead of being sent twice, and a
+copy that shows up late is recognised as the run's own. A claim whose run
+never reported progress within the lease can be taken over by a later
+delivery (``tusk.lease``), so an orphan claim cannot strand its job.
+
 Failure records (``record_failure``) carry the job marker with
 ``"failure": true`` so that a later, successful delivery of the same job is
 not mistaken for a duplicate of its own failure report.
@@ -14,8 +20,8 @@ not mistaken for a duplicate of its own failure report.
 
 from __future__ import annotations
 
+import contextlib
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,8 +29,10 @@ from typing import Any, Literal
 
 from tusk.config import Settings
 from tusk.errors import UserError
-from tusk.github import Gateway
+from tusk.github import Gateway, GitHubError
+from tusk.lease import Lease, claim_status, take_over
 from tusk.markers import first_marker, is_trusted_author, render_marker
+from tusk.once import Patience, create_once, find_comment, new_nonce
 
 BODY_LIMIT = 65536
 _TITLE_REPO = re.compile(r"^\[Agent Log\] (?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)\b")
@@ -43,6 +51,7 @@ class LogIssue:
     repo: str | None
     failure: bool
     created_at: datetime | None
+    nonce: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,14 +59,19 @@ class LogIssueClaim:
     number: int
     url: str
     won: bool
+    nonce: str = ""
 
 
-def log_marker(jobid: str, repo: str | None = None, *, failure: bool = False) -> str:
+def log_marker(
+    jobid: str, repo: str | None = None, *, failure: bool = False, nonce: str | None = None
+) -> str:
     data: dict[str, Any] = {"jobid": jobid}
     if repo:
         data["repo"] = repo
     if failure:
         data["failure"] = True
+    if nonce:
+        data["nonce"] = nonce
     return render_marker("job", data)
 
 
@@ -91,6 +105,7 @@ def parse_log_issue(item: dict[str, Any], settings: Settings) -> LogIssue | None
         repo=repo,
         failure=marker.get("failure") is True,
         created_at=datetime.fromisoformat(created.replace("Z", "+00:00")) if created else None,
+        nonce=marker["nonce"] if isinstance(marker.get("nonce"), str) else None,
     )
 
 
@@ -145,6 +160,21 @@ def _claimants(issues: list[LogIssue]) -> list[LogIssue]:
     return [i for i in issues if not i.failure and i.state_reason != "duplicate"]
 
 
+def with_job_marker(body: str, *, jobid: str, repo: str | None, nonce: str) -> str:
+    """``body`` whose first job marker is the claim's, nonce included."""
+    first = first_marker(body, "job")
+    if first is None or first.get("jobid") != jobid:
+        return f"{log_marker(jobid, repo, nonce=nonce)}\n{body}"[:BODY_LIMIT]
+    if first.get("nonce") == nonce:
+        return body
+    known = first.get("repo") if isinstance(first.get("repo"), str) else None
+    old = log_marker(jobid, known)
+    new = log_marker(jobid, repo or known, nonce=nonce)
+    if old in body:
+        return body.replace(old, new, 1)
+    return f"{new}\n{body}"[:BODY_LIMIT]
+
+
 def claim_log_issue(
     gateway: Gateway,
     settings: Settings,
@@ -155,7 +185,9 @@ def claim_log_issue(
     labels: list[str] | tuple[str, ...],
     repo: str | None = None,
     since: datetime | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    nonce: str | None = None,
+    now: datetime | None = None,
+    sleep: Callable[[float], None] | None = None,
 ) -> LogIssueClaim:
     """Create the job's log issue unless one exists; exactly one caller wins.
 
@@ -163,56 +195,139 @@ def claim_log_issue(
     or a racing run's issue with a lower number); the caller must then stop.
     A losing run's own issue is closed as ``duplicate``. The decision waits
     until the listing shows the run's own issue (``listed_with``): a listing
-    that lags could hide a rival's lower number from both runs.
+    that lags could hide a rival's lower number from both runs. ``nonce`` (new
+    when not given) marks this run's claim, so a create whose answer was lost
+    is found instead of repeated; ``now`` measures the lease of claims whose
+    run never reported progress. ``sleep`` defaults to the gateway's.
     """
+    nonce = nonce or new_nonce()
+    sleep = sleep or gateway.sleep
+    body = with_job_marker(body, jobid=jobid, repo=repo, nonce=nonce)
     if len(body) > BODY_LIMIT:
         raise ValueError(f"log issue body is {len(body)} characters; GitHub allows {BODY_LIMIT}")
-    marker = first_marker(body, "job")
-    if marker is None or marker.get("jobid") != jobid:
-        body = f"{log_marker(jobid, repo)}\n{body}"[:BODY_LIMIT]
-    existing = _claimants(find_log_issues(gateway, settings, jobid=jobid, state="all", since=since))
-    if existing:
-        owner = existing[0]
-        return LogIssueClaim(owner.number, owner.url, won=False)
-    created = gateway.post(
-        f"/repos/{settings.control_repo}/issues",
-        json={"title": title, "body": body, "labels": list(labels)},
-    ).body
-    number, url = int(created["number"]), str(created["html_url"])
+
+    def listed() -> list[LogIssue]:
+        return find_log_issues(gateway, settings, jobid=jobid, state="all", since=since)
+
+    existing = listed()
+    # The lease is measured on GitHub's clock (its Date header), not the runner's.
+    moment = now or gateway.server_time or datetime.now(UTC)
+    lease = Lease(settings.limits.claim_lease_minutes, moment)
+    live, _ = _live_claims(gateway, settings, existing, lease=lease, nonce=nonce)
+    if live and live[0].nonce != nonce:
+        owner = live[0]
+        return LogIssueClaim(owner.number, owner.url, won=False, nonce=nonce)
+    path = f"/repos/{settings.control_repo}/issues"
+
+    def find_mine(issues: list[LogIssue] | None = None) -> dict[str, Any] | None:
+        mine = [issue for issue in (listed() if issues is None else issues) if issue.nonce == nonce]
+        if not mine:
+            return None
+        return gateway.get(f"{path}/{mine[0].number}")  # its own URL: read-after-write
+
+    # This very claim may exist already (the step ran again with its nonce).
+    created = find_mine(existing) or create_once(
+        lambda: dict(
+            gateway.post(
+                path, json={"title": title, "body": body, "labels": list(labels)}, may_repeat=False
+            ).body
+        ),
+        find_mine,
+        sleep=sleep,
+        patience=CLAIM_PATIENCE,
+        what=f"the log issue of job {jobid}",
+    )
+    number = int(created["number"])
     _require_labels(created, labels, settings)
     try:
-        listed = listed_with(
-            lambda: find_log_issues(gateway, settings, jobid=jobid, state="all", since=since),
-            number,
-            sleep=sleep,
-        )
+        issues = listed_with(listed, number, sleep=sleep)
     except ListingLag as lag:
         # Undecidable: release this claim rather than hold it blind (a rival that saw it
         # has stopped; a later delivery of the job claims it afresh), and say so.
-        gateway.patch(
-            f"/repos/{settings.control_repo}/issues/{number}",
-            json={"state": "closed", "state_reason": "duplicate"},
-        )
+        _close_as_duplicate(gateway, settings, number)
         raise UserError(
             f"job {jobid}: {lag}; whether another delivery claimed the job first cannot be "
-            f"told, so this run released its claim ({url}) and stops",
+            f"told, so this run released its claim ({created['html_url']}) and stops",
             "Nothing ran. Mention the bot again, or re-run this workflow run, once GitHub's "
             "issue listing has caught up.",
         ) from lag
-    numbers = {issue.number: issue.url for issue in _claimants(listed)}
-    numbers.setdefault(number, url)
-    winner = min(numbers)
-    if winner == number:
-        settle_failure_records(gateway, settings, listed, run_url=url)
-        return LogIssueClaim(number, url, won=True)
+    live, dead = _live_claims(gateway, settings, issues, lease=lease, nonce=nonce)
+    numbers = {issue.number: issue for issue in live}
+    if number not in numbers:  # our own issue counts even if a listing lags behind
+        mine = parse_log_issue(created, settings)
+        assert mine is not None  # we just wrote its marker
+        numbers[number] = mine
+    winner = numbers[min(numbers)]
+    ours = sorted({n for n, issue in numbers.items() if issue.nonce == nonce} | {number})
+    if winner.nonce == nonce:
+        # A copy of our own claim that showed up late (the listing lagged) is ours too.
+        for extra in ours:
+            if extra != winner.number:
+                _close_as_duplicate(gateway, settings, extra)
+        for orphan in dead:
+            _close_taken_over(gateway, settings, orphan, by=winner)
+        settle_failure_records(gateway, settings, issues, run_url=winner.url)
+        return LogIssueClaim(winner.number, winner.url, won=True, nonce=nonce)
+    for own in ours:
+        _close_as_duplicate(gateway, settings, own)
+    return LogIssueClaim(winner.number, winner.url, won=False, nonce=nonce)
+
+
+def _live_claims(
+    gateway: Gateway, settings: Settings, issues: list[LogIssue], *, lease: Lease, nonce: str
+) -> tuple[list[LogIssue], list[LogIssue]]:
+    """The claims that hold their job, and the open ones taken over (dead).
+
+    A claim older than the lease is looked at more closely: one whose run never
+    reported progress is taken over (``tusk.lease``), unless its run shows it is
+    alive after all."""
+    live, dead = [], []
+    for issue in _claimants(issues):
+        if issue.nonce == nonce or issue.state != "open" or not lease.expired(issue.created_at):
+            live.append(issue)
+            continue
+        repo, bot = settings.control_repo, settings.bot
+        status = claim_status(gateway, repo, issue.number, bot=bot, jobid=issue.jobid)
+        if status == "silent":
+            status = take_over(
+                gateway,
+                repo,
+                issue.number,
+                bot=bot,
+                jobid=issue.jobid,
+                nonce=nonce,
+                lease_minutes=lease.minutes,
+            )
+        (dead if status == "dead" else live).append(issue)
+    return live, dead
+
+
+def _close_as_duplicate(gateway: Gateway, settings: Settings, number: int) -> None:
     gateway.patch(
         f"/repos/{settings.control_repo}/issues/{number}",
         json={"state": "closed", "state_reason": "duplicate"},
     )
-    return LogIssueClaim(winner, numbers[winner], won=False)
+
+
+def _close_taken_over(
+    gateway: Gateway, settings: Settings, orphan: LogIssue, *, by: LogIssue
+) -> None:
+    """Close a claim whose run never showed up, pointing to the run that took it over."""
+    path = f"/repos/{settings.control_repo}/issues/{orphan.number}"
+    _note(gateway, path, f"Taken over by {by.url}: this claim's run never reported progress.")
+    gateway.patch(path, json={"state": "closed", "state_reason": "duplicate"})
+
+
+def _note(gateway: Gateway, issue_path: str, text: str) -> None:
+    """A courtesy comment: sent once (never repeated blindly); its loss is no failure,
+    since the state change that follows it is what counts."""
+    with contextlib.suppress(GitHubError):
+        gateway.post(f"{issue_path}/comments", json={"body": text}, may_repeat=False)
 
 
 LISTING_PATIENCE_SECONDS = 120.0
+# A claim whose answer was lost is looked for about as long as the listing is waited for.
+CLAIM_PATIENCE = Patience(looks=8, first_pause=1.0, sends=2)
 
 
 class ListingLag(Exception):
@@ -279,10 +394,7 @@ def settle_failure_records(
         if not issue.failure or issue.state != "open":
             continue
         path = f"/repos/{settings.control_repo}/issues/{issue.number}"
-        gateway.post(
-            f"{path}/comments",
-            json={"body": f"The job ran after all: {run_url}. Closing this failure record."},
-        )
+        _note(gateway, path, f"The job ran after all: {run_url}. Closing this failure record.")
         gateway.patch(path, json={"state": "closed", "state_reason": "completed"})
 
 
@@ -300,6 +412,9 @@ def record_failure(
     A job already holding an open failure record (two watchdogs may both give
     up on it) gets the new report as a comment there instead of a second issue.
     """
+    nonce = new_nonce()
+    marker = log_marker(jobid, repo, failure=True, nonce=nonce)
+    control = settings.control_repo
     open_records = [
         issue
         for issue in find_log_issues(gateway, settings, jobid=jobid, state="open")
@@ -307,20 +422,38 @@ def record_failure(
     ]
     if open_records:
         record = open_records[0]
-        path = f"/repos/{settings.control_repo}/issues/{record.number}/comments"
-        gateway.post(path, json={"body": body[: BODY_LIMIT - 100]})
+        path = f"/repos/{control}/issues/{record.number}/comments"
+        comment = f"{marker}\n{body}"[: BODY_LIMIT - 100]
+        create_once(
+            lambda: dict(gateway.post(path, json={"body": comment}, may_repeat=False).body),
+            lambda: find_comment(
+                gateway, control, record.number, kind="job", nonce=nonce, bot=settings.bot
+            ),
+            sleep=gateway.sleep,
+            what=f"the failure report of job {jobid}",
+        )
         return record.url
-    marker = log_marker(jobid, repo, failure=True)
     text = f"{marker}\n{body}"
     if len(text) > BODY_LIMIT:
         note = "\n\n(cut to fit GitHub's limit on issue bodies)"
         text = text[: BODY_LIMIT - len(note)] + note
-    created = gateway.post(
-        f"/repos/{settings.control_repo}/issues",
-        json={
-            "title": title,
-            "body": text,
-            "labels": [settings.labels.workflow, settings.labels.bug],
-        },
-    ).body
+    path = f"/repos/{control}/issues"
+    payload = {
+        "title": title,
+        "body": text,
+        "labels": [settings.labels.workflow, settings.labels.bug],
+    }
+
+    def find_record() -> dict[str, Any] | None:
+        for issue in find_log_issues(gateway, settings, jobid=jobid, state="open"):
+            if issue.nonce == nonce:
+                return {"html_url": issue.url}
+        return None
+
+    created = create_once(
+        lambda: dict(gateway.post(path, json=payload, may_repeat=False).body),
+        find_record,
+        sleep=gateway.sleep,
+        what=f"the failure record of job {jobid}",
+    )
     return str(created["html_url"])

@@ -48,9 +48,12 @@ def log_issue_body(
     artifact_url: str | None,
     facts: RunFacts | None = None,
     limit: int = BODY_LIMIT,
+    nonce: str | None = None,
 ) -> LogBody:
-    """The A4 body: the Task whole, as much Context as fits, a note when cut."""
-    marker = render_marker("job", {"jobid": jobid, "repo": repo})
+    """The A4 body: the Task whole, as much Context as fits, a note when cut. ``nonce``
+    is the claiming run's, in the job marker (``tusk.log_issue``)."""
+    data = {"jobid": jobid, "repo": repo, **({"nonce": nonce} if nonce else {})}
+    marker = render_marker("job", data)
     task_text, context_text = task_text.rstrip("\n"), context_text.rstrip("\n")
     # Quoting is line by line and each line depends only on the lines before it, so
     # the first k quoted lines are the quote of the first k lines: quote once, cut after.

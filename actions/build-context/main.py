@@ -26,6 +26,7 @@ from tusk.contracts import ContextDocument, RunMetadata
 from tusk.errors import InputError
 from tusk.github import Gateway, gateway_from_secrets
 from tusk.log_issue import LogIssueClaim, claim_log_issue
+from tusk.once import new_nonce
 from tusk.run_facts import run_facts
 from tusk.state import StateStore
 
@@ -119,6 +120,7 @@ def build_and_claim(
     history = store.read_entries("history", limit=settings.limits.history_entries)
     memory = store.read_entries("memory")
     built = bc.build(doc, settings, history=history, memory=memory)
+    nonce = new_nonce()  # this run's: marks its claim, found again after a lost answer
     task_md = bc.render_task(built.task)
     context_md = bc.render_context(built.context)
     sizes = built.sizes.model_copy(update={"context_chars": len(context_md)})
@@ -130,6 +132,7 @@ def build_and_claim(
         artifact_name=artifact_name,
         artifact_url=run_url,
         facts=run_facts(doc, settings),
+        nonce=nonce,
     )
     claim = claim_log_issue(
         gateway,
@@ -140,6 +143,7 @@ def build_and_claim(
         labels=[settings.labels.workflow],
         repo=doc.repo,
         since=doc.trigger.created_at - SINCE_MARGIN,
+        nonce=nonce,
     )
     excerpt, excerpt_cut = bc.task_excerpt(built.task.text)
     actions_edge.append_summary(
@@ -227,6 +231,7 @@ def write_outputs(
         context_path=str(context_path),
         diff_path=str(diff_path) if diff_path else None,
         context_file=str(context_file),
+        claim_nonce=claim.nonce or None,
     )
     run_path = out_dir / RUN_FILE
     run_path.write_text(metadata.model_dump_json(indent=2) + "\n", encoding="utf-8")

@@ -1,11 +1,11 @@
-"""Write the run up on its log issue (MISSION A8, A9).
+"""Compose the run's write-up on its log issue (MISSION A8, A9).
 
-Pure part: the summary model (links to everything the agent created, the
-refused calls with codes and reasons, the audit chain's head hash), the
-transcript, and the comments they make, in order, each within GitHub's
-65,536 characters. I/O part: post them, then either close the log issue as
-``completed`` or, after a failure, add an error comment and the bug label
-and leave it open.
+Pure: the summary model (links to everything the agent created, the refused
+calls with codes and reasons, the audit chain's head hash), the transcript,
+the comments they make (each within GitHub's 65,536 characters), and the
+plan of write-up parts: every comment, then the label or the close. The I/O
+that publishes the parts one by one, each retried safely on its own, is in
+``writeup``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from tusk.actions.run_claude.outcome import Outcome
 from tusk.actions.run_claude.transcript import (
+    COMMENT_LIMIT,
     Transcript,
     blocks_from_events,
     defuse_mentions,
@@ -30,9 +31,12 @@ from tusk.actions.run_claude.transcript import (
 
 from tusk.audit import created_items, head_hash
 from tusk.contracts import AuditRecord, RunMetadata
-from tusk.github import Gateway
 from tusk.pricing import Spend
 from tusk.render import render
+
+# Room kept in each comment for the hidden part marker the write-up puts first.
+MARKER_ROOM = 300
+PART_LIMIT = COMMENT_LIMIT - MARKER_ROOM
 
 
 class View(BaseModel):
@@ -183,24 +187,59 @@ def compose(
     bug_label: str,
 ) -> Comments:
     """``summary_for(parts)`` builds the summary once the transcript's part count is known.
-    Every comment fits GitHub's limit: a long summary (many refusals or staged writes)
-    is split like the transcript."""
-    parts = split_comments(clean(transcript_markdown, secrets), label="transcript part")
+    Every comment fits GitHub's limit with room for its part marker: a long summary
+    (many refusals or staged writes) is split like the transcript."""
+    parts = split_comments(
+        clean(transcript_markdown, secrets), limit=PART_LIMIT, label="transcript part"
+    )
     summary: RunSummary = summary_for(len(parts))
     summary_text = clean(render("run_summary.md.j2", summary=summary), secrets)
     error = None
     if not outcome.ok:
         error = clean(render("run_error.md.j2", summary=summary, bug_label=bug_label), secrets)
-        error = split_comments(error)[0]  # the headline and the reason come first
+        error = split_comments(error, limit=PART_LIMIT)[0]  # the headline and reason come first
     return Comments(
-        summary=tuple(split_comments(summary_text, label="summary part")),
+        summary=tuple(split_comments(summary_text, limit=PART_LIMIT, label="summary part")),
         transcript=tuple(parts),
         error=error,
     )
 
 
-def headline_for_step_summary(summary: RunSummary, comment_url: str | None) -> str:
-    mark = "✅" if summary.ok else "❌"
+PartAction = Literal["comment", "label", "close"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of the write-up, published and retried on its own.
+
+    ``key`` names it on the log issue (``summary-1``, ``transcript-3``, ``error``,
+    ``label``, ``close``), so a re-run finds what exists and adds only the rest.
+    """
+
+    key: str
+    action: PartAction
+    body: str = ""
+
+
+def plan_parts(comments: Comments, *, ok: bool) -> list[Part]:
+    """The write-up in order: every comment, then ``close`` for a completed run or
+    ``label`` (the bug label, issue left open) for any other outcome."""
+    parts = [Part(f"summary-{i}", "comment", body) for i, body in enumerate(comments.summary, 1)]
+    parts += [
+        Part(f"transcript-{i}", "comment", body) for i, body in enumerate(comments.transcript, 1)
+    ]
+    if comments.error:
+        parts.append(Part("error", "comment", comments.error))
+    parts.append(Part("close", "close") if ok else Part("label", "label"))
+    return parts
+
+
+def headline_for_step_summary(
+    summary: RunSummary, comment_url: str | None, *, failed_parts: Sequence[str] = ()
+) -> str:
+    """The step summary's first lines: the outcome, its cost and network, and a write-up
+    that is incomplete."""
+    mark = "✅" if summary.ok and not failed_parts else "❌"
     link = f" · [log issue]({comment_url})" if comment_url else ""
     detail = f"\n\n{summary.detail}" if summary.detail else ""
     facts = [
@@ -208,31 +247,10 @@ def headline_for_step_summary(summary: RunSummary, comment_url: str | None) -> s
         *([f"- network: {summary.network}"] if summary.network else []),
     ]
     record = "\n\n" + "\n".join(facts) if facts else ""
-    return f"### {mark} Agent run: {summary.headline}{link}{detail}{record}\n"
-
-
-# --------------------------------------------------------------------------- I/O
-
-
-def publish(
-    gateway: Gateway,
-    *,
-    run: RunMetadata,
-    comments: Comments,
-    ok: bool,
-    bug_label: str,
-) -> list[str]:
-    """Post the comments in order, then close the log issue or flag it; returns the URLs."""
-    issue = f"/repos/{run.control_repo}/issues/{run.log_issue_number}"
-    urls = []
-    for body in comments.in_order():
-        response = gateway.post(f"{issue}/comments", json={"body": body}, may_repeat=False)
-        urls.append(str(response.body.get("html_url", "")))
-    if ok:
-        gateway.patch(issue, json={"state": "closed", "state_reason": "completed"})
-    else:
-        gateway.post(f"{issue}/labels", json={"labels": [bug_label]})
-    return urls
+    missing = ""
+    if failed_parts:
+        missing = f"\n\n⚠️ Write-up incomplete: {', '.join(failed_parts)} failed."
+    return f"### {mark} Agent run: {summary.headline}{link}{detail}{record}{missing}\n"
 
 
 def read_audit(path: Any) -> tuple[list[AuditRecord], str | None]:

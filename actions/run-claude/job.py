@@ -3,7 +3,9 @@
 isolate → workspace → MCP server → main session (watched) → continues →
 write-up on the log issue → clean up. Each step lives in its own module; this
 one only sequences them and records what the cleanup step needs
-(``RUN_DIR/cleanup.json``) in case this process dies.
+(``RUN_DIR/cleanup.json``, ``RUN_DIR/writeup.json``) in case this process
+dies. SIGTERM/SIGINT (``cancel``) stop the agent and write up the outcome
+``cancelled``; the clean-up step completes a write-up that SIGKILL cut short.
 """
 
 from __future__ import annotations
@@ -19,13 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import SecretStr
-from tusk.actions.run_claude import continues, egress, fence, finish, isolation, supervisor
+from tusk.actions.run_claude import (
+    continues,
+    egress,
+    fence,
+    finish,
+    isolation,
+    supervisor,
+    writeup,
+)
+from tusk.actions.run_claude.cancel import Cancellation, Cancelled
 from tusk.actions.run_claude.isolation import Principal, RunDirs
 from tusk.actions.run_claude.metering import Meter
 from tusk.actions.run_claude.model_proxy import DUMMY_KEY, Credentials, ModelProxy
 from tusk.actions.run_claude.network import NetworkPlan, open_by_need, plan_network
-from tusk.actions.run_claude.outcome import Outcome, classify
-from tusk.actions.run_claude.transcript import read_events, redact
+from tusk.actions.run_claude.outcome import Outcome, cancelled, classify
+from tusk.actions.run_claude.transcript import redact
 from tusk.actions.run_claude.watch import StopReason, StreamWatch
 from tusk.mcp_server.passes import write_pass
 
@@ -34,6 +45,8 @@ from tusk.config import Secrets, Settings
 from tusk.contracts import RunMetadata
 from tusk.errors import UserError
 from tusk.github import Gateway
+from tusk.lease import report_progress
+from tusk.once import new_nonce
 from tusk.pricing import Spend
 from tusk.render import render
 
@@ -73,30 +86,134 @@ class JobResult:
     events_path: Path | None = None
     spend: Spend | None = None
     network: str = ""
+    writeup_complete: bool = True
+    writeup_failed: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """The agent completed and its write-up is whole."""
+        return self.outcome.ok and self.writeup_complete
+
+    @property
+    def skipped(self) -> bool:
+        """Another delivery took the job over before this run started: nothing to do."""
+        return self.outcome.kind == "taken_over"
 
 
-def run_job(inputs: JobInputs) -> JobResult:
+@dataclass
+class _Stage:
+    """How far the run got: what a cancellation must still write up."""
+
+    writing_up: bool = False
+    session_id: str | None = None
+    passes: list[tuple[str, str]] = field(default_factory=list)
+    isolation: str = ""
+    meter: Meter | None = None
+    network: str = ""
+
+
+def run_job(inputs: JobInputs, cancel: Cancellation | None = None) -> JobResult:
     """The whole run. A failure before the write-up still reaches the log issue
-    (error comment, bug label) before it propagates."""
-    stage = {"writing_up": False}
+    (error comment, bug label) before it propagates; a cancellation (``Cancelled``,
+    raised by ``cancel``'s signal handlers) stops the agent and is written up."""
+    cancel = cancel if cancel is not None else Cancellation()
+    _start_writeup_state(inputs)
+    stage = _Stage()
     try:
-        return _run(inputs, stage)
+        if not _report_progress(inputs):
+            return _taken_over(inputs)
+        return _run(inputs, stage, cancel)
+    except Cancelled as stop:
+        cancel.shield()
+        actions_edge.warning(
+            "The run was cancelled",
+            detail=f"{stop.signal_name} received; Claude Code was stopped. Writing up.",
+        )
+        return _write_up(
+            inputs,
+            outcome=cancelled(stop.signal_name),
+            session_id=stage.session_id,
+            passes=stage.passes,
+            isolation_note=stage.isolation,
+            spend=stage.meter.spend() if stage.meter is not None else None,
+            network=stage.network,
+        )
     except Exception as error:
-        if not stage["writing_up"]:
+        if not stage.writing_up:
+            cancel.shield()
             report_setup_failure(inputs, error)
         raise
 
 
-def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
+def _report_progress(inputs: JobInputs) -> bool:
+    """Say on the log issue that the run has started (``tusk.lease``); False when a later
+    delivery took the claim over first, so this run must not go on."""
+    state = writeup.load_state(inputs.run_dir)
+    assert state is not None
+    token = inputs.secrets.require("agent_token")["agent_token"]
+    gateway = Gateway(api_url=inputs.secrets.github_api_url, token=token, token_name="agent")
+    run = inputs.run
+    try:
+        status, comment = report_progress(
+            gateway,
+            run.control_repo,
+            run.log_issue_number,
+            bot=inputs.settings.bot,
+            jobid=run.jobid,
+            nonce=run.claim_nonce or state.nonce,
+        )
+    finally:
+        gateway.close()
+    state.progress_comment_id = int(comment["id"])
+    writeup.save_state(inputs.run_dir, state)
+    return status != "dead"
+
+
+def _taken_over(inputs: JobInputs) -> JobResult:
+    state = writeup.load_state(inputs.run_dir)
+    assert state is not None
+    state.complete = True  # nothing of ours to write up: the clean-up step must not either
+    writeup.save_state(inputs.run_dir, state)
+    reason = (
+        f"a later delivery of job {inputs.run.jobid} took over log issue "
+        f"{inputs.run.log_issue_url} before this run reported progress; this run stops"
+    )
+    actions_edge.notice(reason)
+    outcome = Outcome(kind="taken_over", headline="Taken over by a later delivery", detail=reason)
+    return JobResult(outcome=outcome, reason=reason)
+
+
+def _start_writeup_state(inputs: JobInputs) -> None:
+    """Keep what a write-up needs in the run folder from the start, so the clean-up
+    step can write the run up if this process is killed."""
+    run_dir = inputs.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(run_dir, 0o700)
+    if writeup.load_state(run_dir) is None:
+        writeup.save_state(
+            run_dir,
+            writeup.WriteUpState(
+                run=inputs.run,
+                bot=inputs.settings.bot,
+                bug_label=inputs.settings.labels.bug,
+                nonce=new_nonce(),
+            ),
+        )
+
+
+def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
     settings, secrets = inputs.settings, inputs.secrets
     needed = secrets.require("agent_token", "read_token")
     credentials = model_credentials(secrets)
     decision = isolation.decide(
         in_actions=isolation.isolation_required(inputs.environ), euid=os.geteuid()
     )
+    stage.isolation = decision.reason
     if not decision.enabled:
         actions_edge.warning("User isolation is off", detail=decision.reason)
     network = decide_network(settings, isolated=decision.enabled)
+    stage.network = network.status
     runner = isolation.runner_principal(inputs.environ)
     run_dir = inputs.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -130,6 +247,7 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
         prices=settings.agent.prices,
         on_exceeded=announce_budget,
     )
+    stage.meter = meter
     mcp_bearer = secrets_module.token_urlsafe(32)  # this run's MCP endpoint only
     try:
         if agent is not None:
@@ -177,6 +295,7 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
                 runner=runner,
                 ports=(proxy.port, supervisor.port_of(server.url)),
             )
+        stage.network = network.status
         actions_edge.notice(f"Agent network: {network.status}")
         env = isolation.agent_env(
             home=dirs.home,
@@ -193,13 +312,16 @@ def _run(inputs: JobInputs, stage: dict[str, bool]) -> JobResult:
             agent=agent,
             dirs=dirs,
             meter=meter,
+            lines=stage.passes,
+            stage=stage,
         )
         outcome, session_id = passes.run_all(prompt)
         server.stop()
         proxy.stop()
         spend = meter.spend()
         _save_spend(run_dir, spend)
-        stage["writing_up"] = True
+        cancel.shield()  # from here on a signal cannot cut the write-up short
+        stage.writing_up = True
         result = _write_up(
             inputs,
             outcome=outcome,
@@ -366,6 +488,7 @@ class _Passes:
     dirs: RunDirs
     meter: Meter
     lines: list[tuple[str, str]] = field(default_factory=list)
+    stage: _Stage = field(default_factory=_Stage)
     audit_seen: int = 0  # audit records already shown in the step log
 
     def scrub(self, line: str) -> str:
@@ -390,6 +513,7 @@ class _Passes:
         outcome = main[0]
         watch = main[1]
         session_id = watch.session_id
+        self.stage.session_id = session_id
         if session_id is None or watch.init is None:
             return outcome, session_id
         records, _ = finish.read_audit(self.inputs.run_dir / AUDIT_FILE)
@@ -513,56 +637,61 @@ def _write_up(
     spend: Spend | None = None,
     network: str = "",
 ) -> JobResult:
-    run, settings, secrets = inputs.run, inputs.settings, inputs.secrets
-    events_path = inputs.run_dir / EVENTS_FILE
-    with events_path.open(encoding="utf-8") as handle:
-        events = read_events(handle)
-    records, problem = finish.read_audit(inputs.run_dir / AUDIT_FILE)
-    staged = finish.read_staged(inputs.run_dir / STAGED_FILE)
-
-    def summary_for(parts: int) -> finish.RunSummary:
-        return finish.build_summary(
-            run=run,
-            outcome=outcome,
-            records=records,
-            audit_problem=problem,
-            session_id=session_id,
-            passes=passes,
-            isolation=isolation_note,
-            transcript_parts=parts,
-            staged=staged,
-            spend=spend,
-            network=network,
-        )
-
-    comments = finish.compose(
-        summary_for=summary_for,
-        transcript_markdown=finish.render_transcript(run.jobid, events),
-        outcome=outcome,
-        secrets=secret_values(secrets),
-        bug_label=settings.labels.bug,
-    )
-    token = secrets.require("agent_token")["agent_token"]
-    gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
-    try:
-        urls = finish.publish(
-            gateway, run=run, comments=comments, ok=outcome.ok, bug_label=settings.labels.bug
-        )
-    finally:
-        gateway.close()
-    summary = summary_for(len(comments.transcript))
-    actions_edge.append_summary(
-        finish.headline_for_step_summary(summary, urls[0] if urls else run.log_issue_url)
-    )
+    """Record the outcome in the run folder, then publish the write-up part by part."""
+    run_dir = inputs.run_dir
+    state = writeup.load_state(run_dir)
+    assert state is not None  # run_job wrote it first
+    state.outcome = outcome
+    state.session_id = session_id
+    state.passes = list(passes)
+    state.isolation = isolation_note
+    state.spend = spend
+    state.network = network
+    writeup.save_state(run_dir, state)
+    state, report = _publish(inputs, run_dir)
     return JobResult(
         outcome=outcome,
         session_id=session_id,
-        comment_urls=urls,
+        comment_urls=report.urls,
         isolation=isolation_note,
-        events_path=events_path,
+        events_path=run_dir / EVENTS_FILE,
         spend=spend,
         network=network,
+        writeup_complete=report.complete,
+        writeup_failed=report.failed,
+        reason=writeup.describe(state, report),
     )
+
+
+def _publish(inputs: JobInputs, run_dir: Path) -> tuple[writeup.WriteUpState, writeup.Report]:
+    token = inputs.secrets.require("agent_token")["agent_token"]
+    gateway = Gateway(api_url=inputs.secrets.github_api_url, token=token, token_name="agent")
+    try:
+        state, report = writeup.write_up(run_dir, gateway, secrets=secret_values(inputs.secrets))
+    finally:
+        gateway.close()
+    report_writeup(state, report)
+    return state, report
+
+
+def report_writeup(state: writeup.WriteUpState, report: writeup.Report) -> None:
+    """The write-up in the step log and summary: each part, and a failed one loudly."""
+    for line in report.lines():
+        print(line, flush=True)
+    outcome = state.outcome or writeup.KILLED
+    first = report.urls[0] if report.urls else state.run.log_issue_url
+    actions_edge.append_summary(
+        finish.headline_for_step_summary(
+            writeup.summary_of(state), first, failed_parts=report.failed
+        )
+    )
+    if not report.complete:
+        actions_edge.error(
+            "The write-up on the log issue is incomplete",
+            detail=f"{', '.join(report.failed)} failed ({state.run.log_issue_url}). The "
+            f"agent's outcome was {outcome.kind}. Re-running the write-up (the clean-up step "
+            "does) adds what is missing without doubling what is there.",
+        )
 
 
 def report_setup_failure(inputs: JobInputs, error: BaseException) -> None:
@@ -572,37 +701,16 @@ def report_setup_failure(inputs: JobInputs, error: BaseException) -> None:
     else:
         detail = f"{type(error).__name__}: {error}"
     outcome = Outcome(kind="setup_failed", headline="The agent run could not start", detail=detail)
-    summary = finish.build_summary(
-        run=inputs.run,
-        outcome=outcome,
-        records=[],
-        audit_problem=None,
-        session_id=None,
-        passes=[],
-        isolation="",
-        transcript_parts=0,
-    )
-    secrets = inputs.secrets
-    body = finish.clean(
-        render("run_error.md.j2", summary=summary, bug_label=inputs.settings.labels.bug),
-        secret_values(secrets),
-    )
-    if secrets.agent_token is None:
+    if inputs.secrets.agent_token is None:
         return
-    gateway = Gateway(
-        api_url=secrets.github_api_url,
-        token=secrets.agent_token,
-        token_name="agent",
-        max_attempts=2,
-    )
-    issue = f"/repos/{inputs.run.control_repo}/issues/{inputs.run.log_issue_number}"
     try:
-        gateway.post(f"{issue}/comments", json={"body": body})
-        gateway.post(f"{issue}/labels", json={"labels": [inputs.settings.labels.bug]})
+        state = writeup.load_state(inputs.run_dir)
+        assert state is not None
+        state.outcome = outcome
+        writeup.save_state(inputs.run_dir, state)
+        _publish(inputs, inputs.run_dir)
     except Exception as failure:
         actions_edge.warning("Could not record the failure on the log issue", detail=str(failure))
-    finally:
-        gateway.close()
 
 
 # --------------------------------------------------------------------------- cleanup
@@ -619,10 +727,37 @@ def _record_cleanup(run_dir: Path, **fields: object) -> None:
     tmp.replace(path)
 
 
-def cleanup(run_dir: Path) -> list[str]:
+def cleanup(
+    run_dir: Path, *, gateway: Gateway | None = None, secrets: list[str] | None = None
+) -> list[str]:
     """The ``if: always()`` step: whatever a crashed run left behind, and only what this
-    run made (its MCP server, its own user's processes, folder and user). Returns what
+    run made (its MCP server, its own user's processes, folder and user); then the
+    write-up if the run step did not finish it (SIGKILL, a lost runner). Returns what
     it did."""
+    return [*_clean(run_dir), *finish_writeup(run_dir, gateway=gateway, secrets=secrets)]
+
+
+def finish_writeup(
+    run_dir: Path, *, gateway: Gateway | None, secrets: list[str] | None = None
+) -> list[str]:
+    """Complete the write-up of the run in ``run_dir`` if it is not whole yet: a run killed
+    before it knew its outcome is written up as cancelled. Returns what it did."""
+    state = writeup.load_state(run_dir)
+    if state is None:
+        return []  # the run never got as far as its log issue: nothing to write up
+    if state.complete:
+        return [f"the write-up on {state.run.log_issue_url} is complete"]
+    if gateway is None:
+        return ["the write-up is incomplete, but no agent token was given to finish it"]
+    killed = state.outcome is None
+    state, report = writeup.write_up(run_dir, gateway, secrets=secrets or [])
+    report_writeup(state, report)
+    what = "recorded the run as cancelled (killed)" if killed else "completed the write-up"
+    status = "" if report.complete else f"; still missing: {', '.join(report.failed)}"
+    return [f"{what} on {state.run.log_issue_url}{status}"]
+
+
+def _clean(run_dir: Path) -> list[str]:
     path = run_dir / CLEANUP_FILE
     if not path.is_file():
         return ["nothing recorded; nothing to clean"]

@@ -16,6 +16,7 @@ from tusk import actions_edge
 from tusk.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts import RunMetadata
 from tusk.errors import InputError
+from tusk.github import Gateway
 
 DEFAULT_MAX_RETRIES = 5
 
@@ -50,68 +51,122 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cleanup",
         action="store_true",
         help="only clean up after a run in --run-dir: stop its MCP server, end the agent "
-        "user's processes, remove the agent's run folder",
+        "user's processes, remove the agent's run folder, and finish the write-up if the "
+        "run was killed before it could (needs TUSK_AGENT_TOKEN)",
+    )
+    parser.add_argument(
+        "--write-up",
+        action="store_true",
+        help="redo the write-up of the run in --run-dir on its log issue: adds the parts that "
+        "are missing, never a second copy (needs TUSK_AGENT_TOKEN)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     from tusk.actions.run_claude import job
+    from tusk.actions.run_claude.cancel import cancellable
 
-    if args.cleanup:
+    if args.cleanup or args.write_up:
         if args.run_dir is None:
-            raise InputError(
-                "--cleanup needs --run-dir", "Pass the run-dir output of the run step."
-            )
-        for line in job.cleanup(args.run_dir):
-            print(line)
-        return 0
+            flag = "--cleanup" if args.cleanup else "--write-up"
+            raise InputError(f"{flag} needs --run-dir", "Pass the run-dir output of the run step.")
+        return _after_the_run(args)
     if args.run_json is None:
         raise InputError("--run-json is required", "Pass the run.json build-context wrote.")
-    run_meta = RunMetadata.model_validate_json(args.run_json.read_text(encoding="utf-8"))
-    config_path = resolve_config_path(args.config)
-    settings = load_settings(config_path)
-    secrets = load_secrets()
-    env = dict(os.environ)
-    max_retries = args.max_retries
-    if max_retries is None:
-        max_retries = int(env.get("CLAUDE_CODE_MAX_RETRIES") or DEFAULT_MAX_RETRIES)
-    run_dir = args.run_dir or default_run_dir(env)
-    actions_edge.set_outputs({"run-dir": run_dir, "log-issue-url": run_meta.log_issue_url})
-    inputs = job.JobInputs(
-        run=run_meta,
-        run_json=args.run_json.resolve(),
-        settings=settings,
-        config_path=config_path,
-        secrets=secrets,
-        anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
-        claude=args.claude or find_claude(),
-        run_dir=run_dir.resolve(),
-        max_retries=max_retries,
-        environ=env,
-        budget_seconds=args.budget_seconds,
-    )
-    try:
-        result = job.run_job(inputs)
-    except Exception as error:
-        # Later steps branch on `conclusion`: it must say failure, not stay empty.
-        reason = str(error).split("\n")[0]
-        actions_edge.set_outputs(
-            {"conclusion": "failure", "outcome": "setup_failed", "reason": reason}
+    # Installed first: a cancel (SIGINT, SIGTERM) at any point ends in a write-up, never
+    # in a traceback.
+    with cancellable() as cancel:
+        run_meta = RunMetadata.model_validate_json(args.run_json.read_text(encoding="utf-8"))
+        config_path = resolve_config_path(args.config)
+        settings = load_settings(config_path)
+        secrets = load_secrets()
+        env = dict(os.environ)
+        max_retries = args.max_retries
+        if max_retries is None:
+            max_retries = int(env.get("CLAUDE_CODE_MAX_RETRIES") or DEFAULT_MAX_RETRIES)
+        run_dir = args.run_dir or default_run_dir(env)
+        actions_edge.set_outputs({"run-dir": run_dir, "log-issue-url": run_meta.log_issue_url})
+        inputs = job.JobInputs(
+            run=run_meta,
+            run_json=args.run_json.resolve(),
+            settings=settings,
+            config_path=config_path,
+            secrets=secrets,
+            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            claude=args.claude or find_claude(),
+            run_dir=run_dir.resolve(),
+            max_retries=max_retries,
+            environ=env,
+            budget_seconds=args.budget_seconds,
         )
-        raise
-    actions_edge.set_outputs(
-        {
-            "conclusion": "success" if result.outcome.ok else "failure",
-            "outcome": result.outcome.kind,
-            "reason": result.outcome.detail or result.outcome.headline,
-            "session-id": result.session_id or "",
-            "summary-url": result.comment_urls[0] if result.comment_urls else "",
-            "events-file": result.events_path or "",
-            "cost-usd": f"{result.spend.cost_usd:.4f}" if result.spend else "",
-            "network": result.network,
-        }
-    )
-    return 0 if result.outcome.ok else 1
+        try:
+            result = job.run_job(inputs, cancel)
+        except Exception as error:
+            # Later steps branch on `conclusion`: it must say failure, not stay empty.
+            reason = str(error).split("\n")[0]
+            actions_edge.set_outputs(
+                {
+                    "conclusion": "failure",
+                    "outcome": "setup_failed",
+                    "reason": reason,
+                    "write-up": "complete",
+                }
+            )
+            raise
+        actions_edge.set_outputs(
+            {
+                "conclusion": "skipped"
+                if result.skipped
+                else ("success" if result.ok else "failure"),
+                "outcome": result.outcome.kind,
+                "reason": result.reason or result.outcome.detail or result.outcome.headline,
+                "write-up": "complete" if result.writeup_complete else "incomplete",
+                "write-up-failed": ",".join(result.writeup_failed),
+                "session-id": result.session_id or "",
+                "summary-url": result.comment_urls[0] if result.comment_urls else "",
+                "events-file": result.events_path or "",
+                "cost-usd": f"{result.spend.cost_usd:.4f}" if result.spend else "",
+                "network": result.network,
+            }
+        )
+        return 0 if result.ok or result.skipped else 1
+
+
+def _after_the_run(args: argparse.Namespace) -> int:
+    """``--cleanup`` (the ``if: always()`` step) and ``--write-up``: clean up what a run
+    left behind and finish its write-up if the run step could not (SIGKILL)."""
+    from tusk.actions.run_claude import job
+
+    secrets = load_secrets()
+    gateway = None
+    if secrets.agent_token is not None:
+        gateway = Gateway(
+            api_url=secrets.github_api_url, token=secrets.agent_token, token_name="agent"
+        )
+    elif args.write_up:
+        secrets.require("agent_token")  # raises, naming the variable to set
+    held = job.secret_values(secrets)
+    try:
+        if args.cleanup:
+            lines = job.cleanup(args.run_dir, gateway=gateway, secrets=held)
+        else:
+            lines = job.finish_writeup(args.run_dir, gateway=gateway, secrets=held)
+    finally:
+        if gateway is not None:
+            gateway.close()
+    for line in lines:
+        print(line)
+    state = job.writeup.load_state(args.run_dir)
+    if state is None:
+        return 0
+    outputs: dict[str, str] = {
+        "write-up": "complete" if state.complete else "incomplete",
+        "write-up-failed": ",".join(state.failed),
+    }
+    if state.outcome is not None:
+        outputs["outcome"] = state.outcome.kind  # the run step may have died before saying
+    actions_edge.set_outputs(outputs)
+    return 0 if state.complete else 1
 
 
 def default_run_dir(environ: dict[str, str]) -> Path:

@@ -20,6 +20,8 @@ OutcomeKind = Literal[
     "error_result",
     "crashed",
     "setup_failed",
+    "cancelled",
+    "taken_over",
 ]
 
 SIGTERM_EXIT = 143  # Claude Code catches SIGTERM, cleans up, and exits 143 itself
@@ -107,3 +109,14 @@ def classify(
             exit_code=exit_code,
         )
     return Outcome(kind="completed", headline="Completed", exit_code=exit_code)
+
+
+def cancelled(signal_name: str) -> Outcome:
+    """The run was cancelled (Actions sends SIGINT, then SIGTERM, on cancel or timeout)."""
+    return Outcome(
+        kind="cancelled",
+        headline="The run was cancelled",
+        detail=f"run-claude received {signal_name} (the workflow was cancelled or hit its "
+        "time limit); Claude Code was stopped. What the agent wrote before that is listed "
+        "above.",
+    )

@@ -319,24 +319,33 @@ def run_session(
 
     threading.Thread(target=monitor, daemon=True).start()
     try:
-        process.stdin.write(prompt)
-        process.stdin.close()
-    except BrokenPipeError:
-        pass  # Claude Code ended before reading; its exit code says why
-    for line in iter(process.stdout.readline, ""):
-        with lock:
-            events.write(scrub(line))
-            reason = watch.feed(line)
+        try:
+            process.stdin.write(prompt)
+            process.stdin.close()
+        except BrokenPipeError:
+            pass  # Claude Code ended before reading; its exit code says why
+        for line in iter(process.stdout.readline, ""):
+            with lock:
+                events.write(scrub(line))
+                reason = watch.feed(line)
+                if reason is not None:
+                    events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
             if reason is not None:
-                events.write(tusk_event("stopped", kind=reason.kind, text=reason.reason))
-        if reason is not None:
-            announce_stop(reason)
-            _terminate(process)
-        elif '"tool_result"' in line and loop_reported():
-            # The server refused a call as a loop: act on it now, not at the next poll.
-            stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
-        elif (outside := external_stop()) is not None:
-            stop_with(outside)
+                announce_stop(reason)
+                _terminate(process)
+            elif '"tool_result"' in line and loop_reported():
+                # The server refused a call as a loop: act on it now, not at the next poll.
+                stop_with(StopReason("mcp_loop", _loop_reason(loop_file)))
+            elif (outside := external_stop()) is not None:
+                stop_with(outside)
+    except BaseException:
+        # Cancelled (a signal) or a bug: Claude Code must not outlive this run.
+        finished.set()
+        stop_now(process)
+        with contextlib.suppress(Exception):
+            events.write(tusk_event("stopped", kind="cancelled", text="run-claude was stopped"))
+            events.flush()
+        raise
     finished.set()
     if watch.stop is None and (outside := external_stop()) is not None:
         stop_with(outside)  # spent past the budget on the very last answer
@@ -350,6 +359,20 @@ def run_session(
         exit_code = process.wait()
     events.flush()
     return SessionRun(exit_code=exit_code, watch=watch, seconds=clock() - started)
+
+
+def stop_now(process: subprocess.Popen[str], *, grace: float = 3.0) -> int | None:
+    """Stop Claude Code at once: SIGTERM (it exits 143), then SIGKILL to its whole group."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=grace)
+    return process.poll()
 
 
 def announce_stop(reason: StopReason) -> None:

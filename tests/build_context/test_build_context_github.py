@@ -121,7 +121,9 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
     assert [label["name"] for label in logged["labels"]] == ["workflow"]
     assert logged["user"]["login"] == "tusk-bot"
     body = logged["body"]
-    assert parse_markers(body, "job") == [{"jobid": doc.jobid, "repo": REPO}]
+    [marker] = parse_markers(body, "job")
+    assert marker == {"jobid": doc.jobid, "repo": REPO, "nonce": marker["nonce"]}
+    assert len(marker["nonce"]) == 16
     assert body.split("\n")[1:4] == ["# Task", "", "> `@tusk-bot` please fix the resize bug"]
     context_md = (out_dir / "context.md").read_text(encoding="utf-8")
     assert "\n# Context\n\n" in body
@@ -135,6 +137,7 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
     metadata = RunMetadata.model_validate_json(Path(outputs["run-json"]).read_text("utf-8"))
     assert metadata.log_issue_number == logged["number"]
     assert metadata.jobid == doc.jobid and metadata.control_repo == CONTROL
+    assert metadata.claim_nonce == marker["nonce"]  # run-claude reports progress under it
     assert Path(metadata.task_path).read_text("utf-8").startswith("# Task")
     for path in (metadata.task_path, metadata.context_path, metadata.context_file):
         assert Path(path).is_absolute()  # run-claude reads relative paths from run.json's folder

@@ -25,7 +25,7 @@ from tusk.actions.run_claude import isolation, job
 
 from tusk.config import Secrets, load_settings
 from tusk.contracts import ContextDocument, PermissionConfig, RunMetadata, Trigger
-from tusk.markers import job_marker
+from tusk.markers import first_marker, job_marker
 from tusk.state import StateStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -224,8 +224,20 @@ class E2E:
         return self.github.gateway(AGENT_TOKEN).get("/repos/alice/tusk-control/issues/1")
 
     def log_comments(self) -> list[str]:
+        """The write-up comments on the log issue, each without its hidden part marker."""
+        return [body for key, body in self.log_parts() if key is not None]
+
+    def log_parts(self) -> list[tuple[str | None, str]]:
+        """Every comment on the log issue as (write-up part or None, body without marker)."""
         gateway = self.github.gateway(AGENT_TOKEN)
-        return [c["body"] for c in gateway.paginate("/repos/alice/tusk-control/issues/1/comments")]
+        out: list[tuple[str | None, str]] = []
+        for comment in gateway.paginate("/repos/alice/tusk-control/issues/1/comments"):
+            marker = first_marker(comment["body"], "writeup")
+            body = comment["body"]
+            if marker is not None and body.startswith("<!-- tusk:writeup "):
+                body = body.split("\n", 1)[1]
+            out.append((marker["part"] if marker else None, body))
+        return out
 
     def issue_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         gateway = self.github.gateway(AGENT_TOKEN)

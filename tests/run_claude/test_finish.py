@@ -161,30 +161,42 @@ def test_secrets_never_reach_a_comment(tmp_path: Path) -> None:
     assert "@\u200balice" in comments.transcript[0]
 
 
-def test_step_summary_headline() -> None:
-    line = finish.headline_for_step_summary(
-        finish.RunSummary(
-            jobid="j",
-            repo="a/b",
-            trigger_url="t",
-            ok=True,
-            headline="Completed",
-            detail="",
-            session_id=None,
-            created=(),
-            refused=(),
-            staged=(),
-            passes=(),
-            audit_records=0,
-            audit_head="h",
-            audit_problem=None,
-            isolation="on",
-            transcript_parts=1,
-        ),
-        "https://h/o/c/issues/7#issuecomment-1",
+def bare_summary(**fields: object) -> finish.RunSummary:
+    values: dict[str, object] = dict(
+        jobid="j",
+        repo="a/b",
+        trigger_url="t",
+        ok=True,
+        headline="Completed",
+        detail="",
+        session_id=None,
+        created=(),
+        refused=(),
+        staged=(),
+        passes=(),
+        audit_records=0,
+        audit_head="h",
+        audit_problem=None,
+        isolation="on",
+        transcript_parts=1,
     )
+    values.update(fields)
+    return finish.RunSummary(**values)  # type: ignore[arg-type]
+
+
+def test_step_summary_headline() -> None:
+    line = finish.headline_for_step_summary(bare_summary(), "https://h/o/c/issues/7#issuecomment-1")
     assert line == (
         "### ✅ Agent run: Completed · [log issue](https://h/o/c/issues/7#issuecomment-1)\n"
+    )
+
+
+def test_step_summary_says_when_the_write_up_is_incomplete() -> None:
+    line = finish.headline_for_step_summary(
+        bare_summary(), None, failed_parts=["summary-1", "close"]
+    )
+    assert line == (
+        "### ❌ Agent run: Completed\n\n⚠️ Write-up incomplete: summary-1, close failed.\n"
     )
 
 
