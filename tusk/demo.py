@@ -270,7 +270,9 @@ def print_outcome(outcome: DemoOutcome) -> None:
         )
         say(textwrap.indent(log.get("body") or "", "    "))
         for comment in outcome.log_comments:
-            first = (comment["body"] or "").strip().splitlines()[:1]
+            # The first line people see: hidden markers (write-up part, progress) skipped.
+            lines = (comment["body"] or "").strip().splitlines()
+            first = [line for line in lines if not line.startswith("<!-- tusk:")][:1]
             say(f"  comment {comment['html_url']}: {first[0] if first else ''}")
         transcripts = [c for c in outcome.log_comments if "ranscript" in (c["body"] or "")[:300]]
         if transcripts:

@@ -29,11 +29,12 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     assert [label["name"] for label in log["labels"]] == ["workflow"]
     assert log["body"].index("# Task") < log["body"].index("# Context")
     # A8: the summary links what the agent created; the transcript follows it.
-    summary = outcome.log_comments[0]["body"]
+    # (after the run's progress comment; each write-up comment names its part)
+    [summary] = [c["body"] for c in outcome.log_comments if '"part":"summary-1"' in c["body"]]
     pull = outcome.pull_requests[0]
     assert pull["html_url"] in summary
     assert outcome.agent_comments[0]["html_url"] in summary
-    assert any("Transcript" in comment["body"] for comment in outcome.log_comments[1:])
+    assert any("Transcript" in comment["body"] for comment in outcome.log_comments[2:])
     # The agent's work: a fix pushed from the bot's fork, and a comment stamped with the backlink.
     assert pull["head"]["label"] == f"{BOT}:tusk/fix-readme-typo"
     assert pull["head"]["repo"]["full_name"] == f"{BOT}/widgets"
