@@ -19,9 +19,10 @@ ISSUES = rf"^/repos/{CONTROL}/issues$"
 START = datetime(2026, 11, 30, 11, 30, tzinfo=UTC)
 
 
-def scenario(*issues: dict[str, Any]) -> dict[str, Any]:
+def scenario(*issues: dict[str, Any], lag: float = 0) -> dict[str, Any]:
     return {
         "now": START.isoformat().replace("+00:00", "Z"),
+        "settings": {"listing_lag_seconds": lag},
         "users": [{"login": "alice"}, {"login": "tusk-bot"}],
         "tokens": {"agent": {"user": "tusk-bot", "scopes": ["repo"]}},
         "repos": [
@@ -105,6 +106,18 @@ def test_a_claim_that_landed_although_its_answer_was_lost_is_the_runs_own(
     again = claim(gh)  # a later delivery of the same job
     assert not again.won and again.number == first.number
     assert len(issues(gh)) == 1
+
+
+def test_a_lost_claim_is_found_although_the_listing_lags_it(local_github: Any) -> None:
+    """The look-up repeats with growing pauses until the lagging listing shows the claim."""
+    local_github.load(scenario(lag=20))
+    local_github.add_fault("POST", ISSUES, status=502, lands=True)
+    first = claim(local_github)
+    assert first.won and len(issues(local_github)) == 1
+    posts = [
+        e for e in local_github.journal() if e["method"] == "POST" and e["path"].endswith("/issues")
+    ]
+    assert len(posts) == 1 and sum(local_github.sleeps) >= 20
 
 
 def test_a_claim_answered_after_the_client_timeout_is_found_not_doubled(gh: Any) -> None:
