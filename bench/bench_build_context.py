@@ -38,6 +38,7 @@ from tusk.poller.core import TaskWork, locate_triggers, nodes_of, plan
 from tusk.poller.dispatch import build_document
 from tusk.poller.raw_shape import to_raw
 
+from tusk import trust
 from tusk.config import Settings
 from tusk.contracts import Blocklist, ContextDocument
 
@@ -173,7 +174,7 @@ def make_document(scale: int, seed: int = 1) -> bytes:
     work = plan(
         candidates[0],
         repo=REPO,
-        trust="owner",
+        trust=trust.from_association(REPO, "alice", "OWNER"),
         settings=SETTINGS,
         blocklist=Blocklist(),
         now=since,
