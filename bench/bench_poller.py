@@ -13,8 +13,18 @@ items (goal: the context fetch at most 1.2x the floor):
 
 Requests are split into the context fetch (GraphQL pages, plus the REST
 diff and branch protection that GraphQL cannot give), the fixed cost of a
-poll (notifications, blocklist, permission, re-check and mark-read) and the
+poll (notifications, blocklist, permission and mark-read) and the
 dispatches. 304 answers are counted apart: GitHub does not charge them.
+
+Then one busy poll: 200 unread threads, half without a mention of the bot
+(the goal: at most 1.5 counted requests of the bot's token per thread):
+
+* 40 threads the bot was mentioned in earlier and read, with a new reply
+  that does not mention it (``reason`` stays ``mention``: GitHub keeps it);
+* 30 issues the bot opened and 30 it commented on, with a new comment
+  (``reason`` ``author`` and ``comment``);
+* 30 of the earlier threads with a new mention, 50 issues and 20 pull
+  requests the bot is mentioned in for the first time.
 
 Run: ``python bench/bench_poller.py``.
 """
@@ -68,6 +78,7 @@ def world(**content: Any) -> dict[str, Any]:
 
 
 def said(index: int, body: str | None = None) -> dict[str, Any]:
+    """A comment by alice or bob that does not mention the bot."""
     return {
         "author": "bob" if index % 2 else "alice",
         "body": body or f"comment {index}: " + "words " * 20,
@@ -228,6 +239,108 @@ def idle_scheduled(github: LocalGitHub, *, keep_state: bool, folder: Path) -> tu
     return ledger.total, ledger.total_not_modified
 
 
+# --------------------------------------------------------------------------- one busy poll
+
+STICKY, REMENTION, AUTHORED, COMMENTED, FRESH, PULLS = 40, 30, 30, 30, 50, 20
+# bob may write to widgets: his mentions cost a permission request, alice's (the owner's) none.
+BUSY_SETTINGS = SETTINGS.model_copy(update={"allowed_users": ("alice", "bob")})
+
+
+def busy_world() -> tuple[dict[str, Any], dict[str, list[int]]]:
+    """Threads for the busy poll; the numbers of each group."""
+    groups: dict[str, list[int]] = {}
+    issues: list[dict[str, Any]] = []
+    number = 0
+
+    def add(group: str, count: int, make: Any) -> None:
+        nonlocal number
+        for _ in range(count):
+            number += 1
+            groups.setdefault(group, []).append(number)
+            issues.append({"number": number, "title": f"{group} {number}", **make()})
+
+    mention_earlier = lambda: {  # noqa: E731
+        "author": "alice",
+        "body": "A bug.",
+        "comments": [said(1), {"author": "alice", "body": MENTION}],
+    }
+    add("sticky", STICKY, mention_earlier)
+    add("rementioned", REMENTION, mention_earlier)
+    add("authored", AUTHORED, lambda: {"author": BOT, "body": "Found while working."})
+    add(
+        "commented",
+        COMMENTED,
+        lambda: {
+            "author": "alice",
+            "body": "A bug.",
+            "comments": [{"author": BOT, "body": "On it."}],
+        },
+    )
+    add("fresh", FRESH, lambda: {"author": "alice", "body": "A bug.", "comments": [said(2)]})
+    pulls = []
+    for _ in range(PULLS):
+        number += 1
+        groups.setdefault("pulls", []).append(number)
+        pulls.append(
+            {
+                "number": number,
+                "author": "bob",
+                "title": f"Change {number}",
+                "body": "Faster widgets.",
+                "head": f"change-{number}",
+                "base": "main",
+                "files": {"widgets.py": f"def widget():\n    return {number}\n"},
+            }
+        )
+    scenario = world(issues=issues, pulls=pulls)
+    for token in ("alice", "bob"):
+        scenario["tokens"][token] = {"user": token, "scopes": ["repo"]}
+    return scenario, groups
+
+
+def busy(github: LocalGitHub) -> tuple[Counter[str], int, int, int]:
+    """(counted requests of the bot's token by kind, 304s, threads, dispatched jobs)."""
+    scenario, groups = busy_world()
+    github.load(scenario)
+    ledger = RequestLedger()
+    bot = Gateway(api_url=github.url, token=SecretStr("bot-read"), token_name="bot", ledger=ledger)
+    dispatcher = Gateway(api_url=github.url, token=SecretStr("dispatch"), token_name="dispatch")
+    poller = Poller(
+        settings=BUSY_SETTINGS,
+        bot=bot,
+        dispatcher=dispatcher,
+        read_blocklist=StateStore(bot, BUSY_SETTINGS).read_blocklist,
+    )
+    state, _ = poller.cycle(PollState())  # the earlier mentions, read
+    people = {
+        login: Gateway(api_url=github.url, token=SecretStr(login), token_name=login)
+        for login in ("alice", "bob")
+    }
+
+    def comment(number: int, author: str, body: str) -> None:
+        people[author].request(
+            "POST", f"/repos/{REPO}/issues/{number}/comments", json={"body": body}
+        )
+
+    for index, number in enumerate(groups["sticky"]):
+        comment(number, ("alice", "bob")[index % 2], "Thanks, that works.")
+    for number in groups["authored"]:
+        comment(number, "bob", "I can reproduce this.")
+    for number in groups["commented"]:
+        comment(number, "alice", "Any news?")
+    mentioned = groups["rementioned"] + groups["fresh"] + groups["pulls"]
+    for index, number in enumerate(mentioned):
+        comment(number, ("alice", "bob")[index % 2], f"{MENTION} (round two)")
+    ledger.reset()
+    _, report = poller.cycle(state)
+    if report.errors or len(report.dispatched) != len(mentioned):
+        raise SystemExit(f"benchmark run went wrong: {report.lines()}")
+    kinds: Counter[str] = Counter()
+    for route, count in ledger.by_route.items():
+        kinds[kind_of(route)] += count
+    return kinds, ledger.total_not_modified, report.threads, len(report.dispatched)
+
+
 def main() -> None:
     server = start_server(port=0, strict=True)
     github = LocalGitHub(server.url, server.app.admin_secret)
@@ -274,8 +387,19 @@ def main() -> None:
         print(
             "floor: one GraphQL page per 100 items; context: GraphQL pages + REST diff/protection;"
         )
-        print("ratio: context / floor (goal <= 1.2x); poll: notifications, blocklist, permission,")
-        print("re-check and mark-read; disp: repository_dispatch shards; 304s counted apart.")
+        print("ratio: context / floor (goal <= 1.2x); poll: notifications, blocklist, permission")
+        print("and mark-read; disp: repository_dispatch shards; 304s counted apart.")
+        print()
+        kinds, free, threads, jobs = busy(github)
+        counted = sum(kinds.values())
+        print(f"busy poll: {threads} unread threads, {jobs} with a new mention (dispatched)")
+        print(
+            f"  bot token, counted: {counted} ({kinds['context']} context, "
+            f"{kinds['poll']} notifications/blocklist/permission/mark-read)   304: {free}"
+        )
+        print(f"  counted requests per unread thread: {counted / threads:.2f}   goal: <= 1.5")
+        print("  (context: GraphQL looks and full contexts + REST diffs; dispatches go with the")
+        print("  dispatch token and are not counted here)")
         violations = github.violations()
         if violations:
             raise SystemExit(f"the local GitHub recorded {len(violations)} spec violation(s)")

@@ -62,7 +62,7 @@ PR_SCALARS = (
     "headRepository { nameWithOwner } baseRepository { nameWithOwner }"
 )
 REPLIES = Conn("replies", f"id {COMMENT_FIELDS}")
-DISCUSSION_COMMENTS = Conn("comments", COMMENT_FIELDS, children=(REPLIES,))
+DISCUSSION_COMMENTS = Conn("comments", f"id {COMMENT_FIELDS}", children=(REPLIES,))
 DISCUSSION_SCALARS = (
     f"id number title body url closed stateReason isAnswered createdAt updatedAt lastEditedAt "
     f"{ACTOR} "

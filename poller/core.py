@@ -108,6 +108,52 @@ def poll(state: PollState, response: NotificationsResponse) -> tuple[PollState, 
     return PollState(last_modified=response.last_modified, poll_interval=interval), threads
 
 
+# --------------------------------------------------------------------------- triage
+
+# Reasons that say the bot was not @mentioned in the thread since it last read it.
+# GitHub: "if you are the author of an issue, subsequent notifications on that
+# issue will have a reason of author. If you're then @mentioned on the same issue,
+# the notifications you fetch thereafter will have a reason of mention. The reason
+# remains as mention, regardless of whether you're ever mentioned again."
+# (REST docs, "Notification reasons"). A mention replaces these, so a thread that
+# still shows one holds no mention of the bot. Every other reason (mention,
+# team_mention, assign, review_requested, state_change, any new one) may hide a
+# mention and is looked at.
+NO_MENTION_REASONS = frozenset({"author", "comment", "subscribed", "manual"})
+
+Look = Literal["done", "probe", "fetch"]
+
+
+@dataclass(frozen=True)
+class Triage:
+    """What one unread thread needs before it may be marked read.
+
+    ``done``: nothing (``why`` says so); ``probe``: a look at its activity since
+    ``last_read_at`` (issues and pull requests read before, whose sticky
+    ``mention`` reason may be old) before any full context; ``fetch``: the full
+    context at once."""
+
+    look: Look
+    why: str = ""
+
+
+def triage(thread: Thread, blocklist: Blocklist) -> Triage:
+    """Decide from the notification alone, at no cost, how much a thread needs."""
+    if thread.kind is None:
+        return Triage("done", f"{thread.repo}: {thread.subject_type} notifications carry no task")
+    if blocklist.blocks(thread.repo):
+        return Triage("done", f"{thread.repo} is on the blocklist")
+    if thread.reason in NO_MENTION_REASONS:
+        return Triage(
+            "done",
+            f"{thread.repo} {thread.title!r}: reason {thread.reason!r}, "
+            "so no mention of the bot since it last read the thread",
+        )
+    if thread.last_read_at is not None and thread.kind != "discussion" and thread.number:
+        return Triage("probe")
+    return Triage("fetch")
+
+
 def after_cycle(state: PollState, *, all_threads_done: bool) -> PollState:
     """A thread left unread (dispatch failed, changed meanwhile) must be seen again, but
     ``If-Modified-Since`` would hide it behind a 304: forget the date then."""

@@ -1,5 +1,11 @@
 """One poll cycle at the edge: fetch, decide (``core``), dispatch, mark read.
 
+Each unread thread costs only what it needs: its notification alone settles
+most (``core.triage``: a reason that a mention would have replaced, a blocked
+repository); threads the bot read before get one batched look at their
+activity (``activity``); only a thread that may hold a new mention gets its
+full context. One request marks everything read at the end.
+
 Nothing is stored between runs. A thread is marked read only when every
 trigger it carried was dispatched (or deliberately skipped); otherwise it
 stays unread and the next cycle sees it again. Job ids come from the trigger,
@@ -15,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from tusk.poller import context, notifications
+from tusk.poller import activity, context, notifications
 from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
     Candidate,
@@ -23,12 +29,14 @@ from tusk.poller.core import (
     PollState,
     Skipped,
     Thread,
+    Triage,
     after_cycle,
     locate_triggers,
     needs_trust_level,
     nodes_of,
     plan,
     poll,
+    triage,
 )
 from tusk.poller.dispatch import dispatch_go_away, dispatch_task
 from tusk.poller.jobids import job_id
@@ -106,33 +114,60 @@ class Poller:
         if not threads:
             return state, report
         blocklist = self._read_blocklist()  # once per cycle
-        all_done = True
+        looks = {thread.id: triage(thread, blocklist) for thread in threads}
+        seen, _ = activity.look(self.bot, [t for t in threads if looks[t.id].look == "probe"])
+        failed: set[str] = set()
         for thread in threads:
-            if self._handle_thread(thread, blocklist, report) and self._mark_read(thread, report):
-                report.marked_read.append(thread.id)
-            else:
-                all_done = False
-                report.left_unread.append(f"{thread.repo} {thread.title!r} (thread {thread.id})")
+            handled = self._handle_thread(
+                thread, looks[thread.id], seen.get(thread.id), blocklist, report
+            )
+            if not handled:
+                failed.add(thread.id)
+        all_done = self._mark_read(threads, failed, report)
         return after_cycle(state, all_threads_done=all_done), report
 
-    def _mark_read(self, thread: Thread, report: CycleReport) -> bool:
-        try:
-            return notifications.mark_read(self.bot, thread).marked
-        except TuskError as error:  # the work is dispatched; the next poll repeats it harmlessly
-            report.errors.append(f"marking thread {thread.id} read failed: {error}")
-            return False
+    def _mark_read(self, threads: list[Thread], failed: set[str], report: CycleReport) -> bool:
+        """Mark the handled threads read; True when no thread was left unread."""
+        marks, kept = notifications.plan_marks(threads, failed)
+        for mark in marks:
+            try:
+                notifications.send_mark(self.bot, mark)
+            except TuskError as error:  # the work is dispatched; the next poll repeats it
+                where = mark.repo or "the inbox"
+                report.errors.append(f"marking {where} read failed: {error}")
+                kept += mark.threads
+            else:
+                report.marked_read += [thread.id for thread in mark.threads]
+        report.left_unread += [f"{t.repo} {t.title!r} (thread {t.id})" for t in kept]
+        return not kept
 
-    def _handle_thread(self, thread: Thread, blocklist: Blocklist, report: CycleReport) -> bool:
-        """Dispatch every trigger of ``thread``; True when it may be marked read."""
-        kind = thread.kind
-        if kind is None:
-            report.skipped.append(
-                f"{thread.repo}: {thread.subject_type} notifications carry no task"
+    def _handle_thread(
+        self,
+        thread: Thread,
+        look: Triage,
+        seen: dict[str, Any] | None,
+        blocklist: Blocklist,
+        report: CycleReport,
+    ) -> bool:
+        """Dispatch every trigger of ``thread``; True when it may be marked read.
+
+        ``look`` is the triage of its notification; ``seen``, its activity when a
+        look saw the thread whole. Only a thread that may hold a new mention costs
+        its full context."""
+        if look.look == "done":
+            report.skipped.append(look.why)
+            return True
+        if seen is not None:
+            candidates, skipped = locate_triggers(
+                nodes_of(seen), since=thread.last_read_at, settings=self.settings
             )
-            return True
-        if blocklist.blocks(thread.repo):
-            report.skipped.append(f"{thread.repo} is on the blocklist")
-            return True
+            if not candidates:
+                report.skipped += [
+                    f"{s.node.url if s.node else thread.repo}: {s.reason}" for s in skipped
+                ]
+                return True
+        kind = thread.kind
+        assert kind is not None  # triage leaves kindless threads done
         ref = context.ThreadRef(
             repo=thread.repo, kind=kind, number=thread.number, title=thread.title
         )

@@ -2,25 +2,23 @@
 
 The first page is asked for with ``If-Modified-Since`` so an idle poll is
 one request answered 304, which costs no rate limit; later pages follow
-``Link``. A thread is marked read only after every trigger it carried was
-dispatched, and only if it did not change meanwhile: a mention posted while
-we were dispatching must keep the thread unread for the next poll.
+``Link``. Threads are marked read only after every trigger they carried was
+dispatched, and only as they were listed: a mention posted while we were
+dispatching must keep its thread unread for the next poll (``plan_marks``).
 """
 
 from __future__ import annotations
 
-import logging
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
-from tusk.poller.core import NotificationsResponse, Thread, parse_time
+from tusk.poller.core import NotificationsResponse, Thread
 
 from tusk.github import Gateway, next_link
-
-log = logging.getLogger(__name__)
 
 PER_PAGE = 50  # the notifications endpoint's maximum
 
@@ -59,21 +57,59 @@ def http_date(moment: datetime) -> str:
     return format_datetime(moment, usegmt=True)
 
 
+# --------------------------------------------------------------------------- marking read
+
+
 @dataclass(frozen=True)
-class MarkResult:
-    marked: bool
-    reason: str = ""
+class Mark:
+    """One "mark as read" request: every unread thread (of ``repo``, or of the whole
+    inbox when None) last updated at or before ``cutoff``; ``threads`` are the listed
+    ones it covers."""
+
+    repo: str | None
+    cutoff: datetime
+    threads: tuple[Thread, ...]
 
 
-def mark_read(gateway: Gateway, thread: Thread) -> MarkResult:
-    """Mark ``thread`` read unless it changed after the listing we acted on."""
-    current = gateway.conditional_get(
-        f"/notifications/threads/{thread.id}", if_modified_since=http_date(thread.updated_at)
-    )
-    if current.status != 304 and isinstance(current.body, dict):
-        updated = parse_time(current.body.get("updated_at"))
-        if updated is not None and updated > thread.updated_at:
-            log.info("thread %s changed while we worked; left unread for the next poll", thread.id)
-            return MarkResult(False, "changed while dispatching")
-    gateway.request("PATCH", f"/notifications/threads/{thread.id}")
-    return MarkResult(True)
+def plan_marks(
+    listed: Sequence[Thread], failed: Collection[str]
+) -> tuple[list[Mark], list[Thread]]:
+    """Pure: the requests that mark the handled threads read, and the threads left unread.
+
+    Each request carries ``last_read_at``: GitHub marks read only what was last
+    updated at or before it ("Anything updated since this time will not be marked
+    as read"), so a mention that arrives while this poll works moves its thread
+    past the cutoff and keeps it unread for the next poll, with no request to
+    check first. When every thread was handled one request covers the inbox, up
+    to the newest thread listed. Otherwise each repository gets its own request,
+    cut off just before its oldest failed thread so that thread stays unread;
+    handled threads of that repository updated later stay unread too, and the
+    next poll handles them again under the same job ids.
+    """
+    if not listed:
+        return [], []
+    if not failed:
+        return [Mark(None, max(t.updated_at for t in listed), tuple(listed))], []
+    by_repo: dict[str, list[Thread]] = {}
+    for thread in listed:
+        by_repo.setdefault(thread.repo, []).append(thread)
+    marks: list[Mark] = []
+    kept: list[Thread] = []
+    for repo, threads in by_repo.items():
+        failures = [t.updated_at for t in threads if t.id in failed]
+        if failures:
+            cutoff = min(failures) - timedelta(seconds=1)
+        else:
+            cutoff = max(t.updated_at for t in threads)
+        covered = tuple(t for t in threads if t.id not in failed and t.updated_at <= cutoff)
+        kept += [t for t in threads if t not in covered]
+        if covered:
+            marks.append(Mark(repo, cutoff, covered))
+    return marks, kept
+
+
+def send_mark(gateway: Gateway, mark: Mark) -> None:
+    """PUT the mark; GitHub answers 205, or 202 when it finishes in the background."""
+    path = "/notifications" if mark.repo is None else f"/repos/{mark.repo}/notifications"
+    stamp = mark.cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    gateway.request("PUT", path, json={"last_read_at": stamp})

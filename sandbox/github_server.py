@@ -59,6 +59,7 @@ INBOX_OPERATIONS = frozenset(
         "activity/mark-thread-as-read",
         "activity/mark-thread-as-done",
         "activity/mark-notifications-as-read",
+        "activity/mark-repo-notifications-as-read",
     }
 )
 # Reactions a read-only token may still add: the poller acknowledges a mention with

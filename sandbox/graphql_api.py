@@ -467,7 +467,7 @@ class Resolver:
             "authorAssociation": self.shapes.association(repo, issue.author),
             "createdAt": iso(issue.created_at),
             "updatedAt": iso(issue.updated_at),
-            "lastEditedAt": None,
+            "lastEditedAt": iso(issue.body_edited_at),
             "closedAt": iso(issue.closed_at),
             "closed": issue.state == "closed",
             "locked": issue.locked,

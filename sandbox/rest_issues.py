@@ -137,6 +137,7 @@ def update_issue(call: Call) -> Reply:
         issue.title = str(call.field("title"))
     if "body" in call.body:
         issue.body = call.field("body")
+        issue.body_edited_at = moment
         call.world.record_activity(repo, issue, login, issue.body, moment)
     state = call.field("state")
     if state and state != issue.state:

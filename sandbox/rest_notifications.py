@@ -144,13 +144,29 @@ def mark_done(call: Call) -> Reply:
 
 @handles("activity/mark-notifications-as-read")
 def mark_all_read(call: Call) -> Reply:
+    return _mark_read_until(call, None)
+
+
+@handles("activity/mark-repo-notifications-as-read")
+def mark_repo_read(call: Call) -> Reply:
+    return _mark_read_until(call, call.repo().full_name)
+
+
+def _mark_read_until(call: Call, repo_name: str | None) -> Reply:
+    """Mark read every unread thread (of one repository, or all) last updated at or
+    before ``last_read_at`` (default: now). GitHub: "Anything updated since this time
+    will not be marked as read." (REST docs, Mark notifications as read)."""
     login = call.require_user()
     call.require_scope("notifications", "repo")
     cutoff_text = call.field("last_read_at")
     moment = call.world.clock.tick()
     cutoff = parse_time(cutoff_text) if cutoff_text else moment
     for thread in call.world.threads:
-        if thread.user.lower() == login.lower() and thread.unread and thread.updated_at <= cutoff:
+        if thread.user.lower() != login.lower() or not thread.unread:
+            continue
+        if repo_name is not None and thread.repo.lower() != repo_name.lower():
+            continue
+        if thread.updated_at <= cutoff:
             thread.unread = False
             thread.last_read_at = moment
     call.world.touch_inbox(login, moment)

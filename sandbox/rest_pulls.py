@@ -135,6 +135,9 @@ def update_pull(call: Call) -> Reply:
         issue.title = str(call.field("title"))
     if "body" in call.body:
         issue.body = call.field("body")
+        issue.body_edited_at = moment
+        # As for an issue: mentions in the edited description notify.
+        call.world.record_activity(repo, issue, login, issue.body, moment)
     state = call.field("state")
     if state and state != issue.state:
         issue.state = state

@@ -164,6 +164,10 @@ class Issue:
     assignees: list[str] = field(default_factory=list)
     milestone: str | None = None
     locked: bool = False
+    # When the body itself was last edited: GraphQL ``lastEditedAt`` ("The moment the
+    # editor made the last edit", GitHub's GraphQL reference, interface Comment).
+    # ``updated_at`` moves with every comment and label; this only with the body.
+    body_edited_at: datetime | None = None
     comments: list[Comment] = field(default_factory=list)
     reactions: list[Reaction] = field(default_factory=list)
     pull: PullInfo | None = None

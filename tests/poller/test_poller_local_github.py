@@ -189,8 +189,11 @@ def test_mention_posted_while_dispatching_keeps_the_thread_unread(
     h = harness(
         scenario(issues=[issue(1, [said("alice", "@tusk-bot first")])]), after_dispatch=meanwhile
     )
-    state, report = h.poller.cycle(PollState())
-    assert report.left_unread and state.last_modified is None
+    state, _ = h.poller.cycle(PollState())
+    # Marked read only as listed: the new mention moved the thread past the cutoff.
+    assert [t["unread"] for t in h.threads()] == [True]
+    mark = [r for r in h.github.journal() if r["method"] == "PUT"]
+    assert [r["path"] for r in mark] == ["/notifications"]
     h.poller.cycle(state)
     bodies = [doc.trigger.body for doc in h.sent().tasks]
     assert bodies == ["@tusk-bot first", "@tusk-bot and this too"]  # nothing lost, nothing twice
@@ -285,9 +288,10 @@ def test_mark_read_refused_leaves_the_thread_for_the_next_poll_with_the_same_job
     harness: Any, local_github: Any
 ) -> None:
     h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
-    local_github.add_fault("PATCH", r"^/notifications/threads/", status=403, message="Forbidden")
-    _, report = h.poller.cycle(PollState())
-    assert any("marking thread" in error for error in report.errors)
+    local_github.add_fault("PUT", r"^/notifications$", status=403, message="Forbidden")
+    state, report = h.poller.cycle(PollState())
+    assert any("marking the inbox read failed" in error for error in report.errors)
+    assert report.left_unread and state.last_modified is None
     assert [t["unread"] for t in h.threads()] == [True]
     again = make_poller(local_github)
     again.poller.cycle(PollState())
