@@ -164,7 +164,12 @@ def test_loop_survives_a_failed_cycle_and_polls_again(local_github: Any) -> None
 
 
 def notification_statuses(local_github: Any) -> list[int]:
-    return [e["status"] for e in local_github.journal() if e["path"] == "/notifications"]
+    """The answers to listing the inbox (marking it read is a PUT on the same path)."""
+    return [
+        e["status"]
+        for e in local_github.journal()
+        if e["path"] == "/notifications" and e["method"] == "GET"
+    ]
 
 
 def test_poll_once_with_a_state_file_makes_an_idle_poll_a_free_304(
