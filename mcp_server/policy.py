@@ -15,7 +15,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -50,6 +50,9 @@ WRITE_TOOLS: Mapping[str, WriteOperation | None] = {
     "memory": "memory",
     "history": None,  # the run's own summary (A7.3); not something a marker can take away
 }
+# Writes to the state issues have caps of their own and must stay possible at the end of
+# a run (the history line); every other write counts against the run's total.
+UNCOUNTED_WRITES = frozenset({"history", "memory"})
 
 # (what it is, literal anchors that must occur first, the pattern). The anchors
 # are cheap substring checks that spare the regex scan on almost every body.
@@ -128,6 +131,8 @@ class PolicyConfig:
     branch_prefix: str = "tusk/"
     allow_workflow_changes: bool = False
     fork_wait_seconds: float = 300.0
+    edits_per_comment: int = 3
+    writes_per_run: int = 10
 
 
 @dataclass
@@ -142,6 +147,11 @@ class RunState:
     history_writes: int = 0
     own_comments: dict[int, str] = field(default_factory=dict)  # comment id -> repo (lowercase)
     own_branches: set[str] = field(default_factory=set)
+    edits: Counter[int] = field(default_factory=Counter)  # comment id -> update_comment calls
+    # comment id -> every login it has mentioned, over all its versions: GitHub notifies
+    # a login added by an edit, so the cap must hold for the comment's whole life.
+    mentioned: dict[int, set[str]] = field(default_factory=dict)
+    writes: int = 0  # writes that count against PolicyConfig.writes_per_run
 
 
 # --------------------------------------------------------------------------- helpers
@@ -339,7 +349,22 @@ def _check_limits(
 ) -> None:
     perms = config.permissions
     key = repo.lower()
-    if tool in ("create_comment", "create_discussion_comment"):
+    if tool not in UNCOUNTED_WRITES and state.writes >= config.writes_per_run:
+        raise Refused(
+            "LIMIT_EXCEEDED",
+            f"this run has made {state.writes} writes, the most one run may make across all "
+            f"repositories ({config.writes_per_run}). Finish with what you have and report in "
+            "your final message.",
+        )
+    if tool == "update_comment":
+        comment_id = int(args.get("comment_id", 0))
+        if state.edits[comment_id] >= config.edits_per_comment:
+            raise Refused(
+                "LIMIT_EXCEEDED",
+                f"comment {comment_id} was already edited {state.edits[comment_id]} time(s) in "
+                f"this run, the limit is {config.edits_per_comment}. Leave it as it is.",
+            )
+    elif tool in ("create_comment", "create_discussion_comment"):
         thread = (key, int(args.get("number", 0)))
         if state.comments[thread] >= perms.comments_per_thread:
             raise Refused(
@@ -463,19 +488,32 @@ def check_secrets(text: str, what: str, literals: Sequence[str]) -> None:
         )
 
 
-def prepare_body(body: str, config: PolicyConfig, *, secrets: Sequence[str] = ()) -> str:
-    """The body as it will be posted: checked, self-mentions neutralised, footer added (M9)."""
+def prepare_body(
+    body: str,
+    config: PolicyConfig,
+    *,
+    secrets: Sequence[str] = (),
+    mentioned_before: Set[str] = frozenset(),
+) -> str:
+    """The body as it will be posted: checked, self-mentions neutralised, footer added (M9).
+
+    ``mentioned_before``: whom earlier versions of the same comment mentioned; the
+    mention cap counts them too, so edits cannot notify more people than one post.
+    """
     check_secrets(body, "body", secrets)
     bot = config.bot.lower()
     found = scan_mentions(body)
     body = neutralise_markers(neutralise_self_mentions(body, config.bot))
     mentions = {m.group(1).lower() for m in found} - {bot}
-    if len(mentions) > config.mentions_per_post:
+    over_life = mentions | set(mentioned_before)
+    if len(over_life) > config.mentions_per_post:
+        earlier = len(over_life) - len(mentions)
+        also = f" (with {earlier} more its earlier versions mentioned)" if earlier else ""
         raise Refused(
             "LIMIT_EXCEEDED",
-            f"the body mentions {len(mentions)} people, at most {config.mentions_per_post} are "
-            "allowed per post; mention only the people who must be notified (write names "
-            "without '@' otherwise).",
+            f"the body mentions {len(mentions)} people{also}, at most "
+            f"{config.mentions_per_post} are allowed per post over all its edits; mention only "
+            "the people who must be notified (write names without '@' otherwise).",
         )
     posted = body + backlink_footer(
         log_issue_url=config.log_issue_url,
@@ -542,10 +580,17 @@ def record_write(
     """Count a write that was performed or staged, so later checks see it."""
     repo = target_repo(tool, args, config).lower()
     state.write_keys.add(write_key(tool, args))
+    if tool not in UNCOUNTED_WRITES:
+        state.writes += 1
     if tool in ("create_comment", "create_discussion_comment"):
         state.comments[(repo, int(args.get("number", 0)))] += 1
         if comment_id is not None:
             state.own_comments[comment_id] = repo
+            state.mentioned[comment_id] = _mentioned_in(args, config)
+    elif tool == "update_comment":
+        edited = int(args["comment_id"])
+        state.edits[edited] += 1
+        state.mentioned.setdefault(edited, set()).update(_mentioned_in(args, config))
     elif tool == "create_issue":
         state.issues[repo] += 1
     elif tool == "create_pull_request":
@@ -559,6 +604,20 @@ def record_write(
     elif tool == "delete_comment":
         # The comment still counts against its thread's limit: no create/delete cycling.
         state.own_comments.pop(int(args["comment_id"]), None)
+
+
+def _mentioned_in(args: Mapping[str, Any], config: PolicyConfig) -> set[str]:
+    body = args.get("body")
+    return mentioned_logins(body) - {config.bot.lower()} if isinstance(body, str) else set()
+
+
+def mentioned_before(comment_id: Any, state: RunState) -> frozenset[str]:
+    """Whom the earlier versions of this run's comment ``comment_id`` mentioned."""
+    return (
+        frozenset(state.mentioned.get(comment_id, ()))
+        if isinstance(comment_id, int)
+        else frozenset()
+    )
 
 
 def may_force_push(branch: str, state: RunState) -> bool:

@@ -83,6 +83,8 @@ def policy_config(
         branch_prefix=settings.agent.branch_prefix,
         allow_workflow_changes=settings.agent.allow_workflow_changes,
         fork_wait_seconds=settings.agent.fork_wait_seconds,
+        edits_per_comment=settings.limits.edits_per_comment,
+        writes_per_run=settings.limits.writes_per_run,
     )
 
 

@@ -62,7 +62,12 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             out = dict(args)
             if "title" in out:
                 out["title"] = policy.check_title(out["title"], secrets=secrets)
-            out["body"] = policy.prepare_body(out["body"], config, secrets=secrets)
+            out["body"] = policy.prepare_body(
+                out["body"],
+                config,
+                secrets=secrets,
+                mentioned_before=policy.mentioned_before(out.get("comment_id"), runtime.state),
+            )
             return out
 
         return prepare
@@ -212,7 +217,9 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
     async def update_comment(repo: str, comment_id: int, body: str) -> str:
         """Replace the body of a comment this run created (comment_id from create_comment).
 
-        Comments written by anyone else, or by earlier runs, cannot be edited.
+        Comments written by anyone else, or by earlier runs, cannot be edited. A
+        comment may be edited a few times per run (3 by default), and the mention
+        limit counts everyone any of its versions mentioned.
         """
         args = {"repo": repo, "comment_id": comment_id, "body": body}
         path = f"/repos/{repo}/issues/comments/{comment_id}"

@@ -58,7 +58,17 @@ class Limits(Section):
     loop_threshold: int = Field(6, ge=2, description="identical call+result repeats = loop (A6)")
     read_window_seconds: float = Field(60.0, gt=0, description="read throttle window (M6)")
     reads_per_window: int = Field(120, ge=1, description="reads allowed inside one window")
-    mentions_per_post: int = Field(5, ge=0, description="@mentions one agent post may carry")
+    mentions_per_post: int = Field(
+        5, ge=0, description="@mentions one agent post may carry, over all its edits"
+    )
+    edits_per_comment: int = Field(
+        3, ge=0, description="update_comment calls one run may make on each of its comments"
+    )
+    writes_per_run: int = Field(
+        10,
+        ge=0,
+        description="writes one run may make across all repositories (history, memory apart)",
+    )
     max_turns: int = Field(60, ge=1, description="Claude Code --max-turns")
     run_minutes: float = Field(30.0, gt=0, description="wall-clock budget of one agent run")
     state_issue_rollover: int = Field(

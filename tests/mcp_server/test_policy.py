@@ -435,3 +435,39 @@ def test_secret_in_pushed_commits_is_refused_but_removing_one_is_not() -> None:
     policy.check_pushed_text("Remove the leaked key", removed)
     with pytest.raises(Refused, match="SECRET_IN_BODY"):
         policy.validate_branch("tusk/" + "ghp_" + "a" * 36, config())
+
+
+def test_each_comment_may_be_edited_a_few_times() -> None:
+    cfg, state = config(edits_per_comment=2), RunState()
+    policy.record_write("create_comment", COMMENT, cfg, state, comment_id=7)
+    for n in range(2):
+        edit = {"repo": "alice/widgets", "comment_id": 7, "body": f"v{n}"}
+        assert refusal_code("update_comment", edit, cfg, state) is None
+        policy.record_write("update_comment", edit, cfg, state)
+    edit = {"repo": "alice/widgets", "comment_id": 7, "body": "v9"}
+    assert refusal_code("update_comment", edit, cfg, state) == "LIMIT_EXCEEDED"
+
+
+def test_mentions_are_counted_over_a_comments_whole_life() -> None:
+    cfg, state = config(mentions_per_post=3), RunState()
+    first = {**COMMENT, "body": "@a @b @tusk-bot"}
+    policy.record_write("create_comment", first, cfg, state, comment_id=7)
+    assert policy.mentioned_before(7, state) == {"a", "b"}  # the bot itself never counts
+    policy.prepare_body("@b @c", cfg, mentioned_before=policy.mentioned_before(7, state))
+    with pytest.raises(Refused) as refused:
+        policy.prepare_body("@c @d", cfg, mentioned_before=policy.mentioned_before(7, state))
+    assert refused.value.code == "LIMIT_EXCEEDED"
+    assert policy.mentioned_before(8, state) == frozenset()
+
+
+def test_total_write_cap_spares_history_and_memory() -> None:
+    cfg, state = config(writes_per_run=2), RunState()
+    for number in (1, 2):
+        args = {**COMMENT, "number": number}
+        policy.record_write("create_comment", args, cfg, state, comment_id=number)
+    assert refusal_code("create_comment", {**COMMENT, "number": 3}, cfg, state) == "LIMIT_EXCEEDED"
+    assert refusal_code("push_branch", {"branch": "tusk/x", "sha": "a"}, cfg, state) == (
+        "LIMIT_EXCEEDED"
+    )
+    assert refusal_code("history", {"text": "done"}, cfg, state) is None
+    assert refusal_code("memory", {"text": "a lesson"}, cfg, state) is None

@@ -1,0 +1,90 @@
+"""Writes the agent could repeat or vary to escape the per-post limits, through the real
+server over streamable HTTP; each test checks the tool result and the local GitHub's state."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from mcp_harness import agent_session
+
+from tusk import audit
+
+pytestmark = pytest.mark.anyio
+
+
+def comment_body(local_github: Any, comment_id: int, repo: str = "alice/widgets") -> str:
+    return local_github.gateway("alice").get(f"/repos/{repo}/issues/comments/{comment_id}")["body"]
+
+
+def comment_id_of(text: str) -> int:
+    return int(re.search(r"comment id (\d+)", text).group(1))
+
+
+async def test_a_comment_is_edited_at_most_n_times_per_run(start_mcp, local_github) -> None:
+    """A loop that varies its text escapes the identical-call detector; the edit cap does not."""
+    running = start_mcp(limits={"edits_per_comment": 3})
+    async with agent_session(running.url) as agent:
+        made = await agent.ok("create_comment", repo="alice/widgets", number=1, body="v0")
+        comment_id = comment_id_of(made)
+        for version in (1, 2, 3):
+            await agent.ok(
+                "update_comment", repo="alice/widgets", comment_id=comment_id, body=f"v{version}"
+            )
+        text = await agent.refused(
+            "update_comment",
+            "LIMIT_EXCEEDED",
+            repo="alice/widgets",
+            comment_id=comment_id,
+            body="v4",
+        )
+        assert "edited 3 time(s)" in text
+    assert comment_body(local_github, comment_id).startswith("v3")
+    decisions = [(r.tool, r.decision) for r in audit.read_records(running.audit_path)]
+    assert decisions[-1] == ("update_comment", "refused")
+
+
+async def test_edits_cannot_notify_more_people_than_one_post(start_mcp, local_github) -> None:
+    """Each version mentioning five new people would notify them all: the cap holds over the
+    comment's whole life in the run."""
+    running = start_mcp(limits={"edits_per_comment": 5})
+    start = len(local_github.journal())
+    async with agent_session(running.url) as agent:
+        made = await agent.ok(
+            "create_comment", repo="alice/widgets", number=1, body="cc @ann @ben @cat"
+        )
+        comment_id = comment_id_of(made)
+        # The same people again, and one more: still five over its life.
+        await agent.ok(
+            "update_comment",
+            repo="alice/widgets",
+            comment_id=comment_id,
+            body="cc @ann @ben @cat @dan @eve",
+        )
+        text = await agent.refused(
+            "update_comment",
+            "LIMIT_EXCEEDED",
+            repo="alice/widgets",
+            comment_id=comment_id,
+            body="now @fay",
+        )
+        assert "its earlier versions mentioned" in text
+    assert comment_body(local_github, comment_id).startswith("cc @ann @ben @cat @dan @eve")
+    patches = [e for e in local_github.journal()[start:] if e["method"] == "PATCH"]
+    assert len(patches) == 1  # the refused edit never reached GitHub
+
+
+async def test_a_run_has_a_total_write_cap_across_repositories(start_mcp, local_github) -> None:
+    running = start_mcp(limits={"writes_per_run": 3})
+    before = local_github.state()["repos"]["bob/gadgets"]["issues"]
+    async with agent_session(running.url) as agent:
+        await agent.ok("create_comment", repo="alice/widgets", number=1, body="one")
+        await agent.ok("create_comment", repo="alice/widgets", number=2, body="two")
+        await agent.ok("create_comment", repo="bob/gadgets", number=1, body="three")
+        text = await agent.refused(
+            "create_issue", "LIMIT_EXCEEDED", repo="bob/gadgets", title="four", body="b"
+        )
+        assert "across all repositories (3)" in text
+        await agent.ok("history", text="commented three times, then hit the write cap")
+    assert local_github.state()["repos"]["bob/gadgets"]["issues"].keys() == before.keys()
