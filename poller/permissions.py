@@ -17,12 +17,19 @@ A marker can only narrow the configured defaults: limits are the smaller of
 the two, operations the intersection. A marker that does not parse fails
 closed: the run may reply once on its own thread and do nothing else, and
 ``PermissionConfig.error`` says why so the agent and the log issue show it.
+
+Markers are read after Unicode NFKC normalisation, so the full-width forms
+CJK input methods type (``［permissions： no-pr］``, ``，``, ``＝``) mean what
+their ASCII twins mean. ``permissions:`` after another opening bracket
+(``【permissions: no-pr】``) looks like a marker but is not one: it fails
+closed too, rather than being ignored.
 ``docs/permission-marker.md`` is the user-facing description.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -54,6 +61,26 @@ _REMOVES: dict[str, WriteOperation] = {
 _THIS_THREAD_FLAGS = frozenset({"comment-on-this-issue", "comment-on-this-thread"})
 FLAGS = frozenset({"read-only", *_THIS_THREAD_FLAGS, *_REMOVES})
 MAX_MARKER_CHARS = 500
+# Opening brackets NFKC leaves alone that someone may still type a marker with.
+_LOOKALIKE_OPENER = re.compile(
+    "[\u2045\u2772\u27e6\u27e8\u27ea\u2983\u3008\u300a\u3010\u3014\u3016\u3018\u301a]"
+    r"\s*permissions?\s*:",
+    re.IGNORECASE,
+)
+
+
+def fold(text: str) -> tuple[str, list[int]]:
+    """``text`` NFKC-normalised character by character, and for each character of the
+    result the index of the character of ``text`` it came from."""
+    if text.isascii():
+        return text, list(range(len(text)))
+    out: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        folded = unicodedata.normalize("NFKC", char) if not char.isascii() else char
+        out.append(folded)
+        origin.extend([index] * len(folded))
+    return "".join(out), origin
 
 
 class MarkerError(ValueError):
@@ -78,30 +105,40 @@ def find_marker_text(markdown: str | None) -> str | None:
     """
     if not markdown:
         return None
-    cleaned = prose(markdown)
-    openers = list(_OPENER.finditer(cleaned))
+    markdown = markdown.replace("\r\n", "\n")  # as prose() does, so offsets agree
+    folded, origin = fold(prose(markdown))
+    openers = list(_OPENER.finditer(folded))
+    lookalike = _LOOKALIKE_OPENER.search(folded)
+    if lookalike is not None:
+        raise MarkerError(
+            f"{lookalike.group(0)!r} looks like a permission marker but is not one; write it "
+            "with square brackets: [permissions: ...]"
+        )
     if not openers:
         return None
     if len(openers) > 1:
         raise MarkerError("more than one [permissions: ...] marker; write exactly one")
     start = openers[0].start()
-    end = cleaned.find("]", start)
-    newline = cleaned.find("\n", start)
+    end = folded.find("]", start)
+    newline = folded.find("\n", start)
     if end == -1 or (newline != -1 and newline < end):
         raise MarkerError("the marker is not closed with ']' on the same line")
-    return markdown[start : end + 1]
+    return markdown[origin[start] : origin[end] + 1]
 
 
 def parse_marker(text: str) -> Marker:
-    """Parse one marker, ``[permissions: ...]``, raising ``MarkerError`` with the reason."""
+    """Parse one marker, ``[permissions: ...]``, raising ``MarkerError`` with the reason.
+
+    The grammar is read after NFKC normalisation; ``Marker.text`` keeps what was typed."""
     if len(text) > MAX_MARKER_CHARS:
         raise MarkerError(f"the marker is longer than {MAX_MARKER_CHARS} characters")
-    opener = _OPENER.match(text)
-    if opener is None or not text.endswith("]"):
+    folded = unicodedata.normalize("NFKC", text)
+    opener = _OPENER.match(folded)
+    if opener is None or not folded.endswith("]"):
         raise MarkerError("a marker looks like [permissions: item, item, ...]")
     if not opener.group("plural"):
         raise MarkerError("write [permissions: ...] (plural), not [permission: ...]")
-    inner = text[opener.end() : -1].strip()
+    inner = folded[opener.end() : -1].strip()
     if not inner:
         raise MarkerError("the marker lists no permissions")
     flags: set[str] = set()
@@ -197,11 +234,16 @@ def effective_permissions(defaults: PermissionConfig, markdown: str | None) -> P
 
 def _raw_marker_hint(markdown: str | None) -> str | None:
     """The start of the first marker-looking text, for the error report."""
-    opener = _OPENER.search(prose(markdown or ""))
-    if opener is None or markdown is None:
+    if not markdown:
         return None
-    line_end = markdown.find("\n", opener.start())
-    return markdown[opener.start() : line_end if line_end != -1 else None][:MAX_MARKER_CHARS]
+    markdown = markdown.replace("\r\n", "\n")
+    folded, origin = fold(prose(markdown))
+    opener = _LOOKALIKE_OPENER.search(folded) or _OPENER.search(folded)
+    if opener is None:
+        return None
+    start = origin[opener.start()]
+    line_end = markdown.find("\n", start)
+    return markdown[start : line_end if line_end != -1 else None][:MAX_MARKER_CHARS]
 
 
 def _intersect_repos(

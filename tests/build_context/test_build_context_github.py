@@ -394,3 +394,23 @@ def test_a_dropped_workflow_label_is_an_error_not_a_log_issue_nobody_finds(githu
             body="b",
             labels=["workflow"],
         )
+
+
+def test_a_refused_permission_marker_says_why_in_the_log_issue(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A marker typed with CJK brackets fails closed; the log issue says so and why."""
+    from tusk.poller.permissions import effective_permissions
+
+    text = "@tusk-bot 【permissions: no-pr】 please fix the resize bug"
+    permissions = effective_permissions(settings().default_permissions(), text)
+    doc = issue_document([], trigger_body=text).model_copy(
+        update={"permission_config": permissions}
+    )
+    code, _, _ = run_cli(tmp_path, doc, settings(), monkeypatch)
+    assert code == 0
+    [logged] = control_issues(github.gateway("agent"))
+    task = logged["body"].split("\n# Context\n", 1)[0]
+    assert "the permission marker could not be read**, so the most restrictive" in task
+    assert "looks like a permission marker but is not one" in task
+    assert "square brackets" in task

@@ -125,3 +125,50 @@ def test_a_misspelt_singular_marker_fails_closed_instead_of_granting_the_default
     assert result.error is not None and "plural" in result.error
     assert result.operations == ("comment",) and result.only_this_thread
     assert (result.issues_per_repo, result.prs_per_repo, result.memory_writes) == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@tusk-bot ［permissions: no-pr］ fix it",  # full-width brackets
+        "@tusk-bot [permissions： no-pr] fix it",  # full-width colon
+        "@tusk-bot ［ｐｅｒｍｉｓｓｉｏｎｓ：　ｎｏ－ｐｒ］ fix it",  # all of it full width
+        "@tusk-bot [permissions: no-pr，no-issue] fix it",  # full-width comma
+    ],
+)
+def test_full_width_markers_are_read_after_nfkc(body: str) -> None:
+    result = effective(body)
+    assert result.error is None
+    assert "pull_request" not in result.operations
+    assert result.marker is not None and result.marker in body  # kept as typed
+
+
+def test_full_width_limit_values_are_numbers_after_nfkc() -> None:
+    result = effective("@tusk-bot [permissions: comment-limit＝１] fix it")
+    assert result.error is None and result.comments_per_thread == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("@tusk-bot 【permissions: no-pr】 fix it", "square brackets"),
+        ("@tusk-bot 〔permissions：no-pr〕", "square brackets"),
+        ("@tusk-bot [permissions: no-pr、no-issue] fix it", "unknown permission"),
+        ("@tusk-bot ［permissions: no-pr fix it", "not closed"),
+    ],
+)
+def test_marker_lookalikes_fail_closed_with_the_reason(body: str, reason: str) -> None:
+    result = effective(body)
+    assert result.error is not None and reason in result.error
+    assert result.operations == ("comment",) and result.only_this_thread
+    assert result.marker  # the text that looked like a marker, for the log issue
+
+
+def test_marker_after_windows_line_ends_is_cut_where_it_is() -> None:
+    body = "hello\r\n\r\n@tusk-bot [permissions: no-pr] fix it"
+    assert find_marker_text(body) == "[permissions: no-pr]"
+    assert effective(body).marker == "[permissions: no-pr]"
+
+
+def test_a_full_width_marker_in_code_is_still_ignored() -> None:
+    assert effective("@tusk-bot fix `［permissions: no-pr］`") == DEFAULTS
