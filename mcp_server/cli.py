@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from pathlib import Path
+
+from tusk.mcp_server.agent_git import AgentGit, BrokerClient, BundleSource
 
 from tusk import actions_edge
 from tusk.config import load_secrets, load_settings, resolve_config_path
@@ -31,7 +34,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--context", type=Path, required=True, help="the run's context document (JSON)"
     )
-    serve.add_argument("--workspace", type=Path, help="the agent's git checkout, for push_branch")
+    source = serve.add_mutually_exclusive_group()
+    source.add_argument(
+        "--workspace",
+        type=Path,
+        help="the agent's git checkout, for push_branch: bundles are made there by git run as "
+        "its owner (this process must be that user or root)",
+    )
+    source.add_argument(
+        "--bundle-fd",
+        type=int,
+        help="a socket to a bundle broker that makes the agent's bundles (run-claude passes it)",
+    )
     serve.add_argument("--config", help="tusk.yml (default: $TUSK_CONFIG, else ./tusk.yml)")
     serve.add_argument(
         "--log-issue-url", help="the run's log issue, when RUN_DIR/run.json does not name it"
@@ -54,6 +68,20 @@ def log_issue_url(run_dir: Path, explicit: str | None) -> str:
         f"no log issue for this run: {meta} is missing",
         "Run build-context first (it writes run.json), or pass --log-issue-url.",
     )
+
+
+def bundle_source(args: argparse.Namespace) -> BundleSource | None:
+    """Where push_branch gets the agent's commits: never by opening the workspace itself."""
+    if args.bundle_fd is not None:
+        return BrokerClient(socket.socket(fileno=args.bundle_fd))
+    if args.workspace is not None:
+        try:
+            return AgentGit.as_owner(args.workspace)
+        except OSError as error:
+            raise InputError(
+                f"--workspace {args.workspace}: {error}", "Pass the agent's checkout."
+            ) from None
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
     read_gateway = gateway_from_secrets(secrets, "read")
     write_gateway = gateway_from_secrets(secrets, "agent")
-    blocklist = StateStore(read_gateway, settings).read_blocklist()  # M7: once, at start
+    watch = mcp_server.blocklist_watch(settings, read_gateway)
+    blocklist = watch.start()  # M7; checked again before writes
     writer = StateStore(write_gateway, settings)
 
     def append_entry(kind: str, text: str) -> str:
@@ -100,12 +129,15 @@ def run(args: argparse.Namespace) -> int:
         write_gateway=write_gateway,
         run_dir=run_dir,
         secrets=(tokens["agent_token"], tokens["read_token"]),
-        workspace=args.workspace,
         append_entry=append_entry,
         pass_file=args.pass_file,
+        blocklist_watch=watch,
     )
     pusher = mcp_server.build_pusher(
-        runtime, read_token=tokens["read_token"], write_token=tokens["agent_token"]
+        runtime,
+        source=bundle_source(args),
+        read_token=tokens["read_token"],
+        write_token=tokens["agent_token"],
     )
     server = mcp_server.build_server(runtime, pusher=pusher)
     sock = mcp_server.bind(args.port)

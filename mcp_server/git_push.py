@@ -1,15 +1,24 @@
-"""``push_branch``: get the agent's work from its workspace onto the bot's fork.
+"""``push_branch``: the agent's commits onto the bot's fork, without git ever opening the
+agent's workspace as the server.
 
-Git runs in the server's process, never in the agent's: the branch is first
-fetched out of the workspace into a private bare repository (so no hook,
-config or credential helper the agent planted can run with our token), the
-files it changes are checked there, and the push goes from there to the
-fork. The token reaches git only through the environment of that one git
-process (``GIT_CONFIG_*`` → ``http.extraHeader``): never an argument (argv is
-world-readable), never a file, never the workspace's ``.git/config``.
+A workspace is a folder the agent controls: a loose ref that is a symlink or
+an ``objects/info/alternates`` file makes git, run there as the server, read
+repositories the agent itself cannot read and push their content. So the
+agent's side hands over a bundle of the branch, made by a process running as
+the agent's own user (``agent_git``). The server checks the bundle's
+header (``bundle``: one ref, the branch; no capability but the hash; only
+prerequisites it offered), imports its pack into a private bare repository
+with ``git index-pack --strict`` (every object well-formed, none missing),
+checks what the push would publish (``push_checks``: paths from ``-z``
+output, secrets in every commit, name and file), and pushes from there.
 
-The push refspec always names a source, so it can never delete a branch; it
-carries ``+`` (force) only for a branch this run created.
+No hook or configuration of the agent's runs with the server's rights: git
+reads only the private repository and a private, empty configuration. The
+token reaches git only through the environment of the one git process that
+needs it (``GIT_CONFIG_*`` → ``http.extraHeader``): never an argument (argv is
+world-readable), never a file. The push refspec always names a source, so it
+can never delete a branch; it carries ``+`` (force) only for a branch this
+run created.
 """
 
 from __future__ import annotations
@@ -18,13 +27,14 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tusk.mcp_server import policy
-from tusk.mcp_server.policy import PolicyConfig, RunState
+from tusk.mcp_server import bundle, policy, push_checks
+from tusk.mcp_server.agent_git import BundleError, BundleSource
+from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
 from tusk.mcp_server.runtime import OperationFailed, WriteOutcome
 
 from tusk.forks import find_fork
@@ -34,6 +44,8 @@ from tusk.github import Gateway, NotFound
 GIT_TIMEOUT = 300.0
 FIRST_WAIT = 0.5
 LONGEST_WAIT = 15.0
+# GitHub refuses files over 100 MiB; nothing bigger is read into memory for the scan.
+MAX_FILE_BYTES = 100 * 1024 * 1024
 
 
 class PushFailed(OperationFailed):
@@ -44,17 +56,15 @@ class PushFailed(OperationFailed):
 
 @dataclass(frozen=True)
 class GitRunner:
-    """Runs git with a clean, private configuration."""
+    """Runs git in the server's private repository with a clean, private configuration."""
 
     home: Path
     timeout: float = GIT_TIMEOUT
 
     def env(self, token: str | None) -> dict[str, str]:
         configs = [
-            ("safe.directory", "*"),  # the workspace belongs to the agent's user
             ("core.hooksPath", os.devnull),
             ("protocol.allow", "never"),
-            ("protocol.file.allow", "always"),
             ("protocol.http.allow", "always"),
             ("protocol.https.allow", "always"),
             ("http.followRedirects", "false"),  # the auth header must not travel elsewhere
@@ -62,42 +72,54 @@ class GitRunner:
         ]
         if token is not None:
             configs.append(("http.extraHeader", basic_auth_header(token)))
-        env = {
+        return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.home),
             "GIT_CONFIG_NOSYSTEM": "1",
-            # some git versions (2.39 among them) honour safe.directory only from global
-            # or system config, so the private HOME carries a global config with just it.
-            "GIT_CONFIG_GLOBAL": str(self._global_config()),
+            "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_ASKPASS": "/bin/false",
             "LC_ALL": "C",
             **config_env(configs),
         }
-        return env
 
-    def _global_config(self) -> Path:
-        path = self.home / "gitconfig"
-        if not path.exists():
-            path.write_text("[safe]\n\tdirectory = *\n", encoding="utf-8")
-        return path
-
-    def run(self, args: Sequence[str], *, cwd: Path, token: str | None = None) -> str:
+    def run_bytes(
+        self,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        token: str | None = None,
+        stdin: bytes | None = None,
+    ) -> bytes:
         try:
             done = subprocess.run(
                 ["git", *args],
                 cwd=cwd,
                 env=self.env(token),
+                input=stdin,
                 capture_output=True,
-                text=True,
                 timeout=self.timeout,
                 check=False,
             )
         except subprocess.TimeoutExpired as error:
             raise PushFailed(f"git {args[0]} took longer than {self.timeout:.0f} s") from error
         if done.returncode != 0:
-            raise PushFailed(f"git {args[0]} failed: {done.stderr.strip()[-800:]}")
+            said = done.stderr.decode("utf-8", "replace").strip()[-800:]
+            raise PushFailed(f"git {args[0]} failed: {said}")
         return done.stdout
+
+    def run(self, args: Sequence[str], *, cwd: Path, token: str | None = None) -> str:
+        return self.run_bytes(args, cwd=cwd, token=token).decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A branch imported from the agent's bundle, ready to be checked and pushed."""
+
+    branch: str
+    sha: str
+    base_ref: str  # upstream's default branch, fetched: what the fork already has
+    upstream: dict[str, Any]
 
 
 @dataclass
@@ -141,7 +163,7 @@ class Pusher:
 
     config: PolicyConfig
     state: RunState
-    workspace: Path | None
+    source: BundleSource | None
     read_gateway: Gateway
     write_gateway: Gateway
     read_token: str
@@ -158,34 +180,45 @@ class Pusher:
         if not self.repo_dir.exists():
             self.git.run(["init", "--quiet", "--bare", str(self.repo_dir)], cwd=root)
 
-    # ----------------------------------------------------------------- steps
+    # ----------------------------------------------------------------- taking the branch
 
-    def take_from_workspace(self, branch: str) -> str:
-        """Copy ``branch`` out of the workspace; returns its commit sha."""
-        if self.workspace is None:
+    def take(self, branch: str) -> Taken:
+        """Import ``branch`` from the agent's bundle; refuses what is not plain git."""
+        if self.source is None:
             raise PushFailed(
-                "this server was started without a workspace, so there is nothing to push"
+                "this server was started without the agent's workspace, so there is nothing to push"
             )
         policy.validate_branch(branch, self.config)
-        ref = f"refs/heads/{branch}"
+        upstream = self.read_gateway.get(f"/repos/{self.config.trigger_repo}")
+        base_ref = self.fetch_upstream(upstream)
+        base_sha = self.git.run(["rev-parse", base_ref], cwd=self.repo_dir).strip()
         try:
+            data = self.source.bundle(branch, [base_sha])
+        except BundleError as error:
+            raise PushFailed(
+                f"could not take branch {branch!r} from your workspace: {error.title}. Create "
+                f"it (git switch -c {branch}) and commit your changes on it first."
+            ) from error
+        header = bundle.parse_bundle(data)
+        tip = bundle.check_bundle(header, branch=branch, offered=[base_sha])
+        self.import_pack(data[header.pack_offset :], tip=tip, base_ref=base_ref)
+        self.git.run(["update-ref", f"refs/heads/{branch}", tip], cwd=self.repo_dir)
+        return Taken(branch=branch, sha=tip, base_ref=base_ref, upstream=upstream)
+
+    def import_pack(self, pack: bytes, *, tip: str, base_ref: str) -> None:
+        """Index the pack strictly, then prove the branch's whole history is here."""
+        try:
+            self.git.run_bytes(
+                ["index-pack", "--stdin", "--fix-thin", "--strict"], cwd=self.repo_dir, stdin=pack
+            )
+            kind = self.git.run(["cat-file", "-t", tip], cwd=self.repo_dir).strip()
+            if kind != "commit":
+                raise bundle.invalid(f"the branch points at a {kind}, not a commit")
             self.git.run(
-                [
-                    "fetch",
-                    "--quiet",
-                    "--no-tags",
-                    "--no-recurse-submodules",
-                    f"file://{self.workspace.resolve()}",
-                    f"+{ref}:{ref}",
-                ],
-                cwd=self.repo_dir,
+                ["rev-list", "--objects", "--quiet", tip, "--not", base_ref], cwd=self.repo_dir
             )
         except PushFailed as error:
-            raise PushFailed(
-                f"could not read branch {branch!r} from your workspace; create it "
-                f"(git switch -c {branch}) and commit your changes first. ({error})"
-            ) from error
-        return self.git.run(["rev-parse", ref], cwd=self.repo_dir).strip()
+            raise bundle.invalid(f"git refused its objects ({error})") from None
 
     def fetch_upstream(self, upstream: dict[str, Any]) -> str:
         """Fetch upstream's default branch; returns the local ref it landed in."""
@@ -204,35 +237,101 @@ class Pusher:
         )
         return base_ref
 
-    def changed_paths(self, branch: str, base_ref: str) -> list[str]:
-        """Every path a commit of ``branch`` touches that upstream's default branch lacks."""
-        out = self.git.run(
+    # ----------------------------------------------------------------- what it publishes
+
+    def new_commits(self, taken: Taken) -> list[str]:
+        out = self.git.run(["rev-list", taken.sha, "--not", taken.base_ref], cwd=self.repo_dir)
+        return out.split()
+
+    def changes(self, commits: Sequence[str]) -> list[push_checks.Change]:
+        """Every path each new commit changes (a merge: what differs from all its parents,
+        so a file an "evil merge" adds on its own is listed too), NUL-separated."""
+        if not commits:
+            return []
+        out = self.git.run_bytes(
             [
-                "log",
+                "diff-tree",
+                "--stdin",
+                "-z",
+                "-r",
+                "-t",
                 "--no-renames",
-                # merges too: a file a merge commit adds on its own (an "evil merge")
-                # is listed by no other commit
-                "--diff-merges=dense-combined",
-                "--format=",
-                "--name-only",
-                f"refs/heads/{branch}",
-                "--not",
-                base_ref,
-                "--",
+                "--root",
+                "-c",
+                "--raw",
+                "--no-commit-id",
             ],
             cwd=self.repo_dir,
+            stdin="".join(f"{c}\n" for c in commits).encode(),
         )
-        return sorted({line for line in out.splitlines() if line})
+        return push_checks.parse_raw_changes(out)
 
-    def new_text(self, branch: str, base_ref: str) -> tuple[str, str]:
-        """The messages and the patches of the commits ``branch`` would publish."""
-        commits = [f"refs/heads/{branch}", "--not", base_ref, "--"]
-        messages = self.git.run(["log", "--format=%B", *commits], cwd=self.repo_dir)
-        patch = self.git.run(
-            ["log", "-p", "--no-renames", "--diff-merges=dense-combined", "--format=", *commits],
+    def objects(self, oids: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+        """Type and content of each object, read in one ``cat-file --batch``."""
+        wanted = sorted(set(oids))
+        if not wanted:
+            return {}
+        listing = self.git.run_bytes(
+            ["cat-file", "--batch-check"],
             cwd=self.repo_dir,
+            stdin="".join(f"{o}\n" for o in wanted).encode(),
         )
-        return messages, patch
+        readable = []
+        for line in listing.decode("ascii", "replace").splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] != "missing":
+                if int(parts[2]) > MAX_FILE_BYTES:
+                    raise Refused(
+                        "LIMIT_EXCEEDED",
+                        f"object {parts[0][:12]} is {parts[2]} bytes; GitHub refuses files over "
+                        "100 MiB. Leave it out of the branch.",
+                    )
+                readable.append(parts[0])
+        raw = self.git.run_bytes(
+            ["cat-file", "--batch"],
+            cwd=self.repo_dir,
+            stdin="".join(f"{o}\n" for o in readable).encode(),
+        )
+        found: dict[str, tuple[str, bytes]] = {}
+        at = 0
+        while at < len(raw):
+            line_end = raw.index(b"\n", at)
+            oid, kind, size = raw[at:line_end].decode("ascii").split()
+            start = line_end + 1
+            found[oid] = (kind, raw[start : start + int(size)])
+            at = start + int(size) + 1
+        return found
+
+    def check_publishable(self, taken: Taken) -> None:
+        """Refuse a push touching workflows (unless allowed) or publishing a secret."""
+        commits = self.new_commits(taken)
+        changes = self.changes(commits)
+        push_checks.check_push_paths([c.path for c in changes], self.config)
+        listed = self.git.run(
+            ["rev-list", "--objects", "--no-object-names", taken.sha, "--not", taken.base_ref],
+            cwd=self.repo_dir,
+        ).split()
+        file_ids = {
+            oid
+            for change in changes
+            if change.new_mode not in (push_checks.GITLINK_MODE, push_checks.TREE_MODE)
+            for oid in (change.new, *change.old)
+            if oid != push_checks.ZERO_OID
+        }
+        objects = self.objects([*listed, *file_ids])
+        push_checks.check_pushed_secrets(
+            branch=taken.branch,
+            commits={o: data for o, (kind, data) in objects.items() if kind == "commit"},
+            tree_names=(
+                name
+                for kind, data in objects.values()
+                if kind == "tree"
+                for name in push_checks.tree_entry_names(data)
+            ),
+            changes=changes,
+            blobs={o: data for o, (kind, data) in objects.items() if kind == "blob"},
+            literals=(self.read_token, self.write_token),
+        )
 
     def ensure_fork(self, upstream_name: str) -> dict[str, Any]:
         """The bot's fork of ``upstream_name`` (found by its parent, whatever its name),
@@ -277,13 +376,9 @@ class Pusher:
 
     # ----------------------------------------------------------------- the tool's work
 
-    def push(self, branch: str) -> WriteOutcome:
-        upstream = self.read_gateway.get(f"/repos/{self.config.trigger_repo}")
-        base_ref = self.fetch_upstream(upstream)
-        policy.check_push_paths(self.changed_paths(branch, base_ref), self.config)
-        policy.check_pushed_text(
-            *self.new_text(branch, base_ref), secrets=(self.read_token, self.write_token)
-        )
+    def push(self, taken: Taken) -> WriteOutcome:
+        self.check_publishable(taken)
+        branch, upstream = taken.branch, taken.upstream
         fork = self.ensure_fork(upstream["full_name"])
         exists = self.remote_has_branch(fork["clone_url"], branch)
         force = exists and policy.may_force_push(branch, self.state)

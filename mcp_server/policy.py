@@ -32,6 +32,7 @@ RefusalCode = Literal[
     "RATE_LIMITED",
     "LOOP_DETECTED",
     "OUT_OF_SCOPE",
+    "INVALID_PUSH",
 ]
 
 GITHUB_BODY_LIMIT = 65536
@@ -263,8 +264,29 @@ def check_read_args(args: Mapping[str, Any]) -> None:
 # --------------------------------------------------------------------------- the write check
 
 
-def check_write(tool: str, args: Mapping[str, Any], config: PolicyConfig, state: RunState) -> None:
-    """Raise ``Refused`` unless this write may go ahead now. Does not change ``state``."""
+def sent_away(config: PolicyConfig, blocklist: Blocklist) -> bool:
+    """Whether the trigger's repository (or its owner) sent the bot away during the run."""
+    return blocklist.blocks(config.trigger_repo) and not config.blocklist.blocks(
+        config.trigger_repo
+    )
+
+
+def check_write(
+    tool: str,
+    args: Mapping[str, Any],
+    config: PolicyConfig,
+    state: RunState,
+    *,
+    blocklist: Blocklist | None = None,
+) -> None:
+    """Raise ``Refused`` unless this write may go ahead now. Does not change ``state``.
+
+    ``blocklist`` is the freshest one the server has (M7, G4); by default the one
+    read when the run started. Once the trigger's own repository is blocked, the
+    run's work there is over: every further write is refused, wherever it goes,
+    except the run's history line.
+    """
+    blocklist = blocklist if blocklist is not None else config.blocklist
     if tool not in WRITE_TOOLS:
         raise Refused(
             "FORBIDDEN_OPERATION",
@@ -280,7 +302,13 @@ def check_write(tool: str, args: Mapping[str, Any], config: PolicyConfig, state:
     repo = target_repo(tool, args, config)
     if not is_valid_repo(repo):
         raise Refused("FORBIDDEN_OPERATION", f"repo must be 'owner/name', got {repo!r}.")
-    if config.blocklist.blocks(repo):
+    if tool != "history" and sent_away(config, blocklist):
+        raise Refused(
+            "BLOCKED_TARGET",
+            f"{config.trigger_repo} (or its owner) asked the bot to go away while this run was "
+            "working. No further write of this run will be made, here or elsewhere: stop now.",
+        )
+    if blocklist.blocks(repo):
         raise Refused(
             "BLOCKED_TARGET",
             f"{repo} (or its owner) asked the bot to go away; do not write there, by any tool. "
@@ -623,34 +651,3 @@ def mentioned_before(comment_id: Any, state: RunState) -> frozenset[str]:
 def may_force_push(branch: str, state: RunState) -> bool:
     """Only a branch this run created may be rewritten."""
     return branch in state.own_branches
-
-
-def workflow_paths(paths: Sequence[str]) -> list[str]:
-    """The paths of a push that touch workflow files."""
-    return [p for p in paths if p.startswith(".github/workflows/") or p == ".github/workflows"]
-
-
-def added_lines(patch: str) -> str:
-    """The lines a ``git log -p`` adds (also in a combined diff): no context, no removals."""
-    return "\n".join(
-        line
-        for line in patch.splitlines()
-        if not line.startswith(("+++ ", "diff ", "index ", "@@"))
-        and line[:2].strip(" ").startswith("+")
-    )
-
-
-def check_pushed_text(messages: str, patch: str, *, secrets: Sequence[str] = ()) -> None:
-    """A push publishes its commits: their messages and added lines must hold no secret."""
-    check_secrets(messages + "\n" + added_lines(patch), "pushed commits", secrets)
-
-
-def check_push_paths(paths: Sequence[str], config: PolicyConfig) -> None:
-    touched = workflow_paths(paths)
-    if touched and not config.allow_workflow_changes:
-        raise Refused(
-            "FORBIDDEN_OPERATION",
-            f"the branch changes workflow files ({', '.join(sorted(set(touched))[:5])}); this "
-            "installation does not let the agent touch .github/workflows/. Drop those commits "
-            "and push again.",
-        )

@@ -25,6 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from tusk.mcp_server import policy
+from tusk.mcp_server.blocklist_watch import BlocklistWatch
 from tusk.mcp_server.loops import LoopDetector
 from tusk.mcp_server.passes import read_pass
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
@@ -32,12 +33,14 @@ from tusk.mcp_server.read_scope import ReadScope
 from tusk.mcp_server.throttle import SlidingWindow
 
 from tusk.audit import AuditLog, canonical_json, digest
+from tusk.contracts import Blocklist
 from tusk.errors import UserError
 from tusk.github import Gateway, GitHubError, NotFound
 
 logger = logging.getLogger(__name__)
 
 LOOP_FILE = "loop-detected.json"
+GO_AWAY_FILE = "go-away.json"  # run-claude ends the session when this appears
 STAGED_FILE = "staged.jsonl"
 AUDIT_FILE = "audit.jsonl"
 MAX_UNAUTHORIZED_RECORDS = 100
@@ -104,8 +107,8 @@ class Runtime:
     scope: ReadScope
     secrets: Sequence[str] = ()
     state: RunState = field(default_factory=RunState)
-    workspace: Path | None = None
     append_entry: Callable[[str, str], str] | None = None  # (kind, text) -> comment URL
+    blocklist_watch: BlocklistWatch | None = None  # None: the blocklist read at start holds
     clock: Callable[[], float] = time.monotonic
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
     audit: AuditLog = field(init=False)
@@ -205,10 +208,12 @@ class Runtime:
         target = policy.target_label(tool, args, self.config)
         async with self._write_lock:
             try:
-                policy.check_write(tool, args, self.config, self.state)
+                self.check(tool, args, await self.fresh_blocklist())
                 prepared = prepare() if prepare else dict(args)
             except Refused as refused:
                 return self._refuse(tool, "write", target, args, refused, started)
+            except Exception as error:  # the blocklist could not be checked: no write
+                return self._failed(tool, "write", target, args, error, started)
             if self.config.staged:
                 staged = stage(prepared)
                 self._record_staged(tool, target, staged)
@@ -246,6 +251,22 @@ class Runtime:
                 started=started,
             )
         return self._check_loop(tool, args, self.redact(outcome.message))
+
+    async def fresh_blocklist(self) -> Blocklist:
+        """The blocklist, checked with GitHub when the last check is 30 s old."""
+        if self.blocklist_watch is None:
+            return self.config.blocklist
+        return await anyio.to_thread.run_sync(self.blocklist_watch.current)
+
+    def check(self, tool: str, args: Mapping[str, Any], blocklist: Blocklist) -> None:
+        """``policy.check_write`` against ``blocklist``; a go-away in flight also tells
+        run-claude to end the session (``GO_AWAY_FILE``)."""
+        try:
+            policy.check_write(tool, args, self.config, self.state, blocklist=blocklist)
+        except Refused as refused:
+            if refused.code == "BLOCKED_TARGET" and policy.sent_away(self.config, blocklist):
+                self._write_go_away_file(tool)
+            raise
 
     def refuse_now(
         self, tool: str, args: Mapping[str, Any], refused: Refused, started: float
@@ -425,6 +446,20 @@ class Runtime:
             started=self.clock(),
         )
         raise self._fail(str(refused))
+
+    def _write_go_away_file(self, tool: str) -> None:
+        path = self.run_dir / GO_AWAY_FILE
+        if path.exists():
+            return
+        info = {
+            "time": datetime.now(UTC).isoformat(),
+            "repo": self.config.trigger_repo,
+            "tool": tool,
+            "reason": f"{self.config.trigger_repo} sent the bot away during the run",
+        }
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
 
     def _write_loop_file(self, tool: str, args: Mapping[str, Any], repeats: int) -> None:
         info = {

@@ -21,6 +21,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import SecretStr
 from tusk.mcp_server import read_tools, write_tools
+from tusk.mcp_server.agent_git import BundleSource
+from tusk.mcp_server.blocklist_watch import BlocklistWatch, listing_probe
 from tusk.mcp_server.git_push import Pusher
 from tusk.mcp_server.loops import LoopDetector
 from tusk.mcp_server.policy import PolicyConfig
@@ -100,6 +102,18 @@ def read_scope(settings: Settings, context: ContextDocument) -> ReadScope:
     )
 
 
+def blocklist_watch(settings: Settings, read_gateway: Gateway) -> BlocklistWatch:
+    """The blocklist, read now and checked again before writes (M7, G4)."""
+    from tusk.state import StateStore
+
+    store = StateStore(read_gateway, settings)
+    return BlocklistWatch(
+        read=store.read_blocklist,
+        probe=listing_probe(read_gateway, settings.control_repo, settings.labels.blocklist),
+        max_age=settings.limits.blocklist_check_seconds,
+    )
+
+
 def build_runtime(
     *,
     settings: Settings,
@@ -109,8 +123,8 @@ def build_runtime(
     write_gateway: Gateway,
     run_dir: Path,
     secrets: tuple[SecretStr, ...],
-    workspace: Path | None = None,
     append_entry: Callable[[str, str], str] | None = None,
+    blocklist_watch: BlocklistWatch | None = None,
     clock: Callable[[], float] | None = None,
     pass_file: Path | None = None,
 ) -> Runtime:
@@ -128,9 +142,9 @@ def build_runtime(
         loops=LoopDetector(settings.limits.loop_threshold),
         scope=scope,
         secrets=tuple(s.get_secret_value() for s in secrets),
-        workspace=workspace,
         append_entry=append_entry,
         pass_file=pass_file,
+        blocklist_watch=blocklist_watch,
     )
 
 
@@ -174,17 +188,19 @@ def build_server(runtime: Runtime, *, pusher: Pusher | None = None) -> MCPServer
 def build_pusher(
     runtime: Runtime,
     *,
+    source: BundleSource | None,
     read_token: SecretStr,
     write_token: SecretStr,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> Pusher | None:
-    if runtime.workspace is None:
+    """``push_branch``'s machinery; ``source`` makes bundles of the agent's branches."""
+    if source is None:
         return None
     return Pusher(
         config=runtime.config,
         state=runtime.state,
-        workspace=runtime.workspace,
+        source=source,
         read_gateway=runtime.read_gateway,
         write_gateway=runtime.write_gateway,
         read_token=read_token.get_secret_value(),

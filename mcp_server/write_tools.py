@@ -186,31 +186,35 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
     )
     async def push_branch(branch: str) -> str:
         started = runtime.clock()
+        asked = {"branch": branch}
         if pusher is None:
             return runtime.fail_now(
                 "push_branch",
-                {"branch": branch},
+                asked,
                 PushFailed("this server has no workspace to push from"),
                 started,
             )
         try:
-            sha = await anyio.to_thread.run_sync(lambda: pusher.take_from_workspace(branch))
+            # Nothing is taken from the agent for a push policy would refuse anyway.
+            runtime.check("push_branch", {**asked, "sha": ""}, await runtime.fresh_blocklist())
+            taken = await anyio.to_thread.run_sync(lambda: pusher.take(branch))
         except Refused as refused:
-            return runtime.refuse_now("push_branch", {"branch": branch}, refused, started)
-        except PushFailed as error:
-            return runtime.fail_now("push_branch", {"branch": branch}, error, started)
-        args = {"branch": branch, "sha": sha}
+            return runtime.refuse_now("push_branch", asked, refused, started)
+        except Exception as error:
+            return runtime.fail_now("push_branch", asked, error, started)
+        args = {"branch": branch, "sha": taken.sha}
 
         def stage(_: Mapping[str, Any]) -> StagedWrite:
             return StagedWrite(
                 summary=(
-                    f"push {branch} at {sha[:12]} to {config.bot}'s fork of {config.trigger_repo}"
+                    f"push {branch} at {taken.sha[:12]} to {config.bot}'s fork of "
+                    f"{config.trigger_repo}"
                 ),
-                request={"git": "push", "branch": branch, "sha": sha},
+                request={"git": "push", "branch": branch, "sha": taken.sha},
             )
 
         return await runtime.write(
-            "push_branch", args, perform=lambda _: pusher.push(branch), stage=stage
+            "push_branch", args, perform=lambda _: pusher.push(taken), stage=stage
         )
 
     @tool(server, name="update_comment", annotations=EDIT)

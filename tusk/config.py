@@ -64,6 +64,13 @@ class Limits(Section):
     edits_per_comment: int = Field(
         3, ge=0, description="update_comment calls one run may make on each of its comments"
     )
+    blocklist_check_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=30,
+        description="the MCP server checks the blocklist again before a write once its last "
+        "check is this old (at most 30 s)",
+    )
     writes_per_run: int = Field(
         10,
         ge=0,

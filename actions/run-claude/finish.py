@@ -195,7 +195,7 @@ def compose(
     summary: RunSummary = summary_for(len(parts))
     summary_text = clean(render("run_summary.md.j2", summary=summary), secrets)
     error = None
-    if not outcome.ok:
+    if outcome.closes_as is None:
         error = clean(render("run_error.md.j2", summary=summary, bug_label=bug_label), secrets)
         error = split_comments(error, limit=PART_LIMIT)[0]  # the headline and reason come first
     return Comments(
@@ -219,18 +219,22 @@ class Part:
     key: str
     action: PartAction
     body: str = ""
+    state_reason: str = "completed"  # of a ``close``: ``not_planned`` after a go-away
 
 
-def plan_parts(comments: Comments, *, ok: bool) -> list[Part]:
-    """The write-up in order: every comment, then ``close`` for a completed run or
-    ``label`` (the bug label, issue left open) for any other outcome."""
+def plan_parts(comments: Comments, *, closes_as: str | None) -> list[Part]:
+    """The write-up in order: every comment, then ``close`` (as ``closes_as``: a
+    completed run, or not planned when the bot was sent away mid-run) or ``label``
+    (the bug label, issue left open) for any other outcome."""
     parts = [Part(f"summary-{i}", "comment", body) for i, body in enumerate(comments.summary, 1)]
     parts += [
         Part(f"transcript-{i}", "comment", body) for i, body in enumerate(comments.transcript, 1)
     ]
     if comments.error:
         parts.append(Part("error", "comment", comments.error))
-    parts.append(Part("close", "close") if ok else Part("label", "label"))
+    parts.append(
+        Part("close", "close", state_reason=closes_as) if closes_as else Part("label", "label")
+    )
     return parts
 
 

@@ -467,12 +467,10 @@ def clone_workspace(
         )
     # --file: no repository discovery, so no "dubious ownership" refusal as root.
     local = ["git", "config", "--file", str(dest / ".git" / "config")]
-    share = agent is not None and runner.uid not in (0, agent.uid)
     settings = [
         ("user.name", committer),
         ("user.email", f"{committer}@users.noreply.github.com"),
         ("remote.origin.url", clean_url),
-        *([("core.sharedRepository", "group")] if share else []),
     ]
     for key, value in settings:
         subprocess.run(
@@ -485,24 +483,7 @@ def clone_workspace(
         )
     if agent is not None:
         chown_tree(dest, agent)
-        if share:
-            share_with_group(dest)
-
-
-def share_with_group(root: Path) -> None:
-    """Let the agent's own group read its workspace; nobody else gets in.
-
-    Under sudo the MCP server runs as the runner user, not root, and fetches the
-    agent's branches from here: it is started with the agent's group as a
-    supplementary group (the agent gains nothing). ``core.sharedRepository=group``
-    keeps what git writes group-readable; the agent's umask (027) does the rest.
-    """
-    for folder, _subfolders, filenames in os.walk(root):
-        os.chmod(folder, (stat.S_IMODE(os.stat(folder).st_mode) & 0o700) | 0o050)
-        for name in filenames:
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                os.chmod(path, (stat.S_IMODE(os.stat(path).st_mode) & 0o700) | 0o040)
+        os.chmod(dest, 0o700)  # the agent's alone: push_branch bundles it as the agent
 
 
 def credential_leaks(config: Path, token: SecretStr | None) -> str | None:
@@ -560,8 +541,7 @@ def agent_env(
 def spawn_kwargs(user: Principal | None, *, extra_groups: Sequence[int] = ()) -> dict[str, object]:
     """Popen arguments that drop to ``user`` in the child itself: no runuser or sudo
     process in between whose command line would carry anything."""
-    # umask 027: what the agent commits stays readable by its own private group,
-    # which only the MCP server joins (see share_with_group).
+    # umask 027: nothing the agent writes is readable by others.
     if user is None or user.uid == os.getuid():
         return {"start_new_session": True, "umask": 0o027}
     return {

@@ -38,6 +38,7 @@ from tusk.actions.run_claude.network import NetworkPlan, open_by_need, plan_netw
 from tusk.actions.run_claude.outcome import Outcome, cancelled, classify
 from tusk.actions.run_claude.transcript import redact
 from tusk.actions.run_claude.watch import StopReason, StreamWatch
+from tusk.mcp_server.agent_git import AgentGit, broker_pair
 from tusk.mcp_server.passes import write_pass
 
 from tusk import actions_edge
@@ -92,8 +93,9 @@ class JobResult:
 
     @property
     def ok(self) -> bool:
-        """The agent completed and its write-up is whole."""
-        return self.outcome.ok and self.writeup_complete
+        """The run ended as it should (completed, or sent away mid-run: its log issue
+        closes either way) and its write-up is whole."""
+        return self.outcome.closes_as is not None and self.writeup_complete
 
     @property
     def skipped(self) -> bool:
@@ -258,10 +260,14 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
         prompt = _prepare_context(inputs, dirs)
         _clone(inputs, dirs, runner=runner, agent=agent, read_token=needed["read_token"])
         claude = isolation.reachable_claude(inputs.claude, agent=owner, dirs=dirs)
+        # push_branch's bundles are made here, by git run as the workspace's owner (this
+        # process is root under isolation); the server only gets them over a socket.
+        broker, server_end = broker_pair(AgentGit.as_owner(dirs.workspace))
+        broker.start()
         server = supervisor.start_mcp_server(
             run_dir=run_dir,
             context_file=inputs.resolve(inputs.run.context_file),
-            workspace=dirs.workspace,
+            bundle_socket=server_end,
             config=inputs.config_path.resolve() if inputs.config_path else None,
             env=supervisor.mcp_server_env(
                 runner=runner,
@@ -275,9 +281,8 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
             ),
             runner=runner,
             log_path=run_dir / "mcp-server.log",
-            # Not root (under sudo): reads the agent's workspace through the agent's group.
-            extra_groups=(agent.gid,) if agent and runner.uid != 0 else (),
         )
+        server_end.close()  # the server holds its own copy; the broker ends when it exits
         _record_cleanup(run_dir, mcp_pid=server.process.pid)
         mcp_config = supervisor.write_mcp_config(
             dirs.mcp_config, server.url, bearer=mcp_bearer, owner=owner
@@ -403,6 +408,23 @@ def budget_stop(meter: Meter) -> StopReason | None:
     if not spend.exceeded:
         return None
     return StopReason("budget", f"budget exceeded: {spend.line()} (agent.max_budget_usd)")
+
+
+def go_away_stop(run_dir: Path) -> StopReason | None:
+    """The MCP server saw the trigger's repository send the bot away mid-run (G4): it
+    refuses every further write, so the session ends here, cleanly."""
+    path = run_dir / supervisor.GO_AWAY_FILE
+    if not path.is_file():
+        return None
+    try:
+        reason = str(json.loads(path.read_text(encoding="utf-8")).get("reason") or "")
+    except (OSError, ValueError, AttributeError):
+        reason = ""
+    return StopReason(
+        "go_away",
+        (reason or "the repository sent the bot away during the run") + "; "
+        "the MCP server refuses every further write",
+    )
 
 
 def announce_budget(spend: Spend) -> None:
@@ -599,7 +621,9 @@ class _Passes:
                     budget_seconds=budget,
                     stderr_path=self.inputs.run_dir / "claude-stderr.log",
                     scrub=self.scrub,
-                    external_stop=lambda: budget_stop(self.meter),
+                    external_stop=lambda: (
+                        budget_stop(self.meter) or go_away_stop(self.inputs.run_dir)
+                    ),
                 )
             finally:
                 actions_edge.end_group()

@@ -15,6 +15,7 @@ OutcomeKind = Literal[
     "mcp_not_connected",
     "timeout",
     "budget",
+    "go_away",
     "max_turns",
     "api_error",
     "error_result",
@@ -40,6 +41,14 @@ class Outcome(BaseModel):
         return self.kind == "completed"
 
     @property
+    def closes_as(self) -> Literal["completed", "not_planned"] | None:
+        """How the log issue closes: completed, not planned (the bot was sent away
+        during the run: nothing failed, the work was called off), or not at all."""
+        if self.ok:
+            return "completed"
+        return "not_planned" if self.kind == "go_away" else None
+
+    @property
     def model_still_answers(self) -> bool:
         """The API worked, so a continue can still ask the agent something. Not after
         the budget: the model proxy refuses every further request."""
@@ -52,6 +61,7 @@ _STOP_HEADLINES = {
     "mcp_not_connected": "The MCP server did not connect: Claude Code was stopped",
     "timeout": "Wall-clock budget spent: Claude Code was stopped",
     "budget": "Model budget exceeded: Claude Code was stopped",
+    "go_away": "Sent away during the run: Claude Code was stopped",
 }
 
 

@@ -16,6 +16,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -41,6 +42,8 @@ from tusk.errors import UserError
 
 SERVER_NAME = "github"
 LOOP_FILE = "loop-detected.json"
+# Written by the MCP server when the trigger's repository sends the bot away mid-run.
+GO_AWAY_FILE = "go-away.json"
 KILL_GRACE_SECONDS = 10.0
 
 
@@ -94,14 +97,16 @@ def start_mcp_server(
     *,
     run_dir: Path,
     context_file: Path,
-    workspace: Path,
+    bundle_socket: socket.socket | None,
     config: Path | None,
     env: Mapping[str, str],
     runner: Principal,
     log_path: Path,
-    extra_groups: Sequence[int] = (),
     timeout: float = 30.0,
 ) -> McpServer:
+    """Start ``tusk mcp serve`` as ``runner``. It never opens the agent's workspace:
+    ``bundle_socket`` leads to the broker that makes the agent's bundles as the agent
+    (``tusk.mcp_server.agent_git``), passed as an inherited descriptor."""
     argv = [
         sys.executable,
         "-m",
@@ -114,13 +119,14 @@ def start_mcp_server(
         str(run_dir),
         "--context",
         str(context_file),
-        "--workspace",
-        str(workspace),
         # The supervisor names the current pass in this runner-only file; the server
         # refuses tools outside it, and everything when the file says nothing usable.
         "--pass-file",
         str(run_dir / PASS_FILE),
     ]
+    inherited = (bundle_socket.fileno(),) if bundle_socket is not None else ()
+    if bundle_socket is not None:
+        argv += ["--bundle-fd", str(bundle_socket.fileno())]
     if config is not None:
         argv += ["--config", str(config)]
     log = log_path.open("a", encoding="utf-8")
@@ -131,7 +137,8 @@ def start_mcp_server(
         stderr=log,
         env=dict(env),
         text=True,
-        **spawn_kwargs(runner, extra_groups=extra_groups),  # type: ignore[arg-type]
+        pass_fds=inherited,
+        **spawn_kwargs(runner),  # type: ignore[arg-type]
     )
     assert process.stdout is not None
     first: queue.Queue[str] = queue.Queue()

@@ -225,7 +225,10 @@ def publish(
                 unflag = _step("unlabel", lambda: _remove_label(gateway, issue, bug_label))
                 report.results.append(unflag)
                 flagged = not unflag.ok
-            report.results.append(_step("close", lambda: gateway.patch(issue, json=CLOSED)))
+            closed = {**CLOSED, "state_reason": part.state_reason}
+            report.results.append(
+                _step("close", lambda closed=closed: gateway.patch(issue, json=closed))
+            )
     return report, flagged
 
 
@@ -319,7 +322,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         secrets=secrets,
         bug_label=state.bug_label,
     )
-    return finish.plan_parts(comments, ok=outcome.ok)
+    return finish.plan_parts(comments, closes_as=outcome.closes_as)
 
 
 def _setup_failure_parts(

@@ -19,6 +19,7 @@ from mcp_harness import (
 )
 from pydantic import SecretStr
 from tusk.mcp_server import server as mcp_server
+from tusk.mcp_server.agent_git import AgentGit, BundleSource
 
 from tusk.contracts import Blocklist, PermissionConfig
 
@@ -39,6 +40,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         permissions: PermissionConfig | None = None,
         blocklist: Blocklist | None = None,
         workspace: Path | None = None,
+        source: BundleSource | None = None,
         raw: dict[str, Any] | None = None,
         body: str | None = None,
         clock: Callable[[], float] | None = None,
@@ -55,11 +57,10 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         read_gw = local_github.gateway(READ_TOKEN)
         write_gw = local_github.gateway(AGENT_TOKEN)
         writer = StateStore(write_gw, cfg_settings)
-        found = (
-            blocklist
-            if blocklist is not None
-            else StateStore(read_gw, cfg_settings).read_blocklist()
-        )
+        watch = mcp_server.blocklist_watch(cfg_settings, read_gw)
+        if clock is not None:
+            watch.clock = clock
+        found = watch.start() if blocklist is None else blocklist
         config = mcp_server.policy_config(cfg_settings, ctx, log_issue_url=LOG_URL, blocklist=found)
         runtime = mcp_server.build_runtime(
             settings=cfg_settings,
@@ -69,13 +70,16 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
             write_gateway=write_gw,
             run_dir=run_dir,
             secrets=(SecretStr(AGENT_TOKEN), SecretStr(READ_TOKEN)),
-            workspace=workspace,
             append_entry=lambda kind, text: writer.append_entry(kind, text, jobid=ctx.jobid),  # type: ignore[arg-type]
+            blocklist_watch=watch if blocklist is None else None,
             clock=clock,
             pass_file=pass_file,
         )
+        if source is None and workspace is not None:
+            source = AgentGit.as_owner(workspace)  # git runs there as its owner only
         pusher = mcp_server.build_pusher(
             runtime,
+            source=source,
             read_token=SecretStr(READ_TOKEN),
             write_token=SecretStr(AGENT_TOKEN),
             sleep=sleep or local_github.sleeps.append,  # waits are recorded, never slept
@@ -84,7 +88,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
             mcp_server.build_server(runtime, pusher=pusher), bearer=bearer
         )
         stops.append(stop)
-        return Running(url=url, runtime=runtime, run_dir=run_dir)
+        return Running(url=url, runtime=runtime, run_dir=run_dir, pusher=pusher)
 
     yield start
     for stop in stops:

@@ -158,6 +158,7 @@ class Running:
     url: str
     runtime: Runtime
     run_dir: Path
+    pusher: Any = None
 
     @property
     def audit_path(self) -> Path:

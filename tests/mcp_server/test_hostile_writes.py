@@ -3,6 +3,7 @@ server over streamable HTTP; each test checks the tool result and the local GitH
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -88,3 +89,88 @@ async def test_a_run_has_a_total_write_cap_across_repositories(start_mcp, local_
         assert "across all repositories (3)" in text
         await agent.ok("history", text="commented three times, then hit the write cap")
     assert local_github.state()["repos"]["bob/gadgets"]["issues"].keys() == before.keys()
+
+
+# --------------------------------------------------------------------------- go-away in flight
+
+
+def go_away(local_github: Any, repo: str) -> None:
+    """What the go-away workflow does to the blocklist, with the bot's token."""
+    from datetime import UTC, datetime
+
+    from mcp_harness import AGENT_TOKEN, settings
+
+    from tusk.contracts import BlockedRepo, Blocklist
+    from tusk.state import StateStore
+
+    entry = BlockedRepo(repo=repo, by="alice", at=datetime(2026, 1, 1, tzinfo=UTC))
+    StateStore(local_github.gateway(AGENT_TOKEN), settings()).update_blocklist(
+        lambda old: Blocklist(repos=(*old.repos, entry), users=old.users)
+    )
+
+
+def blocklist_probes(local_github: Any, start: int) -> list[int]:
+    """Statuses of the server's checks of the blocklist issues since ``start``."""
+    return [
+        e["status"]
+        for e in local_github.journal()[start:]
+        if e["method"] == "GET"
+        and e["path"] == "/repos/alice/tusk-control/issues"
+        and "tusk-blocklist" in json.dumps(e.get("query") or e.get("params") or e.get("path"))
+    ]
+
+
+async def test_a_go_away_during_the_run_stops_its_further_writes(start_mcp, local_github) -> None:
+    from mcp_harness import ManualClock
+
+    go_away(local_github, "bob/unrelated")  # a blocklist issue exists before the run
+    clock = ManualClock()
+    running = start_mcp(clock=clock)
+    async with agent_session(running.url) as agent:
+        await agent.ok("create_comment", repo="alice/widgets", number=1, body="working on it")
+        start = len(local_github.journal())
+        clock.now = 31  # the last check is older than 30 s: asked again, unchanged
+        await agent.ok("create_comment", repo="bob/gadgets", number=1, body="a question")
+        assert blocklist_probes(local_github, start) == [304]  # free, not a full read
+        go_away(local_github, "alice/widgets")  # alice sends the bot away mid-run
+        before = {n: comment_count(local_github, n) for n in (1, 2)}
+        clock.now = 62
+        text = await agent.refused(
+            "create_comment", "BLOCKED_TARGET", repo="alice/widgets", number=2, body="done"
+        )
+        assert "while this run was working" in text
+        # Not elsewhere either: the run is over.
+        await agent.refused(
+            "create_comment", "BLOCKED_TARGET", repo="bob/gadgets", number=1, body="more"
+        )
+        await agent.ok("history", text="stopped: the repository sent the bot away")
+    assert {n: comment_count(local_github, n) for n in (1, 2)} == before
+    stop = json.loads((running.run_dir / "go-away.json").read_text())
+    assert stop["repo"] == "alice/widgets"
+    refused = [r for r in audit.read_records(running.audit_path) if r.decision == "refused"]
+    assert [r.code for r in refused] == ["BLOCKED_TARGET", "BLOCKED_TARGET"]
+
+
+async def test_the_blocklist_is_reused_for_at_most_30_seconds(start_mcp, local_github) -> None:
+    from mcp_harness import ManualClock
+
+    clock = ManualClock()
+    running = start_mcp(clock=clock)
+    async with agent_session(running.url) as agent:
+        start = len(local_github.journal())
+        clock.now = 5
+        await agent.ok("create_comment", repo="alice/widgets", number=1, body="one")
+        clock.now = 29
+        await agent.ok("create_comment", repo="alice/widgets", number=2, body="two")
+        assert blocklist_probes(local_github, start) == []  # checked at start, 29 s ago
+        go_away(local_github, "bob/gadgets")
+        clock.now = 30
+        await agent.refused(
+            "create_comment", "BLOCKED_TARGET", repo="bob/gadgets", number=1, body="three"
+        )
+    # Another repository's go-away refuses writes there, and the run goes on.
+    assert not (running.run_dir / "go-away.json").exists()
+
+
+def comment_count(local_github: Any, number: int, repo: str = "alice/widgets") -> int:
+    return len(local_github.gateway("alice").get(f"/repos/{repo}/issues/{number}/comments"))

@@ -329,13 +329,6 @@ def test_memory_lines_are_one_line_capped_and_mention_nobody() -> None:
         policy.prepare_line("ghp_" + "a" * 36, "history", cfg)
 
 
-def test_workflow_changes_are_refused_unless_allowed() -> None:
-    with pytest.raises(Refused, match="FORBIDDEN_OPERATION"):
-        policy.check_push_paths(["README.md", ".github/workflows/ci.yml"], config())
-    policy.check_push_paths([".github/workflows/ci.yml"], config(allow_workflow_changes=True))
-    policy.check_push_paths([".github/dependabot.yml"], config())
-
-
 def test_force_push_only_to_branches_this_run_created() -> None:
     cfg, state = config(), RunState()
     assert not policy.may_force_push("tusk/fix", state)
@@ -419,20 +412,7 @@ def test_mass_mention_hidden_in_fake_code_is_refused(body: str) -> None:
         policy.prepare_body(body, config(mentions_per_post=2))
 
 
-def test_secret_in_pushed_commits_is_refused_but_removing_one_is_not() -> None:
-    key = "sk-ant-api03-" + "x" * 40
-    added = f"diff --git a/k b/k\n--- a/k\n+++ b/k\n@@ -1 +1 @@\n-old\n+KEY={key}\n"
-    with pytest.raises(Refused, match="SECRET_IN_BODY"):
-        policy.check_pushed_text("Add config", added)
-    merged = f"diff --cc k\n@@@ -1,1 -1,1 +1,1 @@@\n- old\n ++KEY={key}\n"
-    with pytest.raises(Refused, match="SECRET_IN_BODY"):
-        policy.check_pushed_text("Merge", merged)
-    with pytest.raises(Refused, match="SECRET_IN_BODY"):
-        policy.check_pushed_text(f"- note: {'ghp_' + 'a' * 36}", "")
-    removed = (
-        f"diff --git a/k b/k\n@@ -1,2 +1 @@\n-KEY={key}\n context -----BEGIN RSA PRIVATE KEY-----\n"
-    )
-    policy.check_pushed_text("Remove the leaked key", removed)
+def test_secret_in_a_branch_name_is_refused() -> None:
     with pytest.raises(Refused, match="SECRET_IN_BODY"):
         policy.validate_branch("tusk/" + "ghp_" + "a" * 36, config())
 

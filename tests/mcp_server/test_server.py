@@ -468,7 +468,8 @@ async def test_a_comment_that_may_have_landed_is_never_sent_twice(start_mcp, loc
 
 async def test_token_never_appears_in_tool_output(start_mcp, local_github, tmp_path) -> None:
     local_github.add_fault("GET", "/repos/alice/widgets/branches", status=403, count=10)
-    running = start_mcp(workspace=make_workspace(local_github, tmp_path))
+    work = make_workspace(local_github, tmp_path)
+    running = start_mcp(workspace=work)
     async with agent_session(running.url) as agent:
         await agent.call("get_issue", repo="alice/widgets", number=1)
         await agent.call("get_issue", repo="nobody/nothing", number=1)  # a GitHub error
@@ -482,7 +483,7 @@ async def test_token_never_appears_in_tool_output(start_mcp, local_github, tmp_p
     assert len(outputs) == 6
     everything = "\n".join(outputs) + running.audit_path.read_text()
     assert AGENT_TOKEN not in everything and READ_TOKEN not in everything
-    for path in (running.runtime.workspace / ".git").rglob("*"):
+    for path in (work / ".git").rglob("*"):
         if path.is_file():
             assert AGENT_TOKEN.encode() not in path.read_bytes(), path
 

@@ -56,3 +56,32 @@ def test_a_different_call_or_result_breaks_the_streak(breaker: tuple[str, str, s
     detector.observe(*breaker)
     assert not detector.observe("get_issue", "a", "r").looping
     assert not detector.tripped
+
+
+def test_blocklist_watch_asks_again_only_when_its_check_is_30_seconds_old() -> None:
+    from tusk.mcp_server.blocklist_watch import BlocklistWatch
+
+    from tusk.contracts import BlockedUser, Blocklist
+
+    now = [0.0]
+    asked: list[str | None] = []
+    changes = iter([False, True])
+    reads: list[int] = []
+    sent_away = Blocklist(users=(BlockedUser(user="alice", at="2026-01-01T00:00:00Z"),))
+
+    def probe(etag: str | None) -> tuple[bool, str | None]:
+        asked.append(etag)
+        return (True, "e1") if etag is None else (next(changes), f"e{len(asked)}")
+
+    def read() -> Blocklist:
+        reads.append(1)
+        return Blocklist() if len(reads) < 2 else sent_away
+
+    watch = BlocklistWatch(read=read, probe=probe, clock=lambda: now[0])
+    assert watch.start() == Blocklist() and asked == [None]
+    now[0] = 29.9
+    assert watch.current() == Blocklist() and asked == [None]  # fresh enough
+    now[0] = 30
+    assert watch.current() == Blocklist() and asked == [None, "e1"] and len(reads) == 1  # 304
+    now[0] = 61
+    assert watch.current() == sent_away and len(reads) == 2  # changed: read again

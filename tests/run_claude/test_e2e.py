@@ -688,26 +688,20 @@ def no_processes_left(user: str, *, polls: int = 50) -> bool:
     return False
 
 
-def test_the_runners_group_can_fetch_what_the_agent_commits(
+def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
     agent_user: str, runner_user: isolation.Principal
 ) -> None:
-    """Under sudo (GitHub's runners) the MCP server runs as the runner user, not root:
-    it must still read the agent's commits, through the agent's group, while nobody
-    else can even list the workspace."""
+    """Under sudo (GitHub's runners) the MCP server runs as the runner user. It cannot
+    open the agent's workspace, and needs not: the supervisor's broker makes a bundle
+    there as the agent, and the server reads it from a socket it inherited."""
+    from tusk.mcp_server.agent_git import AgentGit, broker_pair
+
     agent = isolation.ensure_user(agent_user)
     parent = Path(tempfile.mkdtemp(prefix="tusk-e2e-share-"))
     os.chmod(parent, 0o711)  # as /home: everyone may pass through to the run folder
     dirs = isolation.prepare_run_dirs(parent / "run", agent=agent)
     own = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-own-"))  # the runner's own folder
-    # The MCP server's identity under sudo: the runner, plus the agent's group.
-    as_runner = isolation.spawn_kwargs(runner_user, extra_groups=[agent.gid])
-    runner_env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(own),
-        "GIT_CONFIG_GLOBAL": str(own / "gitconfig"),
-    }
     try:
-        (own / "gitconfig").write_text("[safe]\n\tdirectory = *\n")
         subprocess.run(["git", "init", "-q", "--bare", str(own / "upstream.git")], check=True)
         subprocess.run(
             ["chown", "-R", f"{runner_user.uid}:{runner_user.gid}", str(own)], check=True
@@ -720,7 +714,6 @@ def test_the_runners_group_can_fetch_what_the_agent_commits(
             agent=agent,
             committer="tusk-bot",
         )
-        as_agent = isolation.spawn_kwargs(agent)  # as Claude Code and its Bash tool get it
         subprocess.run(
             [
                 "bash",
@@ -731,29 +724,40 @@ def test_the_runners_group_can_fetch_what_the_agent_commits(
             cwd=dirs.workspace,
             env={"PATH": "/usr/bin:/bin", "HOME": str(dirs.home)},
             check=True,
-            **as_agent,  # type: ignore[arg-type]
+            **isolation.spawn_kwargs(agent),  # type: ignore[arg-type]
         )
-        subprocess.run(
-            ["git", "init", "-q", "--bare", str(own / "pusher.git")],
-            check=True,
-            env=runner_env,
-            **as_runner,
+        broker, server_end = broker_pair(AgentGit.as_owner(dirs.workspace))
+        broker.start()
+        as_runner = isolation.spawn_kwargs(runner_user)
+        peek = subprocess.run(
+            ["ls", str(dirs.workspace)], capture_output=True, text=True, check=False, **as_runner
         )  # type: ignore[arg-type]
+        assert "Permission denied" in peek.stderr  # the runner cannot even list it
+        client = (  # the MCP server's side of the protocol, as the runner user
+            "import json, socket, sys\n"
+            "s = socket.socket(fileno=int(sys.argv[1]))\n"
+            "s.sendall(json.dumps({'branch': 'tusk/x', 'exclude': []}).encode() + b'\\n')\n"
+            "f = s.makefile('rb')\n"
+            "size = json.loads(f.readline())['size']\n"
+            "open(sys.argv[2], 'wb').write(f.read(size))\n"
+        )
         fetched = subprocess.run(
-            ["git", "fetch", "-q", str(dirs.workspace), "tusk/x:refs/heads/tusk/x"],
-            cwd=own / "pusher.git",
-            env=runner_env,
+            ["/usr/bin/python3", "-c", client, str(server_end.fileno()), str(own / "b.bundle")],
+            pass_fds=(server_end.fileno(),),
             capture_output=True,
             text=True,
             check=False,
             **as_runner,  # type: ignore[arg-type]
         )
         assert fetched.returncode == 0, fetched.stderr
-        stranger = {"user": 65534, "group": 65534, "extra_groups": []}
-        peek = subprocess.run(
-            ["ls", str(dirs.workspace)], capture_output=True, text=True, check=False, **stranger
-        )  # type: ignore[arg-type]
-        assert "Permission denied" in peek.stderr
+        heads = subprocess.run(
+            ["git", "bundle", "list-heads", str(own / "b.bundle")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert heads.stdout.strip().endswith(" refs/heads/tusk/x")
+        server_end.close()
     finally:
         shutil.rmtree(parent, ignore_errors=True)
         shutil.rmtree(own, ignore_errors=True)
@@ -827,3 +831,57 @@ def test_the_agent_never_holds_the_model_key(e2e: E2E) -> None:
     assert API_KEY not in json.dumps(e2e.model.journal()[1:])  # not in any tool result
     assert result.spend is not None and result.spend.requests == len(e2e.model.journal())
     assert f"- model cost: {result.spend.line()}" in e2e.log_comments()[0]
+
+
+def test_a_go_away_during_the_run_stops_it_cleanly(e2e: E2E) -> None:
+    """alice sends the bot away while the agent works: its next write is refused, the
+    session ends, and the log issue closes as not planned (no bug, no further pass)."""
+    import threading
+    from datetime import UTC, datetime
+
+    from tusk.config import load_settings
+    from tusk.contracts import BlockedRepo, Blocklist
+    from tusk.state import StateStore
+
+    e2e.config = {"limits": {"blocklist_check_seconds": 0}}
+    first = "Looking into it."
+    gone = BlockedRepo(repo="alice/widgets", by="alice", at=datetime.now(UTC))
+    done = threading.Event()
+
+    def send_away_after_the_first_comment() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not done.is_set():
+            if any(first in c["body"] for c in e2e.issue_comments("alice/widgets", 1)):
+                settings = load_settings(e2e.tmp / "tusk.yml")
+                StateStore(e2e.github.gateway(AGENT_TOKEN), settings).update_blocklist(
+                    lambda old: Blocklist(repos=(*old.repos, gone), users=old.users)
+                )
+                done.set()
+                return
+            time.sleep(0.05)
+
+    script = {
+        "steps": [
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body=first),
+            {"stall": 3},  # the go-away lands meanwhile
+            tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Fixed it."),
+            {"expect": {"last_tool_result_contains": "BLOCKED_TARGET"}},
+            {"text": "I was sent away."},
+        ],
+        "conversations": [CONFIRM, history_conversation()],
+    }
+    watcher = threading.Thread(target=send_away_after_the_first_comment, daemon=True)
+    watcher.start()
+    result = e2e.run(script)
+    watcher.join(timeout=5)
+    assert done.is_set()
+    assert result.outcome.kind == "go_away", result.outcome
+    assert result.ok  # the run ended as it should: the step does not fail
+    bodies = [c["body"] for c in e2e.issue_comments("alice/widgets", 1)]
+    assert any(first in b for b in bodies) and not any("Fixed it." in b for b in bodies)
+    issue = e2e.log_issue()
+    assert issue["state"] == "closed" and issue["state_reason"] == "not_planned"
+    assert "bug" not in [label["name"] for label in issue["labels"]]
+    summary = e2e.log_comments()[0]
+    assert "Sent away during the run" in summary and "BLOCKED_TARGET" in summary
+    assert "Self-check" not in "\n".join(e2e.log_comments())  # no continues after it
