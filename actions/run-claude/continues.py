@@ -15,13 +15,13 @@ crash: nothing is attempted).
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from tusk.actions.run_claude.outcome import Outcome
+from tusk.mcp_server.agent_git import AgentGit, BundleError
 
 from tusk.audit import created_messages
 from tusk.contracts import AuditRecord
@@ -73,11 +73,17 @@ class WorkspaceState:
 
 
 def workspace_state(workspace: Path) -> WorkspaceState:
-    """Uncommitted files and commits not on any remote branch, as git sees them."""
-    git = ["git", "-c", f"safe.directory={workspace}", "-C", str(workspace)]
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
-    status = _git([*git, "status", "--porcelain"], env)
-    ahead = _git([*git, "log", "--oneline", "--branches", "--not", "--remotes"], env)
+    """Uncommitted files and commits not on any remote branch, as git sees them.
+
+    git runs as the workspace's owner, the agent: its configuration is the agent's
+    (``core.fsmonitor`` runs a command on ``git status``), so run as this process,
+    root under isolation, it would run the agent's commands as root."""
+    try:
+        git = AgentGit.as_owner(workspace)
+    except (OSError, BundleError):
+        return WorkspaceState(False, "the workspace cannot be read")
+    status = _git(git, ["status", "--porcelain"])
+    ahead = _git(git, ["log", "--oneline", "--branches", "--not", "--remotes"])
     if status is None and ahead is None:
         return WorkspaceState(False, "the workspace is not a git repository")
     changed = [line for line in (status or "").splitlines() if line.strip()]
@@ -90,9 +96,14 @@ def workspace_state(workspace: Path) -> WorkspaceState:
     return WorkspaceState(bool(changed or commits), ", ".join(parts) or "no changes")
 
 
-def _git(argv: list[str], env: dict[str, str]) -> str | None:
-    completed = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
-    return completed.stdout if completed.returncode == 0 else None
+def _git(git: AgentGit, args: list[str]) -> str | None:
+    try:
+        completed = git.run(args)
+    except BundleError:  # took too long
+        return None
+    if completed.returncode != 0:
+        return None
+    return completed.stdout.decode("utf-8", "replace")
 
 
 def prompt(

@@ -127,3 +127,37 @@ def test_staged_messages_count_as_left(tmp_path: Path) -> None:
         reason="comment",
     )
     assert continues.messages_left(read_records(tmp_path / "audit.jsonl")) == 1
+
+
+def test_the_agents_git_configuration_never_runs_as_the_supervisor(agent_user: str) -> None:
+    """core.fsmonitor runs a command on every `git status`: the supervisor (root under
+    isolation) looks at the agent's workspace only through git run as the agent."""
+    import os
+    import shutil
+    import tempfile
+
+    from tusk.actions.run_claude import isolation
+
+    agent = isolation.ensure_user(agent_user)
+    base = Path(tempfile.mkdtemp(prefix="tusk-fsmonitor-"))
+    os.chmod(base, 0o711)
+    work = base / "work"
+    try:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(base), "GIT_CONFIG_NOSYSTEM": "1"}
+        subprocess.run(["git", "init", "-q", str(work)], check=True, env=env)
+        out = base / "out"  # the agent's own, outside the workspace
+        out.mkdir()
+        os.chown(out, agent.uid, agent.gid)
+        canary = out / "ran-as"
+        subprocess.run(
+            ["git", "-C", str(work), "config", "core.fsmonitor", f"id -u > {canary}; false"],
+            check=True,
+            env=env,
+        )
+        (work / "f").write_text("1")
+        isolation.chown_tree(work, agent)
+        state = continues.workspace_state(work)
+        assert state.summary == "1 uncommitted file(s)"
+        assert canary.read_text().strip() == str(agent.uid)  # never "0"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
