@@ -228,10 +228,16 @@ class BrokerClient:
 
     sock: socket.socket
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _broken: bool = False  # after a torn answer the stream cannot be trusted to line up
 
     def bundle(self, branch: str, exclude: Sequence[str]) -> bytes:
         request = json.dumps({"branch": branch, "exclude": list(exclude)}).encode() + b"\n"
         with self._lock:
+            if self._broken:
+                raise BundleError(
+                    "the bundle broker stopped answering earlier in this run",
+                    "Report that the push could not be made.",
+                )
             try:
                 self.sock.sendall(request)
                 answer = json.loads(_read_line(self.sock, MAX_REQUEST_BYTES))
@@ -239,9 +245,11 @@ class BrokerClient:
                     raise BundleError(str(answer.get("error") or "the bundle broker refused"), "")
                 size = int(answer["size"])
                 if not 0 < size <= MAX_BUNDLE_BYTES:
+                    self._broken = True
                     raise BundleError(f"the bundle broker announced {size} bytes", "")
                 return _read_exactly(self.sock, size)
             except (OSError, ConnectionError, ValueError, KeyError) as error:
+                self._broken = True
                 raise BundleError(
                     f"the bundle broker is not answering ({type(error).__name__})",
                     "The run's supervisor serves it; it ends with the run.",
