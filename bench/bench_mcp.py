@@ -95,6 +95,7 @@ def policy_config() -> PolicyConfig:
         trigger_number=1,
         log_issue_url="https://github.com/alice/tusk-control/issues/1",
         permissions=PermissionConfig(comments_per_thread=10**9),
+        writes_per_run=10**9,  # the limits are not what is measured
     )
 
 
@@ -231,7 +232,11 @@ def main() -> int:
                     "bot": "tusk-bot",
                     "control_repo": "alice/tusk-control",
                     "allowed_users": ["alice"],
-                    "limits": {"comments_per_thread": 10**6, "reads_per_window": 10**6},
+                    "limits": {
+                        "comments_per_thread": 10**6,
+                        "reads_per_window": 10**6,
+                        "writes_per_run": 10**6,
+                    },
                 }
             )
             context = ContextDocument(
