@@ -174,3 +174,47 @@ async def test_the_blocklist_is_reused_for_at_most_30_seconds(start_mcp, local_g
 
 def comment_count(local_github: Any, number: int, repo: str = "alice/widgets") -> int:
     return len(local_github.gateway("alice").get(f"/repos/{repo}/issues/{number}/comments"))
+
+
+# --------------------------------------------------------------------------- markers
+
+
+async def test_a_full_width_marker_narrows_the_run_like_its_ascii_twin(
+    start_mcp, local_github
+) -> None:
+    """［permissions： no-issue，comment-limit＝1］ typed with a CJK input method used to be
+    ignored, leaving the run the defaults."""
+    from mcp_harness import BOT, settings
+    from tusk.poller.permissions import effective_permissions
+
+    marker = f"@{BOT} ［permissions： no-issue，comment-limit＝1］ fix it"
+    running = start_mcp(permissions=effective_permissions(settings().default_permissions(), marker))
+    before = local_github.state()["repos"]["alice/widgets"]["issues"].keys()
+    async with agent_session(running.url) as agent:
+        await agent.refused(
+            "create_issue", "PERMISSION_DENIED", repo="alice/widgets", title="t", body="b"
+        )
+        await agent.ok("create_comment", repo="alice/widgets", number=1, body="one")
+        await agent.refused(
+            "create_comment", "LIMIT_EXCEEDED", repo="alice/widgets", number=1, body="two"
+        )
+    assert local_github.state()["repos"]["alice/widgets"]["issues"].keys() == before
+    assert comment_count(local_github, 1) == 3  # two from the scenario, one from the run
+
+
+async def test_a_marker_look_alike_fails_closed(start_mcp, local_github) -> None:
+    from mcp_harness import BOT, settings
+    from tusk.poller.permissions import effective_permissions
+
+    permissions = effective_permissions(
+        settings().default_permissions(), f"@{BOT} 【permissions: no-pr】 fix it"
+    )
+    assert permissions.error and "square brackets" in permissions.error
+    running = start_mcp(permissions=permissions)
+    async with agent_session(running.url) as agent:
+        await agent.refused(
+            "create_comment", "PERMISSION_DENIED", repo="alice/widgets", number=2, body="x"
+        )
+        await agent.ok("create_comment", repo="alice/widgets", number=1, body="one reply")
+        await agent.refused("memory", "PERMISSION_DENIED", text="a lesson")
+    assert comment_count(local_github, 2) == 0
