@@ -122,6 +122,8 @@ class AgentGit:
             raise BundleError(
                 f"git {args[0]} in the workspace took longer than {self.timeout:.0f} s", ""
             ) from None
+        except OSError as error:  # no such folder, or this process may not become the owner
+            raise BundleError(f"git cannot run in the workspace: {error.strerror}", "") from None
 
     def bundle(self, branch: str, exclude: Sequence[str]) -> bytes:
         problem = _request_problem(branch, exclude)

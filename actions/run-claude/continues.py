@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from tusk.actions.run_claude.outcome import Outcome
@@ -72,16 +71,14 @@ class WorkspaceState:
     summary: str
 
 
-def workspace_state(workspace: Path) -> WorkspaceState:
+def workspace_state(git: AgentGit) -> WorkspaceState:
     """Uncommitted files and commits not on any remote branch, as git sees them.
 
-    git runs as the workspace's owner, the agent: its configuration is the agent's
+    ``git`` runs as the agent: the workspace's configuration is the agent's
     (``core.fsmonitor`` runs a command on ``git status``), so run as this process,
     root under isolation, it would run the agent's commands as root."""
-    try:
-        git = AgentGit.as_owner(workspace)
-    except (OSError, BundleError):
-        return WorkspaceState(False, "the workspace cannot be read")
+    if not git.workspace.is_dir():
+        return WorkspaceState(False, "the workspace is not a git repository")
     status = _git(git, ["status", "--porcelain"])
     ahead = _git(git, ["log", "--oneline", "--branches", "--not", "--remotes"])
     if status is None and ahead is None:

@@ -262,7 +262,7 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
         claude = isolation.reachable_claude(inputs.claude, agent=owner, dirs=dirs)
         # push_branch's bundles are made here, by git run as the workspace's owner (this
         # process is root under isolation); the server only gets them over a socket.
-        broker, server_end = broker_pair(AgentGit.as_owner(dirs.workspace))
+        broker, server_end = broker_pair(agent_git(dirs, agent))
         broker.start()
         server = supervisor.start_mcp_server(
             run_dir=run_dir,
@@ -410,6 +410,15 @@ def budget_stop(meter: Meter) -> StopReason | None:
     return StopReason("budget", f"budget exceeded: {spend.line()} (agent.max_budget_usd)")
 
 
+def agent_git(dirs: RunDirs, agent: Principal | None) -> AgentGit:
+    """git in the workspace as the agent: the user named here, never whoever the path
+    turns out to belong to (the agent owns its home, so it could re-point the folders
+    above the workspace). Without isolation, as this process, like the agent itself."""
+    if agent is None:
+        return AgentGit(dirs.workspace)
+    return AgentGit(dirs.workspace, uid=agent.uid, gid=agent.gid)
+
+
 def go_away_stop(run_dir: Path) -> StopReason | None:
     """The MCP server saw the trigger's repository send the bot away mid-run (G4): it
     refuses every further write, so the session ends here, cleanly."""
@@ -540,7 +549,7 @@ class _Passes:
             return outcome, session_id
         records, _ = finish.read_audit(self.inputs.run_dir / AUDIT_FILE)
         planned = continues.plan(outcome=outcome, messages_created=continues.messages_left(records))
-        state = continues.workspace_state(self.dirs.workspace)
+        state = continues.workspace_state(agent_git(self.dirs, self.agent))
         for kind in planned:
             if self.meter.exceeded:
                 break  # the proxy would refuse every request of a continue

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tusk.actions.run_claude import continues
 from tusk.actions.run_claude.outcome import Outcome
+from tusk.mcp_server.agent_git import AgentGit
 
 OK = Outcome(kind="completed", headline="Completed")
 SERVER_TOOLS = ["mcp__github__get_issue", "mcp__github__create_comment", "mcp__github__history"]
@@ -94,13 +95,15 @@ def test_workspace_state_sees_uncommitted_and_unpushed_work(tmp_path: Path) -> N
     subprocess.run([*git, "-C", str(upstream), "commit", "-qm", "one"], check=True, env=env)
     work = tmp_path / "work"
     subprocess.run(["git", "clone", "-q", str(upstream), str(work)], check=True, env=env)
-    assert continues.workspace_state(work) == continues.WorkspaceState(False, "no changes")
+    assert continues.workspace_state(AgentGit(work)) == continues.WorkspaceState(
+        False, "no changes"
+    )
     (work / "f").write_text("2")
-    assert continues.workspace_state(work).summary == "1 uncommitted file(s)"
+    assert continues.workspace_state(AgentGit(work)).summary == "1 uncommitted file(s)"
     subprocess.run([*git, "-C", str(work), "commit", "-qam", "two"], check=True, env=env)
-    state = continues.workspace_state(work)
+    state = continues.workspace_state(AgentGit(work))
     assert state.has_changes and "1 commit(s)" in state.summary
-    assert not continues.workspace_state(tmp_path / "nothing").has_changes
+    assert not continues.workspace_state(AgentGit(tmp_path / "nothing")).has_changes
 
 
 def test_staged_messages_count_as_left(tmp_path: Path) -> None:
@@ -156,8 +159,22 @@ def test_the_agents_git_configuration_never_runs_as_the_supervisor(agent_user: s
         )
         (work / "f").write_text("1")
         isolation.chown_tree(work, agent)
-        state = continues.workspace_state(work)
+        state = continues.workspace_state(AgentGit(work, uid=agent.uid, gid=agent.gid))
         assert state.summary == "1 uncommitted file(s)"
         assert canary.read_text().strip() == str(agent.uid)  # never "0"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_git_in_the_workspace_runs_as_the_named_agent_not_as_the_paths_owner(
+    tmp_path: Path,
+) -> None:
+    """The agent owns its home and could re-point the folders above its workspace at one
+    owned by root or the runner; git there still runs as the agent."""
+    from tusk.actions.run_claude import isolation, job
+
+    dirs = isolation.run_dirs(tmp_path)  # root-owned here, whatever the path says
+    agent = isolation.Principal("tusk-agent", 4242, 4343, tmp_path)
+    git = job.agent_git(dirs, agent)
+    assert (git.workspace, git.uid, git.gid) == (dirs.workspace, 4242, 4343)
+    assert job.agent_git(dirs, None).uid is None  # no isolation: as this process
