@@ -5,7 +5,7 @@ to the task, and the control repository with other runs' log issues and the
 memory. A read tool serves only the run's repositories:
 
 * the trigger repository, its upstream (when it is a fork) and the bot's fork
-  of it;
+  of it, whatever its name (GitHub says which repository a fork's parent is);
 * the repositories of the issues the context links (a pull request's closing
   references);
 * repositories that text written by an allowed user names: ``owner/name#12``
@@ -78,12 +78,10 @@ def _texts_by(raw: Mapping[str, Any], allowed: frozenset[str]) -> Iterator[str]:
             yield body
 
 
-def run_repositories(
-    context: ContextDocument, *, bot: str, allowed_users: Iterable[str]
-) -> frozenset[str]:
+def run_repositories(context: ContextDocument, *, allowed_users: Iterable[str]) -> frozenset[str]:
     """The run's repositories (lowercase), from the context document."""
     raw = context.raw
-    repos = {context.repo, f"{bot}/{context.repo.split('/', 1)[1]}"}
+    repos = {context.repo}  # the bot's fork: from the context, or asked (ReadScope)
     repository = raw.get("repository")
     if isinstance(repository, Mapping) and isinstance(repository.get("parent"), str):
         repos.add(repository["parent"])
@@ -112,6 +110,18 @@ class ReadScope:
     trigger_number: int | None = None
     read_public: bool = False
     trust: Trust = field(default_factory=lambda: Trust(frozenset()))
+    bot: str = ""
+
+    def may_be_bots_fork(self, repo: str) -> bool:
+        """A repository of the bot's that may be its fork of one of the run's repositories
+        under another name (GitHub names it ``name-1`` when ``name`` is taken)."""
+        return bool(self.bot) and repo.split("/", 1)[0].lower() == self.bot.lower()
+
+    def is_runs_fork(self, data: Mapping[str, Any]) -> bool:
+        """Whether GitHub's ``data`` of a repository shows a fork of one of the run's."""
+        parent = data.get("parent")
+        name = parent.get("full_name") if isinstance(parent, Mapping) else None
+        return bool(data.get("fork")) and isinstance(name, str) and name.lower() in self.repos
 
     def trust_in(self, repo: str) -> Trust:
         """Collaborators count only in the trigger repository; elsewhere allowed users do."""

@@ -113,7 +113,7 @@ class Runtime:
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
     audit: AuditLog = field(init=False)
     _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
-    _public: dict[str, bool] = field(init=False, default_factory=dict)  # repo -> is public
+    _repositories: dict[str, Any] = field(init=False, default_factory=dict)  # for scope
     _unauthorized: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
@@ -172,20 +172,23 @@ class Runtime:
         verdict = self.scope.verdict(repo, number=number if isinstance(number, int) else None)
         if verdict == "in":
             return
-        if verdict == "public?" and await anyio.to_thread.run_sync(self._is_public, repo):
-            return
+        if verdict == "public?" or self.scope.may_be_bots_fork(repo):
+            data = await anyio.to_thread.run_sync(self._repository, repo)
+            if self.scope.is_runs_fork(data):
+                return
+            if verdict == "public?" and data.get("private") is False:
+                return
         raise self.scope.refusal(repo)
 
-    def _is_public(self, repo: str) -> bool:
-        """Whether GitHub says ``repo`` is public; asked once per repository and run."""
+    def _repository(self, repo: str) -> Mapping[str, Any]:
+        """GitHub's record of ``repo`` ({} when it cannot be seen); asked once per run."""
         key = repo.lower()
-        if key not in self._public:
+        if key not in self._repositories:
             try:
-                data = self.read_gateway.get(f"/repos/{repo}")
+                self._repositories[key] = self.read_gateway.get(f"/repos/{repo}")
             except NotFound:
-                data = {}
-            self._public[key] = data.get("private") is False
-        return self._public[key]
+                self._repositories[key] = {}
+        return self._repositories[key]
 
     # ----------------------------------------------------------------- writes
 

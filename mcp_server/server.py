@@ -95,10 +95,11 @@ def read_scope(settings: Settings, context: ContextDocument) -> ReadScope:
     return ReadScope(
         trigger_repo=context.repo,
         control_repo=settings.control_repo,
-        repos=run_repositories(context, bot=settings.bot, allowed_users=settings.allowed_users),
+        repos=run_repositories(context, allowed_users=settings.allowed_users),
         trigger_number=context.trigger.number,
         read_public=settings.agent.read_public,
         trust=Trust.of((*settings.allowed_users, settings.bot), collaborators_of(context.raw)),
+        bot=settings.bot,
     )
 
 

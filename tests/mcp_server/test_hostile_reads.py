@@ -163,3 +163,20 @@ async def test_discussion_replies_are_neutralised_and_strangers_marked(
     reply = next(r for r in replies if r["author"] == "mallory")
     assert reply["body"] == f"ok ⟦hidden HTML comment removed: {len(HIDDEN)} characters⟧"
     assert reply["flags"][0] == UNTRUSTED_FLAG
+
+
+async def test_the_bots_fork_is_in_scope_whatever_its_name(start_mcp, local_github) -> None:
+    """GitHub names the fork widgets-1 when the bot already has a widgets of its own."""
+    world = scenario()
+    world["repos"] += [
+        {"name": f"{BOT}/widgets", "private": True, "default_branch": "main"},  # not a fork
+        {"name": f"{BOT}/widgets-1", "fork_of": "alice/widgets"},
+        {"name": f"{BOT}/notes", "private": True, "default_branch": "main"},
+    ]
+    local_github.load(world)
+    running = start_mcp()
+    async with agent_session(running.url) as agent:
+        fork = json.loads(await agent.ok("get_repository", repo=f"{BOT}/widgets-1"))
+        assert fork["parent"] == "alice/widgets"
+        await agent.refused("get_repository", "OUT_OF_SCOPE", repo=f"{BOT}/notes")
+        await agent.refused("get_repository", "OUT_OF_SCOPE", repo=f"{BOT}/widgets")

@@ -76,12 +76,10 @@ def test_run_repositories_come_from_the_context_and_allowed_users_only() -> None
     }
     repos = run_repositories(
         context("@bot compare https://github.com/erin/spec", raw),
-        bot="bot",
         allowed_users=["alice"],
     )
     assert repos == {
         "alice/widgets",
-        "bot/widgets",
         "upstream/widgets",
         "bot/widgets-1",
         "carol/lib",
