@@ -293,7 +293,7 @@ def second_runs_mcp_server(e2e: E2E) -> Iterator[tuple[str, Path]]:
     server = supervisor.start_mcp_server(
         run_dir=run_dir,
         context_file=inputs.resolve(inputs.run.context_file),
-        workspace=e2e.tmp,
+        bundle_socket=None,  # this test pushes nothing
         config=inputs.config_path,
         env=supervisor.mcp_server_env(
             runner=me,
