@@ -17,27 +17,43 @@ control repository and type a marker, so content by other authors is ignored.
   first issue) at once, the lowest issue number wins and the other closes
   itself as a duplicate, so every reader settles on the same issue.
 * **Blocklist.** See ``StateStore.update_blocklist``.
+* **Fail closed.** A state issue whose body lost its marker (someone edited
+  it) or whose label was removed is still the state issue: one the bot wrote
+  with the label but no marker counts as *damaged*, and when the label finds
+  none at all, a search by the bot's title finds one that lost its label. A
+  damaged blocklist is rebuilt from its append-only change comments (the
+  bot's only; a rollover leaves a snapshot comment on the new issue, so each
+  issue can be rebuilt from its own comments), and writers repair the body
+  and the label. When neither lookup can answer, reading the blocklist stops
+  with a clear error: it is never empty by accident. History and memory are
+  read from a damaged issue just the same, and written to it rather than to
+  a second one.
+* **Creates happen once.** Entries, change comments and new state issues
+  carry a nonce in their marker; after an answer that was lost they are
+  looked for before they are sent again (``tusk.once``), and a copy that
+  shows up late is read once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
-from itertools import chain
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
 from tusk.config import Settings
 from tusk.contracts import BlockedRepo, BlockedUser, Blocklist, StrictModel
 from tusk.errors import UserError
-from tusk.github import Forbidden, Gateway, link_targets
+from tusk.github import Forbidden, Gateway, GitHubError
+from tusk.log_issue import ListingLag, listed_with
 from tusk.markers import first_marker, is_trusted_author, render_marker
+from tusk.once import create_once, find_comment, find_issues, new_nonce, newest_first
 
 StateKind = Literal["history", "memory", "blocklist"]
 EntryKind = Literal["history", "memory"]
@@ -72,6 +88,7 @@ class StateEntry(BaseModel):
     url: str
     jobid: str | None = None
     id: int = 0
+    nonce: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,18 +101,32 @@ class StateIssue:
     url: str
     body: str
     previous: int | None = None
+    damaged: bool = False  # the body lost its marker (its generation is inferred)
+    labelled: bool = True  # False when only the search found it: its label was removed
+    duplicate: bool = False  # closed as the loser of a creation race
 
 
 class BlocklistChange(StrictModel):
-    """One blocklist edit as recorded in its comment: what to add and what to remove."""
+    """One blocklist edit as recorded in its comment: what to add and what to remove.
+
+    ``snapshot`` marks the whole list carried over by a rollover: rebuilding an
+    issue from its comments starts at its last snapshot. ``nonce`` identifies
+    the comment, so a change whose answer was lost is found, not posted twice."""
 
     add_repos: tuple[BlockedRepo, ...] = ()
     remove_repos: tuple[str, ...] = ()
     add_users: tuple[BlockedUser, ...] = ()
     remove_users: tuple[str, ...] = ()
+    snapshot: bool = False
+    nonce: str | None = None
 
     def is_empty(self) -> bool:
         return not (self.add_repos or self.remove_repos or self.add_users or self.remove_users)
+
+    @classmethod
+    def whole(cls, blocklist: Blocklist) -> BlocklistChange:
+        """The snapshot of ``blocklist``: applied to an empty list, it gives the list."""
+        return cls(add_repos=blocklist.repos, add_users=blocklist.users, snapshot=True)
 
 
 @dataclass(frozen=True)
@@ -111,15 +142,20 @@ class BlocklistSnapshot:
     blocklist: Blocklist  # the body's list with every pending change applied
     pending: tuple[tuple[int, str, BlocklistChange], ...]  # (comment id, created_at, change)
     open: bool = True  # a closed blocklist issue has been rolled over
+    rebuilt: bool = False  # the body was unreadable: the list comes from the change comments
 
 
 # --------------------------------------------------------------------------- pure: markers
 
 
-def state_marker(kind: StateKind, generation: int, previous: int | None = None) -> str:
+def state_marker(
+    kind: StateKind, generation: int, previous: int | None = None, nonce: str | None = None
+) -> str:
     data: dict[str, Any] = {"kind": kind, "generation": generation}
     if previous is not None:
         data["previous"] = previous
+    if nonce is not None:
+        data["nonce"] = nonce
     return render_marker("state", data)
 
 
@@ -150,8 +186,72 @@ def parse_state_issue(
 
 def current_issue(candidates: Iterable[StateIssue]) -> StateIssue | None:
     """The highest generation; among twins created in a race, the lowest number."""
-    ordered = sorted(candidates, key=lambda issue: (-issue.generation, issue.number))
+    ordered = sorted(
+        (issue for issue in candidates if not issue.duplicate),
+        key=lambda issue: (-issue.generation, issue.number),
+    )
     return ordered[0] if ordered else None
+
+
+def damaged_state_issue(
+    item: dict[str, Any],
+    *,
+    kind: StateKind,
+    bot: str,
+    trusted: Iterable[str] = (),
+    labelled: bool,
+) -> StateIssue | None:
+    """A state issue of ``kind`` whose body lost its marker: the bot wrote it, and it
+    carries the kind's label (``labelled``) or its title. Generation is set later."""
+    if "pull_request" in item or not _trusted(item, bot=bot, trusted=trusted):
+        return None
+    body = item.get("body")
+    marker = first_marker(body, "state")
+    if marker is not None and marker.get("kind") in TITLES and marker.get("kind") != kind:
+        return None  # another kind's state issue, intact
+    if first_marker(body, "job") is not None or first_marker(body, "go-away") is not None:
+        return None  # a log issue someone put the label on, not a state issue
+    if not labelled and not str(item.get("title") or "").startswith(TITLES[kind]):
+        return None
+    return StateIssue(
+        kind=kind,
+        number=int(item["number"]),
+        generation=0,
+        comments=int(item.get("comments") or 0),
+        open=item.get("state") == "open",
+        url=str(item.get("html_url") or ""),
+        body=str(item.get("body") or ""),
+        damaged=True,
+        labelled=labelled,
+        duplicate=item.get("state_reason") == "duplicate",
+    )
+
+
+def with_generations(issues: list[StateIssue]) -> list[StateIssue]:
+    """Damaged issues get the generation after the last intact one before them: issues
+    of one kind are created in generation order, so numbers tell the order."""
+    out: list[StateIssue] = []
+    last = 0
+    for issue in sorted(issues, key=lambda i: i.number):
+        if issue.damaged:
+            issue = replace(issue, generation=last + 1)
+        if not issue.duplicate:
+            last = max(last, issue.generation)
+        out.append(issue)
+    return out
+
+
+def rebuild_blocklist(
+    changes: Iterable[tuple[int, str, BlocklistChange]], base: Blocklist
+) -> Blocklist:
+    """Pure: the list an issue's change comments make, from its last snapshot (or from
+    ``base``, its predecessor's list, when it has none), in comment order."""
+    ordered = sorted(changes, key=lambda change: change[0])
+    start = max((i for i, (_, _, c) in enumerate(ordered) if c.snapshot), default=None)
+    blocklist = base if start is None else Blocklist()
+    for _, _, change in ordered[start or 0 :]:
+        blocklist = apply_change(blocklist, change)
+    return blocklist
 
 
 def _trusted(item: dict[str, Any], *, bot: str, trusted: Iterable[str]) -> bool:
@@ -166,12 +266,13 @@ def _trusted(item: dict[str, Any], *, bot: str, trusted: Iterable[str]) -> bool:
 # --------------------------------------------------------------------------- pure: entries
 
 
-def entry_comment_body(kind: EntryKind, text: str, *, jobid: str) -> str:
+def entry_comment_body(kind: EntryKind, text: str, *, jobid: str, nonce: str | None = None) -> str:
     """The comment holding one entry: a marker, then the text in a fence longer than
     any backtick run inside it (code is rendered verbatim and pings nobody)."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    marker = render_marker("entry", {"kind": kind, "jobid": jobid})
+    data = {"kind": kind, "jobid": jobid, **({"nonce": nonce} if nonce else {})}
+    marker = render_marker("entry", data)
     return f"{marker}\n{fence}text\n{text}\n{fence}\n"
 
 
@@ -186,6 +287,7 @@ def parse_entry(
     if not marker or marker.get("kind") != kind or not match:
         return None
     jobid = marker.get("jobid")
+    nonce = marker.get("nonce")
     return StateEntry(
         text=match.group("text"),
         author=comment["user"]["login"],
@@ -193,6 +295,7 @@ def parse_entry(
         url=str(comment.get("html_url") or ""),
         jobid=jobid if isinstance(jobid, str) else None,
         id=int(comment.get("id") or 0),
+        nonce=nonce if isinstance(nonce, str) else None,
     )
 
 
@@ -236,6 +339,13 @@ def apply_change(blocklist: Blocklist, change: BlocklistChange) -> Blocklist:
 
 def change_comment_body(change: BlocklistChange, *, note: str = "") -> str:
     data = change.model_dump(mode="json", exclude_defaults=True)
+    if change.snapshot:
+        summary = (
+            f"Blocklist snapshot: {len(change.add_repos)} repositories and "
+            f"{len(change.add_users)} users carried over."
+        )
+        tail = f"\n\n{_one_line(note)}" if note else ""
+        return f"{render_marker('blocklist-change', data)}\n{summary}{tail}\n"
     lines = [render_marker("blocklist-change", data), "Blocklist change:"]
     lines += [f"- block repository `{e.repo}`" for e in change.add_repos]
     lines += [f"- block every repository of `{e.user}`" for e in change.add_users]
@@ -272,7 +382,12 @@ def _link(url: str) -> str:
 
 
 def render_blocklist_body(
-    blocklist: Blocklist, *, generation: int, through: Through | None, previous: int | None
+    blocklist: Blocklist,
+    *,
+    generation: int,
+    through: Through | None,
+    previous: int | None,
+    nonce: str | None = None,
 ) -> str:
     """The blocklist issue body: readable lists plus the machine-readable block."""
     data = {"blocklist": blocklist.model_dump(mode="json"), "through": None}
@@ -281,7 +396,7 @@ def render_blocklist_body(
     # JSON never needs a raw backtick, so the fence cannot be closed from inside.
     payload = json.dumps(data, indent=1, sort_keys=True).replace("`", "\\u0060")
     head = [
-        state_marker("blocklist", generation, previous),
+        state_marker("blocklist", generation, previous, nonce),
         f"# {TITLES['blocklist']}" + (f" (part {generation})" if generation > 1 else ""),
         "",
         "The bot does nothing in the repositories below, nor in any repository owned by the",
@@ -363,33 +478,36 @@ class StateStore:
         with self._lock:
             if kind in self._current:
                 return self._current[kind]
-            found = current_issue(self._list(kind))
+            found = current_issue(self._locate(kind))
             if found is None and create:
-                body = self._fresh_body(kind, generation=1, previous=None)
-                found = self._create(kind, generation=1, body=body)
+                found = self._create(kind, generation=1, previous=None)
+            elif found is not None and create and (found.damaged or not found.labelled):
+                found = self._repair(found)  # only writers repair; readers read around it
             if found is not None:
                 self._current[kind] = found
             return found
 
     def append_entry(self, kind: EntryKind, text: str, *, jobid: str) -> str:
         """Append one entry; return the URL of its comment."""
-        body = entry_comment_body(kind, normalise_entry_text(text), jobid=jobid)
+        nonce = new_nonce()
+        body = entry_comment_body(kind, normalise_entry_text(text), jobid=jobid, nonce=nonce)
         if len(body) > MAX_BODY_CHARS:
             raise StateError(
                 f"The {kind} entry is too long for one comment",
                 f"Keep it under {MAX_BODY_CHARS - 200} characters.",
             )
-        return self._comment(kind, body)["html_url"]
+        return self._comment(kind, body, nonce=nonce)["html_url"]
 
     def read_entries(self, kind: EntryKind, limit: int | None = None) -> list[StateEntry]:
         """Entries newest first, across generations; at most ``limit`` of them."""
         if limit is not None and limit <= 0:
             return []
         entries: list[StateEntry] = []
-        issues = sorted(self._list(kind), key=lambda i: (-i.generation, i.number))
+        issues = sorted(self._locate(kind), key=lambda i: (-i.generation, i.number))
         seen_generations: set[int] = set()
+        seen_nonces: set[str] = set()
         for issue in issues:
-            if issue.generation in seen_generations:
+            if issue.duplicate or issue.generation in seen_generations:
                 continue  # the loser of a creation race: closed, never written
             seen_generations.add(issue.generation)
             for comment in self._comments_newest_first(issue.number):
@@ -398,6 +516,10 @@ class StateStore:
                 )
                 if entry is None:
                     continue
+                if entry.nonce is not None:
+                    if entry.nonce in seen_nonces:
+                        continue  # a copy of an entry whose first answer was lost
+                    seen_nonces.add(entry.nonce)
                 entries.append(entry)
                 if limit is not None and len(entries) >= limit:
                     return entries
@@ -408,13 +530,13 @@ class StateStore:
         issue = self.state_issue("blocklist", create=False)
         if issue is None:
             return Blocklist()
-        snapshot = self._snapshot(issue.number)
+        snapshot = self._snapshot(issue)
         if not snapshot.open:  # rolled over since this store found it (long-lived readers)
             with self._lock:
                 self._current.pop("blocklist", None)
             issue = self.state_issue("blocklist", create=False)
             if issue is not None:
-                snapshot = self._snapshot(issue.number)
+                snapshot = self._snapshot(issue)
         return snapshot.blocklist
 
     def update_blocklist(
@@ -448,12 +570,12 @@ class StateStore:
             issue = self._require_current("blocklist")
             if issue.comments >= self._settings.limits.state_issue_rollover:
                 issue = self._roll_over(issue)
-            snapshot = self._snapshot(issue.number)
+            snapshot = self._snapshot(issue)
             delta = diff_blocklist(snapshot.blocklist, change(snapshot.blocklist))
             if delta.is_empty():
                 result = self._fold(issue) if snapshot.pending else snapshot.blocklist
             else:
-                self._post_comment(issue, change_comment_body(delta, note=note))
+                self._post_change(issue, delta, note=note)
                 result = self._fold(issue)
             with self._lock:
                 self._current.pop("blocklist", None)
@@ -467,55 +589,86 @@ class StateStore:
 
     # -- reading
 
-    def _list(self, kind: StateKind) -> list[StateIssue]:
+    def _locate(self, kind: StateKind) -> list[StateIssue]:
+        """Every issue of ``kind`` the bot wrote: by its label (intact, or damaged when the
+        body lost its marker), else by a search for its title (the label was removed).
+
+        Raises ``StateError`` when the label finds none and the search cannot answer:
+        nothing is assumed, least of all an empty blocklist."""
         label = getattr(self._settings.labels, kind)
         items = self._gateway.paginate(
             f"/repos/{self._repo}/issues",
             params={"labels": label, "state": "all"},
             per_page=self._per_page,
         )
+        found = self._parse(kind, items, labelled=True)
+        if not found:
+            found = self._parse(kind, self._search(kind), labelled=False)
+        return with_generations(found)
+
+    def _parse(
+        self, kind: StateKind, items: Iterable[dict[str, Any]], *, labelled: bool
+    ) -> list[StateIssue]:
         found = []
         for item in items:
             issue = parse_state_issue(
                 item, kind=kind, bot=self._settings.bot, trusted=self._trusted
             )
             if issue is not None:
+                issue = replace(
+                    issue,
+                    labelled=labelled,
+                    duplicate=item.get("state_reason") == "duplicate",
+                )
+            else:
+                issue = damaged_state_issue(
+                    item,
+                    kind=kind,
+                    bot=self._settings.bot,
+                    trusted=self._trusted,
+                    labelled=labelled,
+                )
+            if issue is not None:
                 found.append(issue)
         return found
 
-    def _comments_newest_first(self, number: int) -> Iterator[dict[str, Any]]:
-        """Comments of issue ``number``, newest first, fetching pages from the last back.
-
-        Page 1 tells (``Link: rel="last"``) how many pages there are; a comment
-        posted while we read may push one onto the next page, hence the dedup.
-        """
-        path = f"/repos/{self._repo}/issues/{number}/comments"
-        first = self._gateway.request("GET", path, params={"per_page": self._per_page, "page": 1})
-        links = link_targets(first.header("link"))
-        pages: Iterable[list[dict[str, Any]]]
-        if "last" in links:
-            last = _page_number(links["last"]) or 1
-            pages = chain(
-                (
-                    self._gateway.get(path, params={"per_page": self._per_page, "page": page})
-                    for page in range(last, 1, -1)
-                ),
-                [first.body or []],
+    def _search(self, kind: StateKind) -> list[dict[str, Any]]:
+        """The bot's issues titled like a ``kind`` issue: one whose label was removed.
+        (Search lags a new issue, but an issue that lost its label is not new.)"""
+        query = f'repo:{self._repo} is:issue author:{self._settings.bot} in:title "{TITLES[kind]}"'
+        try:
+            return list(
+                self._gateway.paginate(
+                    "/search/issues", params={"q": query}, per_page=100, item_key="items"
+                )
             )
-        elif "next" in links:  # no rel="last": walk forward once, then replay backwards
-            pages = [list(self._gateway.paginate(path, per_page=self._per_page))]
-        else:
-            pages = [first.body or []]
-        seen: set[int] = set()
-        for items in pages:
-            for comment in reversed(items):
-                if comment["id"] not in seen:
-                    seen.add(comment["id"])
-                    yield comment
+        except GitHubError as error:
+            label = getattr(self._settings.labels, kind)
+            raise StateError(
+                f"Cannot tell whether the {kind} issue exists",
+                f"No issue of {self._repo} carries the label {label!r}, and the search for one "
+                f"that lost it failed ({error.title}). Nothing was assumed; run again, or put "
+                "the label back on the issue.",
+            ) from None
 
-    def _snapshot(self, number: int) -> BlocklistSnapshot:
+    def _comments_newest_first(self, number: int) -> Iterator[dict[str, Any]]:
+        """Comments of issue ``number``, newest first, fetching pages from the last back."""
+        return newest_first(
+            self._gateway, f"/repos/{self._repo}/issues/{number}/comments", per_page=self._per_page
+        )
+
+    def _snapshot(self, issue: StateIssue) -> BlocklistSnapshot:
+        """The blocklist of ``issue``: its body's list plus the change comments after its
+        ``through``; rebuilt from the change comments when the body cannot be read."""
+        number = issue.number
         item = self._gateway.get(f"/repos/{self._repo}/issues/{number}")
-        base, through = parse_blocklist_body(item.get("body"))
+        is_open = item.get("state") != "closed"
+        try:
+            if issue.damaged or first_marker(item.get("body"), "state") is None:
+                raise StateError("The blocklist issue lost its marker", "")
+            base, through = parse_blocklist_body(item.get("body"))
+        except StateError:
+            return self._rebuild(issue, is_open=is_open)
         params = {"since": through.at} if through else {}
         comments = self._gateway.paginate(
             f"/repos/{self._repo}/issues/{number}/comments", params=params, per_page=self._per_page
@@ -531,9 +684,45 @@ class StateStore:
         blocklist = base
         for _, _, change in pending:
             blocklist = apply_change(blocklist, change)
-        return BlocklistSnapshot(
-            blocklist=blocklist, pending=tuple(pending), open=item.get("state") != "closed"
+        return BlocklistSnapshot(blocklist=blocklist, pending=tuple(pending), open=is_open)
+
+    def _rebuild(self, issue: StateIssue, *, is_open: bool) -> BlocklistSnapshot:
+        """The list a damaged blocklist issue's own change comments make (the bot's only):
+        from its last snapshot, or on top of its predecessor's list when it has none."""
+        comments = self._gateway.paginate(
+            f"/repos/{self._repo}/issues/{issue.number}/comments", per_page=self._per_page
         )
+        changes = []
+        for comment in comments:
+            change = parse_change(comment, bot=self._settings.bot, trusted=self._trusted)
+            if change is not None:
+                changes.append((int(comment["id"]), str(comment["created_at"]), change))
+        changes.sort(key=lambda c: c[0])
+        base = Blocklist()
+        if not any(change.snapshot for _, _, change in changes):
+            previous = self._predecessor(issue)
+            if previous is not None:
+                base = self._snapshot(previous).blocklist
+        return BlocklistSnapshot(
+            blocklist=rebuild_blocklist(changes, base),
+            pending=tuple(changes),
+            open=is_open,
+            rebuilt=True,
+        )
+
+    def _predecessor(self, issue: StateIssue) -> StateIssue | None:
+        """The issue of the same kind this one continues: by its marker, else the last
+        one before it (issues of a kind are created in generation order)."""
+        others = [
+            other
+            for other in self._locate(issue.kind)
+            if other.number < issue.number and not other.duplicate
+        ]
+        if issue.previous is not None:
+            named = [other for other in others if other.number == issue.previous]
+            if named:
+                return named[0]
+        return max(others, key=lambda other: other.number) if others else None
 
     # -- writing
 
@@ -544,7 +733,7 @@ class StateStore:
 
     def _fold(self, issue: StateIssue) -> Blocklist:
         for _ in range(MAX_FOLD_ROUNDS):
-            snapshot = self._snapshot(issue.number)
+            snapshot = self._snapshot(issue)
             if not snapshot.pending:
                 return snapshot.blocklist
             last_id, last_at, _ = snapshot.pending[-1]
@@ -555,28 +744,56 @@ class StateStore:
                 previous=issue.previous,
             )
             self._gateway.patch(f"/repos/{self._repo}/issues/{issue.number}", json={"body": body})
+            issue = replace(issue, damaged=False)  # the body just written carries the marker
         raise StateError(
             "The blocklist body did not settle",
             "Too many concurrent changes; the changes are kept as comments. Run it again.",
         )
 
-    def _comment(self, kind: StateKind, body: str) -> dict[str, Any]:
+    def _comment(self, kind: StateKind, body: str, *, nonce: str) -> dict[str, Any]:
         issue = self._require_current(kind)
         if issue.comments >= self._settings.limits.state_issue_rollover:
             issue = self._roll_over(issue)
         try:
-            return self._post_comment(issue, body)
+            return self._post_comment(issue, body, nonce=nonce, marker="entry")
         except Forbidden:
             # Past GitHub's cap (someone else filled the issue): roll over, once.
             fresh = self._gateway.get(f"/repos/{self._repo}/issues/{issue.number}")
             if int(fresh.get("comments") or 0) < self._settings.limits.state_issue_rollover:
                 raise
-            return self._post_comment(self._roll_over(issue), body)
+            return self._post_comment(self._roll_over(issue), body, nonce=nonce, marker="entry")
 
-    def _post_comment(self, issue: StateIssue, body: str) -> dict[str, Any]:
-        created = self._gateway.post(
-            f"/repos/{self._repo}/issues/{issue.number}/comments", json={"body": body}
-        ).body
+    def _post_change(self, issue: StateIssue, change: BlocklistChange, *, note: str = "") -> None:
+        change = change.model_copy(update={"nonce": new_nonce()})
+        body = change_comment_body(change, note=note)
+        self._post_comment(issue, body, nonce=change.nonce, marker="blocklist-change")
+
+    def _post_comment(
+        self,
+        issue: StateIssue,
+        body: str,
+        *,
+        nonce: str | None,
+        marker: Literal["entry", "blocklist-change"],
+    ) -> dict[str, Any]:
+        """Post once: never repeated blindly, looked for by its nonce after a lost answer."""
+        path = f"/repos/{self._repo}/issues/{issue.number}/comments"
+        if nonce is None:
+            created = self._gateway.post(path, json={"body": body}, may_repeat=False).body
+        else:
+            created = create_once(
+                lambda: dict(self._gateway.post(path, json={"body": body}, may_repeat=False).body),
+                lambda: find_comment(
+                    self._gateway,
+                    self._repo,
+                    issue.number,
+                    kind=marker,
+                    nonce=nonce,
+                    bot=self._settings.bot,
+                ),
+                sleep=self._gateway.sleep,
+                what=f"the {issue.kind} comment",
+            )
         self._check_author(created, what="comment")
         with self._lock:
             current = self._current.get(issue.kind)
@@ -584,47 +801,83 @@ class StateStore:
                 self._current[issue.kind] = replace(current, comments=current.comments + 1)
         return dict(created)
 
+    def _repair(self, issue: StateIssue) -> StateIssue:
+        """Put back what someone removed from a state issue: its label, and a body with
+        its marker (for the blocklist, the list rebuilt from its change comments)."""
+        path = f"/repos/{self._repo}/issues/{issue.number}"
+        if not issue.labelled:
+            label = getattr(self._settings.labels, issue.kind)
+            self._ensure_label(label)
+            self._gateway.post(f"{path}/labels", json={"labels": [label]})
+        if issue.damaged:
+            previous = self._predecessor(issue)
+            before = previous.number if previous is not None else None
+            if issue.kind == "blocklist":
+                snapshot = self._snapshot(issue)
+                last = snapshot.pending[-1] if snapshot.pending else None
+                body = render_blocklist_body(
+                    snapshot.blocklist,
+                    generation=issue.generation,
+                    through=Through(id=last[0], at=last[1]) if last else None,
+                    previous=before,
+                )
+            else:
+                body = self._fresh_body(issue.kind, generation=issue.generation, previous=before)
+            self._gateway.patch(path, json={"body": body})
+            issue = replace(issue, body=body, previous=before)
+        return replace(issue, damaged=False, labelled=True)
+
     def _roll_over(self, old: StateIssue) -> StateIssue:
         """Open generation n+1, link it from the old issue, close the old one."""
         kind, generation = old.kind, old.generation + 1
         carried = None
         if kind == "blocklist":  # carry the whole list over; its comments stay behind
             carried = self._fold(old)
-            body = render_blocklist_body(
-                carried, generation=generation, through=None, previous=old.number
-            )
-        else:
-            body = self._fresh_body(kind, generation=generation, previous=old.number)
-        new = self._create(kind, generation=generation, body=body)
+        new = self._create(kind, generation=generation, previous=old.number, carried=carried)
         with self._lock:
             self._current[kind] = new
         if carried is not None:
+            # The new issue can be rebuilt from its own comments, should its body be lost.
+            self._post_change(new, BlocklistChange.whole(carried), note=f"From #{old.number}.")
             # A writer that checked for a newer issue before ours existed may have put
             # its change on the old one after we copied it: carry that over too.
             late = diff_blocklist(carried, self._fold(old))
             if not late.is_empty():
-                note = f"Carried over from #{old.number}."
-                self._post_comment(new, change_comment_body(late, note=note))
-                self._fold(new)
+                self._post_change(new, late, note=f"Carried over from #{old.number}.")
+            self._fold(new)
         if old.open:
-            self._gateway.post(
-                f"/repos/{self._repo}/issues/{old.number}/comments",
-                json={"body": f"Continued in #{new.number} ({new.url})."},
-            )
+            with contextlib.suppress(GitHubError):  # a courtesy link; the close is what counts
+                self._gateway.post(
+                    f"/repos/{self._repo}/issues/{old.number}/comments",
+                    json={"body": f"Continued in #{new.number} ({new.url})."},
+                    may_repeat=False,
+                )
             self._gateway.patch(
                 f"/repos/{self._repo}/issues/{old.number}",
                 json={"state": "closed", "state_reason": "completed"},
             )
         return new
 
-    def _fresh_body(self, kind: StateKind, *, generation: int, previous: int | None) -> str:
+    def _fresh_body(
+        self,
+        kind: StateKind,
+        *,
+        generation: int,
+        previous: int | None,
+        nonce: str | None = None,
+        carried: Blocklist | None = None,
+    ) -> str:
         if kind == "blocklist":
             return render_blocklist_body(
-                Blocklist(), generation=generation, through=None, previous=previous
+                carried or Blocklist(),
+                generation=generation,
+                through=None,
+                previous=previous,
+                nonce=nonce,
             )
         what = "one line per agent run" if kind == "history" else "notes the agent keeps"
         lines = [
-            state_marker(kind, generation, previous),
+            state_marker(kind, generation, previous, nonce),
             f"# {TITLES[kind]}" + (f" (part {generation})" if generation > 1 else ""),
             "",
             f"Tusk appends its {kind} here as comments ({what}). Comments by anyone but the",
@@ -634,14 +887,44 @@ class StateStore:
             lines.append(f"\nContinues #{previous}.")
         return "\n".join(lines) + "\n"
 
-    def _create(self, kind: StateKind, *, generation: int, body: str) -> StateIssue:
-        """Create the issue, then settle a race: the lowest number of a generation wins."""
+    def _create(
+        self,
+        kind: StateKind,
+        *,
+        generation: int,
+        previous: int | None,
+        carried: Blocklist | None = None,
+    ) -> StateIssue:
+        """Create the issue, then settle a race: the lowest number of a generation wins.
+
+        The create carries a nonce (found again after a lost answer), and the race is
+        decided only once the listing shows the new issue (``listed_with``), so a
+        lagging listing cannot hide a twin from both writers."""
         label = getattr(self._settings.labels, kind)
         self._ensure_label(label)
+        nonce = new_nonce()
+        body = self._fresh_body(
+            kind, generation=generation, previous=previous, nonce=nonce, carried=carried
+        )
         title = TITLES[kind] + (f" (part {generation})" if generation > 1 else "")
-        created = self._gateway.post(
-            f"/repos/{self._repo}/issues", json={"title": title, "body": body, "labels": [label]}
-        ).body
+        path = f"/repos/{self._repo}/issues"
+        created = create_once(
+            lambda: dict(
+                self._gateway.post(
+                    path, json={"title": title, "body": body, "labels": [label]}, may_repeat=False
+                ).body
+            ),
+            lambda: next(
+                iter(
+                    find_issues(
+                        self._gateway, self._repo, kind="state", nonce=nonce, bot=self._settings.bot
+                    )
+                ),
+                None,
+            ),
+            sleep=self._gateway.sleep,
+            what=f"the {kind} issue",
+        )
         self._check_author(created, what="issue")
         if label not in {entry.get("name") for entry in created.get("labels") or []}:
             raise StateError(
@@ -649,17 +932,24 @@ class StateStore:
                 f"Give the bot push (write) access to {self._repo}: labels from callers "
                 "without it are silently dropped.",
             )
-        twins = [i for i in self._list(kind) if i.generation == generation]
+        number = int(created["number"])
+        try:
+            listed = listed_with(lambda: self._locate(kind), number, sleep=self._gateway.sleep)
+        except ListingLag as lag:
+            raise StateError(
+                f"The new {kind} issue #{number} did not show up in the listing",
+                f"{lag}. Run again once GitHub's listing has caught up; the issue is kept.",
+            ) from lag
+        twins = [i for i in listed if i.generation == generation]
         winner = current_issue(twins)
-        if winner is None or winner.number == created["number"]:
+        if winner is None or winner.number == number:
             mine = parse_state_issue(
                 created, kind=kind, bot=self._settings.bot, trusted=self._trusted
             )
             assert mine is not None
             return mine
         self._gateway.patch(
-            f"/repos/{self._repo}/issues/{created['number']}",
-            json={"state": "closed", "state_reason": "duplicate"},
+            f"{path}/{number}", json={"state": "closed", "state_reason": "duplicate"}
         )
         return winner
 
@@ -685,13 +975,3 @@ class StateStore:
                 f"The state {what} was written as {author!r}, not as the bot",
                 f"Use the bot's token ({self._settings.bot}); state by other authors is ignored.",
             )
-
-
-def _page_number(url: str | None) -> int | None:
-    if not url:
-        return None
-    values = parse_qs(urlsplit(url).query).get("page")
-    try:
-        return int(values[0]) if values else None
-    except ValueError:
-        return None

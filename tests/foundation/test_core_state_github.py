@@ -266,14 +266,14 @@ def test_creation_race_settles_on_the_lowest_number(
     winner = store(github).state_issue("memory")  # the other racer got there first
     assert winner is not None
     late = store(github)
-    real_list = StateStore._list
+    real_list = StateStore._locate
     looks: list[str] = []
 
     def stale_then_real(self: StateStore, kind: Any) -> Any:
         looks.append(kind)  # the late racer's first look predates the winner's issue
         return [] if len(looks) == 1 else real_list(self, kind)
 
-    monkeypatch.setattr(StateStore, "_list", stale_then_real)
+    monkeypatch.setattr(StateStore, "_locate", stale_then_real)
     settled = late.state_issue("memory")
     assert settled is not None and settled.number == winner.number
     issues = sorted(
