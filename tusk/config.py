@@ -7,30 +7,69 @@ Read once, at each entry point, and passed down. Invalid config raises
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from tusk import actions_edge
+from tusk.config_text import MAX_CONFIG_BYTES, YamlProblem, load_yaml, plain_problems
 from tusk.contracts import ALL_WRITE_OPERATIONS, Login, PermissionConfig, RepoName
 from tusk.errors import ConfigError
 from tusk.pricing import Price
 
 DEFAULT_CONFIG_NAME = "tusk.yml"
 DEFAULT_API_URL = "https://api.github.com"
+LINUX_USER_PREFIX = re.compile(r"[a-z_][a-z0-9_-]{0,19}")
+# The names Claude Code's --tools accepts (2.1.328, pinned in package.json) in the agent's
+# environment (no nonessential traffic), as its init event lists them. A name it does not
+# know is dropped without a word, so a typo would silently take a tool away; a test runs
+# the pinned CLI to check this list.
+CLAUDE_CODE_TOOLS = frozenset(
+    {
+        "Bash",
+        "CronCreate",
+        "CronDelete",
+        "CronList",
+        "Edit",
+        "EnterWorktree",
+        "ExitWorktree",
+        "Glob",
+        "Grep",
+        "ListAgents",
+        "Monitor",
+        "NotebookEdit",
+        "Read",
+        "ReportFindings",
+        "ScheduleWakeup",
+        "SendMessage",
+        "Skill",
+        "Task",
+        "TaskCreate",
+        "TaskGet",
+        "TaskList",
+        "TaskStop",
+        "TaskUpdate",
+        "ToolSearch",
+        "WebFetch",
+        "WebSearch",
+        "Workflow",
+        "Write",
+    }
+)
 
 
 class Section(BaseModel):
@@ -174,7 +213,8 @@ class Agent(Section):
     allow_workflow_changes: bool = Field(False, description="may pushes touch .github/workflows/")
     builtin_tools: tuple[str, ...] = Field(
         ("Bash", "Read", "Edit", "Write", "Glob", "Grep"),
-        description="Claude Code built-in tools the agent may use",
+        description="Claude Code built-in tools the agent may use, by Claude Code's own names "
+        "(Bash, Read, Edit, Write, Glob, Grep, WebFetch, ...); an unknown name is refused",
     )
     model: str | None = Field(None, description="--model for Claude Code; null for its default")
     fork_wait_seconds: float = Field(
@@ -209,6 +249,36 @@ class Agent(Section):
         "with the network open and say so, instead of stopping",
     )
 
+    @field_validator("linux_user")
+    @classmethod
+    def _unprivileged_user(cls, value: str) -> str:
+        if value == "root":
+            raise ValueError(
+                "must not be root: Claude Code must run as an unprivileged user that Tusk "
+                "creates for each run; keep the default tusk-agent"
+            )
+        if not LINUX_USER_PREFIX.fullmatch(value):
+            raise ValueError(
+                "must be the start of a Linux user name: lowercase letters, digits, '_' and "
+                "'-', beginning with a letter or '_', at most 20 characters"
+            )
+        return value
+
+    @field_validator("builtin_tools")
+    @classmethod
+    def _known_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [name for name in value if name not in CLAUDE_CODE_TOOLS]
+        if unknown:
+            named = []
+            for name in unknown:
+                close = difflib.get_close_matches(name, sorted(CLAUDE_CODE_TOOLS), n=1)
+                named.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise ValueError(
+                f"{', '.join(named)}: not a Claude Code tool, which Claude Code would drop "
+                f"without a word; use its names: {', '.join(sorted(CLAUDE_CODE_TOOLS))}"
+            )
+        return value
+
     @model_validator(mode="after")
     def _web_tools_need_their_hosts(self) -> Agent:
         if self.network == "open":
@@ -226,9 +296,15 @@ class Agent(Section):
 class Settings(Section):
     """The whole of ``tusk.yml``."""
 
-    bot: Login = Field(description="the bot account's login")
-    control_repo: RepoName = Field(description="owner/name holding log, history, memory, blocklist")
-    allowed_users: tuple[Login, ...] = Field(description="logins whose mentions start work")
+    bot: Login = Field(description="the bot account's login", examples=["my-bot"])
+    control_repo: RepoName = Field(
+        description="owner/name holding log, history, memory, blocklist",
+        examples=["my-org/tusk-control"],
+    )
+    allowed_users: tuple[Login, ...] = Field(
+        description="logins whose mentions start work (never the bot itself)",
+        examples=[["alice", "bob"]],
+    )
     allow_bot_accounts: bool = Field(False, description="accept mentions by accounts of type Bot")
     staged: bool = Field(False, description="record agent writes in the log issue, don't perform")
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
@@ -239,9 +315,14 @@ class Settings(Section):
 
     @field_validator("allowed_users")
     @classmethod
-    def _not_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _not_empty(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         if not value:
             raise ValueError("list at least one login; nobody could trigger the bot otherwise")
+        bot = str(info.data.get("bot") or "")
+        if bot and bot.lower() in {login.lower() for login in value}:
+            raise ValueError(
+                f"lists the bot itself ({bot}): the bot must never start work for itself; remove it"
+            )
         return value
 
     def default_permissions(self) -> PermissionConfig:
@@ -357,7 +438,9 @@ def resolve_config_path(explicit: str | None, environ: Mapping[str, str] | None 
 def parse_settings(data: Any, *, source: str) -> Settings:
     """Validate already-parsed YAML, listing every problem with its key path."""
     if not isinstance(data, dict):
-        raise ConfigError(source, ["(top level): expected a mapping of keys to values"])
+        raise ConfigError(
+            source, ["(top level): must be a block of keys; for example `bot: my-bot`"]
+        )
     try:
         return Settings.model_validate(data)
     except ValidationError as error:
@@ -365,22 +448,13 @@ def parse_settings(data: Any, *, source: str) -> Settings:
 
 
 def describe_validation_errors(error: ValidationError) -> list[str]:
-    problems = []
-    for item in error.errors():
-        path = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        message = item["msg"]
-        if item["type"] == "extra_forbidden":
-            message = "unknown key; check its spelling against `tusk config schema`"
-        elif item["type"] == "missing":
-            message = "required key is missing"
-        elif "input" in item and item["type"] != "missing":
-            message = f"{message} (got {item['input']!r})"
-        problems.append(f"{path}: {message}")
-    return problems
+    """Every problem in plain words, with its key path and an example (``config_text``)."""
+    return plain_problems(error, Settings)
 
 
 def load_settings(path: Path) -> Settings:
-    """Load and validate a ``tusk.yml``."""
+    """Load and validate a ``tusk.yml``: at most ``MAX_CONFIG_BYTES``, strict YAML (no
+    anchors or aliases, no key given twice)."""
     if not path.is_file():
         raise ConfigError(
             str(path),
@@ -390,15 +464,26 @@ def load_settings(path: Path) -> Settings:
             ],
         )
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(str(path), [f"(file) cannot be read as UTF-8 text: {error}"]) from None
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(str(path), [f"(file) cannot be read: {error}"]) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            str(path),
+            [
+                f"(file) is larger than {MAX_CONFIG_BYTES // 1024} KB, which no tusk.yml needs: "
+                "check that this is the right file"
+            ],
+        )
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        raise ConfigError(str(path), [f"(YAML syntax) at {where}: {error}"]) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(str(path), [f"(file) is not UTF-8 text: {error}"]) from None
+    try:
+        data = load_yaml(text)
+    except YamlProblem as problem:
+        raise ConfigError(str(path), [str(problem)]) from None
     return parse_settings(data, source=str(path))
 
 
