@@ -93,3 +93,24 @@ async def test_a_slow_fork_is_waited_for_as_long_as_configured_with_backoff(
 async def test_the_fork_wait_defaults_to_five_minutes() -> None:
     settings = Settings.model_validate({"bot": BOT, "control_repo": "a/b", "allowed_users": ["a"]})
     assert settings.agent.fork_wait_seconds == 300
+
+
+async def test_the_fork_wait_ends_on_the_clock_too() -> None:
+    """With a clock that moves (a real one, here injected), the budget is spent by time
+    even when the sleeps themselves are short: nothing waits past the configured wait."""
+    from tusk.mcp_server.git_push import ForkWait
+
+    now = [0.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds + 10.0  # each look itself takes ten seconds
+
+    wait = ForkWait(60.0, clock=lambda: now[0], sleep=sleep)
+    looks = 0
+    while wait.another("the fork is not ready"):
+        looks += 1
+    # Looks at 10.5, 21.5, 33.5, 47.5 and 65.5 s: the clock, not the 15.5 s slept, ends it.
+    assert slept == [0.5, 1.0, 2.0, 4.0, 8.0] and looks == 5 and now[0] == 65.5
+    assert "not ready after 60 s" in wait.gave_up
