@@ -79,11 +79,11 @@ def workspace_state(git: AgentGit) -> WorkspaceState:
     root under isolation, it would run the agent's commands as root."""
     if not git.workspace.is_dir():
         return WorkspaceState(False, "the workspace is not a git repository")
-    status = _git(git, ["status", "--porcelain"])
+    status = _git(git, ["status", "--porcelain", "-z"])
     ahead = _git(git, ["log", "--oneline", "--branches", "--not", "--remotes"])
     if status is None and ahead is None:
         return WorkspaceState(False, "the workspace is not a git repository")
-    changed = [line for line in (status or "").splitlines() if line.strip()]
+    changed = changed_paths(status or "")
     commits = [line for line in (ahead or "").splitlines() if line.strip()]
     parts = []
     if changed:
@@ -91,6 +91,22 @@ def workspace_state(git: AgentGit) -> WorkspaceState:
     if commits:
         parts.append(f"{len(commits)} commit(s) on local branches not on the upstream repository")
     return WorkspaceState(bool(changed or commits), ", ".join(parts) or "no changes")
+
+
+def changed_paths(porcelain_z: str) -> list[str]:
+    """The paths of ``git status --porcelain -z``: NUL-separated, so a name holding a
+    newline is one path; a rename or copy carries its old path as a second field."""
+    fields = porcelain_z.split("\0")
+    paths, index = [], 0
+    while index < len(fields):
+        entry = fields[index]
+        index += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC" or entry[1] in "RC":
+            index += 1  # the path it was renamed or copied from
+    return paths
 
 
 def _git(git: AgentGit, args: list[str]) -> str | None:

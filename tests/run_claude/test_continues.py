@@ -178,3 +178,9 @@ def test_git_in_the_workspace_runs_as_the_named_agent_not_as_the_paths_owner(
     git = job.agent_git(dirs, agent)
     assert (git.workspace, git.uid, git.gid) == (dirs.workspace, 4242, 4343)
     assert job.agent_git(dirs, None).uid is None  # no isolation: as this process
+
+
+def test_status_paths_are_read_nul_separated() -> None:
+    out = "?? new\nline.txt\0R  moved.txt\0old.txt\0 M a b.txt\0"
+    assert continues.changed_paths(out) == ["new\nline.txt", "moved.txt", "a b.txt"]
+    assert continues.changed_paths("") == []
