@@ -29,6 +29,7 @@ import yaml
 from tusk.errors import UserError
 
 BOT = "tusk-bot"
+REACTION_EMOJI = {"eyes": "👀", "rocket": "🚀", "confused": "😕"}
 MAINTAINER = "alice"
 DEMO_REPO = "alice/widgets"
 CONTROL_REPO = "alice/tusk-control"
@@ -86,6 +87,10 @@ class DemoOutcome:
     agent_comments: list[dict[str, Any]] = field(default_factory=list)
     pull_requests: list[dict[str, Any]] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
+    trigger_reactions: list[str] = field(default_factory=list)  # the bot's, in order
+    audit_artifacts: dict[str, list[str]] = field(default_factory=dict)  # name → files
+    audit_verified: str | None = None  # `tusk audit verify LOG-ISSUE-URL`'s line, when it held
+    audit_problem: str | None = None
 
     def problems(self) -> list[str]:
         """Everything that keeps this run from being the success the demo promises."""
@@ -105,6 +110,17 @@ class DemoOutcome:
             found.append(f"the agent left no comment on {DEMO_REPO}#1")
         if not self.pull_requests:
             found.append(f"the agent opened no pull request on {DEMO_REPO}")
+        for wanted in ("eyes", "rocket"):
+            if wanted not in self.trigger_reactions:
+                found.append(f"the mention did not get the bot's {REACTION_EMOJI[wanted]}")
+        if not any(
+            {"audit.jsonl", "events.jsonl"} <= set(f) for f in self.audit_artifacts.values()
+        ):
+            found.append("no tusk-audit-* artifact holds audit.jsonl and events.jsonl")
+        if self.audit_verified is None:
+            found.append(
+                f"the audit could not be verified from the log issue: {self.audit_problem}"
+            )
         return found
 
 
@@ -151,10 +167,12 @@ def play_offline(workdir: Path | None) -> tuple[int, DemoOutcome | None]:
                 "`tusk poll --once` with the demo's tokens to see why.",
             )
         say(f"The poller sent {len(dispatches)} dispatch(es) to {CONTROL_REPO}")
+        say(f"Reactions on the mention now: {show_reactions(github.url, trigger)}")
         for number, dispatch in enumerate(dispatches, start=1):
             run_dispatch(control, github.url, model_url, dispatch, number)
         outcome = collect_outcome(github.url, trigger)
         print_outcome(outcome)
+        verify_audit(github.url, outcome)
         problems = outcome.problems()
         if problems:
             say("The demo did not succeed:\n" + "\n".join(f"  - {p}" for p in problems))
@@ -257,7 +275,69 @@ def collect_outcome(api_url: str, trigger: str) -> DemoOutcome:
     outcome.agent_comments = [c for c in comments if c["user"]["login"] == BOT]
     pulls = gateway.paginate(f"/repos/{DEMO_REPO}/pulls", params={"state": "all"})
     outcome.pull_requests = [p for p in pulls if p["user"]["login"] == BOT]
+    outcome.trigger_reactions = trigger_reactions(gateway, trigger)
+    outcome.audit_artifacts = audit_artifacts(gateway)
     return outcome
+
+
+def trigger_reactions(gateway: Any, trigger_url: str) -> list[str]:
+    """The bot's reactions on the trigger comment, in the order they came."""
+    comments = gateway.paginate(f"/repos/{DEMO_REPO}/issues/1/comments")
+    trigger = next((c for c in comments if c["html_url"] == trigger_url), None)
+    if trigger is None:
+        return []
+    found = gateway.paginate(f"/repos/{DEMO_REPO}/issues/comments/{trigger['id']}/reactions")
+    return [r["content"] for r in found if r["user"]["login"] == BOT]
+
+
+def show_reactions(api_url: str, trigger_url: str) -> str:
+    found = trigger_reactions(demo_gateway(api_url), trigger_url)
+    return " ".join(f"{REACTION_EMOJI.get(r, r)} by {BOT}" for r in found) or "none"
+
+
+def audit_artifacts(gateway: Any) -> dict[str, list[str]]:
+    """The control repository's tusk-audit-* artifacts and the files in each."""
+    import io
+    import zipfile
+
+    found = {}
+    listing = gateway.get(f"/repos/{CONTROL_REPO}/actions/artifacts", params={"per_page": 100})
+    for artifact in listing.get("artifacts", []):
+        if not str(artifact["name"]).startswith("tusk-audit-"):
+            continue
+        data = gateway.download(f"/repos/{CONTROL_REPO}/actions/artifacts/{artifact['id']}/zip")
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            found[str(artifact["name"])] = sorted(archive.namelist())
+    return found
+
+
+def verify_audit(api_url: str, outcome: DemoOutcome) -> None:
+    """The last step: `tusk audit verify LOG-ISSUE-URL`, from the issue alone."""
+    if outcome.log_issue is None:
+        outcome.audit_problem = "there is no log issue"
+        return
+    url = str(outcome.log_issue["html_url"])
+    say(f"\n== Verifying the audit from the log issue alone: tusk audit verify {url}")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "TUSK_GITHUB_API_URL": api_url,
+        "TUSK_READ_TOKEN": DEMO_SECRETS["TUSK_READ_TOKEN"],
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tusk.cli", "audit", "verify", url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    say(textwrap.indent((done.stdout + done.stderr).strip(), "  | "))
+    if done.returncode == 0:
+        outcome.audit_verified = done.stdout.strip()
+        records = done.stdout.split(": ")[-1].split(" record(s)")[0]
+        say(f"The audit was verified from the log issue: {records} record(s), chain intact.")
+    else:
+        outcome.audit_problem = (done.stderr or done.stdout).strip() or f"exit {done.returncode}"
 
 
 def print_outcome(outcome: DemoOutcome) -> None:
@@ -277,6 +357,10 @@ def print_outcome(outcome: DemoOutcome) -> None:
         transcripts = [c for c in outcome.log_comments if "ranscript" in (c["body"] or "")[:300]]
         if transcripts:
             say(f"\nThe transcript is on the log issue: {transcripts[0]['html_url']}")
+    reactions = " ".join(f"{REACTION_EMOJI.get(r, r)} by {BOT}" for r in outcome.trigger_reactions)
+    say(f"\n== Reactions on the mention ({outcome.trigger}): {reactions or 'none'}")
+    for name, files in outcome.audit_artifacts.items():
+        say(f"== The run's artifact {name}: {', '.join(files)}")
     for comment in outcome.agent_comments:
         say(f"\n== The agent's comment ({comment['html_url']})\n{comment['body']}")
     for pull in outcome.pull_requests:

@@ -30,9 +30,11 @@ from tusk.actions.run_claude.transcript import (
 )
 
 from tusk.audit import created_items, head_hash
+from tusk.audit_issue import audit_comments
 from tusk.contracts import AuditRecord, RunMetadata
 from tusk.pricing import Spend
 from tusk.render import render
+from tusk.run_facts import RunFacts
 
 # Room kept in each comment for the hidden part marker the write-up puts first.
 MARKER_ROOM = 300
@@ -89,6 +91,9 @@ class RunSummary(View):
     transcript_parts: int
     spend: Spend | None = None  # the model proxy's metering; None when no session started
     network: str = ""  # `fenced (N hosts allowed)` or `open (why)`
+    facts: RunFacts | None = None  # who asked, trust, permissions, marker, budgets
+    audit_parts: int = 0  # audit comments posted on the log issue
+    log_issue_url: str = ""
 
     @property
     def cost_line(self) -> str:
@@ -113,6 +118,8 @@ def build_summary(
     staged: Sequence[StagedWrite] = (),
     spend: Spend | None = None,
     network: str = "",
+    facts: RunFacts | None = None,
+    audit_parts: int = 0,
 ) -> RunSummary:
     return RunSummary(
         jobid=run.jobid,
@@ -142,6 +149,9 @@ def build_summary(
         transcript_parts=transcript_parts,
         spend=spend,
         network=network,
+        facts=facts,
+        audit_parts=audit_parts,
+        log_issue_url=run.log_issue_url,
     )
 
 
@@ -205,7 +215,7 @@ def compose(
     )
 
 
-PartAction = Literal["comment", "label", "close"]
+PartAction = Literal["comment", "label", "close", "react"]
 
 
 @dataclass(frozen=True)
@@ -222,20 +232,61 @@ class Part:
     state_reason: str = "completed"  # of a ``close``: ``not_planned`` after a go-away
 
 
-def plan_parts(comments: Comments, *, closes_as: str | None) -> list[Part]:
-    """The write-up in order: every comment, then ``close`` (as ``closes_as``: a
-    completed run, or not planned when the bot was sent away mid-run) or ``label``
-    (the bug label, issue left open) for any other outcome."""
+def plan_parts(
+    comments: Comments,
+    *,
+    closes_as: str | None,
+    audit: Sequence[str] = (),
+    react: bool = False,
+) -> list[Part]:
+    """The write-up in order: every comment (summary, transcript, the audit records),
+    then ``close`` (as ``closes_as``: a completed run, or not planned when the bot was
+    sent away mid-run) or ``label`` (the bug label, issue left open) for any other
+    outcome, then the reaction on the trigger (never where the bot was sent away)."""
     parts = [Part(f"summary-{i}", "comment", body) for i, body in enumerate(comments.summary, 1)]
     parts += [
         Part(f"transcript-{i}", "comment", body) for i, body in enumerate(comments.transcript, 1)
     ]
+    parts += [Part(f"audit-{i}", "comment", body) for i, body in enumerate(audit, 1)]
     if comments.error:
         parts.append(Part("error", "comment", comments.error))
     parts.append(
         Part("close", "close", state_reason=closes_as) if closes_as else Part("label", "label")
     )
+    if react and closes_as != "not_planned":
+        parts.append(Part("reaction", "react"))
     return parts
+
+
+def audit_bodies(
+    text: str | None,
+    *,
+    records: Sequence[AuditRecord],
+    jobid: str,
+    run: str,
+    log_url: str,
+    secrets: Sequence[str],
+) -> list[str]:
+    """The audit records as log issue comments (``tusk.audit_issue``), byte for byte so
+    the chain verifies from the issue. Records are digests, codes and Tusk's own
+    words; should a secret be in them all the same, they are withheld here (the run's
+    artifact keeps them) rather than redacted into a chain that no longer verifies."""
+    if text is None:
+        return []
+    if any(secret and len(secret) >= 8 and secret in text for secret in secrets):
+        return [
+            "### 🔏 Audit log\n\nThe audit records are not posted here: they hold a value "
+            "this run keeps secret. The run's `tusk-audit-*` artifact keeps `audit.jsonl`."
+        ]
+    return audit_comments(
+        text,
+        jobid=jobid,
+        run=run,
+        records=len(records),
+        head=head_hash(list(records)),
+        log_url=log_url,
+        limit=PART_LIMIT,
+    )
 
 
 def headline_for_step_summary(

@@ -27,6 +27,7 @@ from tusk.actions.run_claude import (
     fence,
     finish,
     isolation,
+    progress,
     supervisor,
     writeup,
 )
@@ -43,13 +44,14 @@ from tusk.mcp_server.passes import write_pass
 
 from tusk import actions_edge
 from tusk.config import Secrets, Settings
-from tusk.contracts import RunMetadata
+from tusk.contracts import ContextDocument, RunMetadata
 from tusk.errors import UserError
 from tusk.github import Gateway
 from tusk.lease import report_progress
 from tusk.once import new_nonce
 from tusk.pricing import Spend
 from tusk.render import render
+from tusk.run_facts import run_facts
 
 CLEANUP_FILE = "cleanup.json"
 SPEND_FILE = "spend.json"
@@ -193,6 +195,7 @@ def _start_writeup_state(inputs: JobInputs) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(run_dir, 0o700)
     if writeup.load_state(run_dir) is None:
+        doc = _context_document(inputs)
         writeup.save_state(
             run_dir,
             writeup.WriteUpState(
@@ -200,8 +203,19 @@ def _start_writeup_state(inputs: JobInputs) -> None:
                 bot=inputs.settings.bot,
                 bug_label=inputs.settings.labels.bug,
                 nonce=new_nonce(),
+                facts=run_facts(doc, inputs.settings) if doc is not None else None,
+                trigger=doc.trigger if doc is not None else None,
             ),
         )
+
+
+def _context_document(inputs: JobInputs) -> ContextDocument | None:
+    """The job's context document (who asked, the trigger), if it can be read."""
+    try:
+        text = inputs.resolve(inputs.run.context_file).read_text(encoding="utf-8")
+        return ContextDocument.model_validate_json(text)
+    except (OSError, ValueError):
+        return None
 
 
 def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
@@ -320,7 +334,15 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
             lines=stage.passes,
             stage=stage,
         )
-        outcome, session_id = passes.run_all(prompt)
+        reporter = _progress_reporter(inputs, meter)
+        final = "❌ The run stopped before it finished."
+        try:
+            outcome, session_id = passes.run_all(prompt)
+            final = ("✅ " if outcome.ok else "❌ ") + outcome.headline + "."
+        finally:
+            if reporter is not None:
+                reporter.stop(final)
+                reporter.gateway.close()
         server.stop()
         proxy.stop()
         spend = meter.spend()
@@ -351,6 +373,26 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
         isolation.remove_agent_traces(dirs, agent)
         if agent is not None:
             isolation.delete_run_user(agent)  # its unique name is never seen again
+
+
+def _progress_reporter(inputs: JobInputs, meter: Meter) -> progress.ProgressReporter | None:
+    """The live status on the run's progress comment, updated while the agent works."""
+    state = writeup.load_state(inputs.run_dir)
+    if state is None or state.progress_comment_id is None:
+        return None
+    token = inputs.secrets.require("agent_token")["agent_token"]
+    gateway = Gateway(
+        api_url=inputs.secrets.github_api_url, token=token, token_name="agent", max_attempts=2
+    )
+    reporter = progress.ProgressReporter(
+        gateway,
+        repo=inputs.run.control_repo,
+        comment_id=state.progress_comment_id,
+        run_dir=inputs.run_dir,
+        spend=meter.spend,
+    )
+    reporter.start()
+    return reporter
 
 
 def model_credentials(secrets: Secrets) -> Credentials:

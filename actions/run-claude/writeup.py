@@ -32,12 +32,14 @@ from tusk.actions.run_claude.finish import Part
 from tusk.actions.run_claude.outcome import Outcome
 from tusk.actions.run_claude.transcript import read_events
 
-from tusk.contracts import RunMetadata
+from tusk.contracts import RunMetadata, Trigger
 from tusk.github import Gateway, GitHubError, NotFound
 from tusk.markers import first_marker, render_marker
 from tusk.once import DEFAULT_PATIENCE, Patience, create_once, find_comment, new_nonce
 from tusk.pricing import Spend
+from tusk.reactions import COMPLETED, FAILED, react
 from tusk.render import render
+from tusk.run_facts import RunFacts
 
 STATE_FILE = "writeup.json"
 CLOSED = {"state": "closed", "state_reason": "completed"}
@@ -72,6 +74,8 @@ class WriteUpState(BaseModel):
     progress_comment_id: int | None = None  # the run's progress comment on the log issue
     spend: Spend | None = None  # the model proxy's metering, once the run has it
     network: str = ""
+    facts: RunFacts | None = None  # who asked, trust, permissions: the summary shows them
+    trigger: Trigger | None = None  # the mention, which gets 🚀 or 😕 at the end
 
 
 def state_path(run_dir: Path) -> Path:
@@ -129,7 +133,7 @@ class Report:
             elif result.existed:
                 out.append(f"write-up part {result.key}: already there ({result.url})")
             else:
-                where = f" ({result.url})" if result.url else ""
+                where = f" ({result.url or result.detail})" if result.url or result.detail else ""
                 out.append(f"write-up part {result.key}: done{where}")
         return out
 
@@ -189,9 +193,12 @@ def publish(
     nonce: str,
     flagged: bool = False,
     patience: Patience = DEFAULT_PATIENCE,
+    trigger: Trigger | None = None,
+    completed: bool = False,
 ) -> tuple[Report, bool]:
     """Publish every part that is not on the log issue yet; returns the report and
-    whether the issue now carries the bug label because the write-up is incomplete."""
+    whether the issue now carries the bug label because the write-up is incomplete.
+    The ``react`` part puts 🚀 (``completed``) or 😕 on the ``trigger``."""
     issue = f"/repos/{run.control_repo}/issues/{run.log_issue_number}"
     report = Report()
     comments = [part for part in parts if part.action == "comment"]
@@ -220,6 +227,8 @@ def publish(
             labelled = add_label()
             report.results.append(labelled)
             flagged = flagged or labelled.ok
+        elif part.action == "react":
+            report.results.append(_reaction(gateway, run, trigger, completed=completed))
         elif part.action == "close":
             if flagged:  # an earlier, incomplete write-up added the label: it is whole now
                 unflag = _step("unlabel", lambda: _remove_label(gateway, issue, bug_label))
@@ -270,6 +279,20 @@ def _comment_part(
     return PartResult(part.key, True, str(created.get("html_url", "")))
 
 
+def _reaction(
+    gateway: Gateway, run: RunMetadata, trigger: Trigger | None, *, completed: bool
+) -> PartResult:
+    """🚀 or 😕 on the mention. A courtesy: not added, it is said in the step log but
+    does not make the write-up incomplete (GitHub keeps one reaction per user and
+    content, so a repeated write-up adds nothing)."""
+    content = COMPLETED if completed else FAILED
+    if trigger is None:
+        return PartResult("reaction", True, detail="no trigger recorded")
+    if react(gateway, repo=run.repo, trigger=trigger, content=content):
+        return PartResult("reaction", True, detail=content)
+    return PartResult("reaction", True, detail=f"{content} could not be added")
+
+
 def _step(key: str, action: Callable[[], object]) -> PartResult:
     """An idempotent part (label, close): the gateway retries it; here it only may fail."""
     try:
@@ -299,6 +322,15 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
             events = read_events(handle)
     records, problem = finish.read_audit(run_dir / AUDIT_FILE)
     staged = finish.read_staged(run_dir / STAGED_FILE)
+    audit_path = run_dir / AUDIT_FILE
+    audit = finish.audit_bodies(
+        audit_path.read_text(encoding="utf-8") if audit_path.is_file() else None,
+        records=records,
+        jobid=state.run.jobid,
+        run=state.nonce,
+        log_url=state.run.log_issue_url,
+        secrets=secrets,
+    )
 
     def summary_for(parts: int) -> finish.RunSummary:
         return finish.build_summary(
@@ -313,6 +345,8 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
             staged=staged,
             spend=state.spend,
             network=state.network,
+            facts=state.facts,
+            audit_parts=len(audit),
         )
 
     comments = finish.compose(
@@ -322,7 +356,9 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         secrets=secrets,
         bug_label=state.bug_label,
     )
-    return finish.plan_parts(comments, closes_as=outcome.closes_as)
+    return finish.plan_parts(
+        comments, closes_as=outcome.closes_as, audit=audit, react=state.trigger is not None
+    )
 
 
 def _setup_failure_parts(
@@ -357,6 +393,7 @@ def summary_of(state: WriteUpState) -> finish.RunSummary:
         transcript_parts=0,
         spend=state.spend,
         network=state.network,
+        facts=state.facts,
     )
 
 
@@ -385,6 +422,8 @@ def write_up(
         nonce=state.nonce,
         flagged=state.flagged,
         patience=patience,
+        trigger=state.trigger,
+        completed=state.outcome.ok,
     )
     state.complete = report.complete
     state.failed = report.failed

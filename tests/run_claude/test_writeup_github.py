@@ -122,36 +122,36 @@ def labels(gh: Any) -> list[str]:
 def test_a_completed_run_is_written_up_and_closed(gh: Any, tmp_path: Path) -> None:
     state, report = write_up(gh, run_dir(tmp_path, gh, OK))
     assert report.complete and state.complete
-    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1"]
+    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]
     assert issue(gh)["state"] == "closed" and issue(gh)["state_reason"] == "completed"
-    assert [r.key for r in report.results] == ["summary-1", "transcript-1", "close"]
+    assert [r.key for r in report.results] == ["summary-1", "transcript-1", "audit-1", "close"]
 
 
 def test_a_summary_that_landed_behind_a_502_is_not_posted_twice(gh: Any, tmp_path: Path) -> None:
     gh.add_fault("POST", COMMENTS, status=502, lands=True)
     _, report = write_up(gh, run_dir(tmp_path, gh, OK))
     assert report.complete
-    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1"]  # one of each
+    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]  # one of each
     posts = [e for e in gh.journal() if e["method"] == "POST" and "comments" in e["path"]]
-    assert len(posts) == 2  # the lost one was found, not sent again
+    assert len(posts) == 3  # one per part: the lost one was found, not sent again
 
 
 def test_a_reset_after_the_comment_landed_is_found(gh: Any, tmp_path: Path) -> None:
     gh.add_fault("POST", COMMENTS, drop=True, lands=True)
     _, report = write_up(gh, run_dir(tmp_path, gh, OK))
-    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1"]
+    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]
 
 
 def test_an_answer_later_than_the_client_timeout_is_found(gh: Any, tmp_path: Path) -> None:
     gh.add_fault("POST", COMMENTS, delay=1.0, lands=True)
     _, report = write_up(gh, run_dir(tmp_path, gh, OK), timeout=0.3)
-    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1"]
+    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]
 
 
 def test_a_502_that_did_not_land_is_sent_again(gh: Any, tmp_path: Path) -> None:
     gh.add_fault("POST", COMMENTS, status=502)
     _, report = write_up(gh, run_dir(tmp_path, gh, OK))
-    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1"]
+    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]
 
 
 def test_one_failed_part_does_not_stop_the_others_and_a_rerun_completes_it(
@@ -161,17 +161,17 @@ def test_one_failed_part_does_not_stop_the_others_and_a_rerun_completes_it(
     gh.add_fault("POST", COMMENTS, status=422, message="Validation Failed")  # summary-1 only
     state, report = write_up(gh, folder)
     assert not report.complete and report.failed == ["summary-1"]
-    assert parts_on_the_issue(gh) == ["transcript-1"]
+    assert parts_on_the_issue(gh) == ["transcript-1", "audit-1"]
     # The agent completed: the outcome says so, the write-up failure is flagged apart.
     assert state.outcome is not None and state.outcome.kind == "completed"
     assert "write-up incomplete: summary-1 failed" in writeup.describe(state, report)
     assert issue(gh)["state"] == "open" and "bug" in labels(gh) and state.flagged
     state, report = write_up(gh, folder)  # the clean-up step or --write-up, later
     assert report.complete and state.complete and not state.flagged
-    assert sorted(parts_on_the_issue(gh)) == ["summary-1", "transcript-1"]
+    assert sorted(parts_on_the_issue(gh)) == ["audit-1", "summary-1", "transcript-1"]
     assert issue(gh)["state"] == "closed" and "bug" not in labels(gh)
     existed = {r.key for r in report.results if r.existed}
-    assert existed == {"transcript-1"}
+    assert existed == {"transcript-1", "audit-1"}
 
 
 def test_a_failed_run_gets_its_error_and_the_bug_label_once_however_often_rerun(
@@ -181,7 +181,7 @@ def test_a_failed_run_gets_its_error_and_the_bug_label_once_however_often_rerun(
     for _ in range(3):
         _, report = write_up(gh, folder)
         assert report.complete
-    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "error"]
+    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1", "error"]
     assert issue(gh)["state"] == "open" and "bug" in labels(gh)
 
 
@@ -197,7 +197,7 @@ def test_when_the_comments_cannot_be_listed_nothing_is_posted_blindly(
     assert parts_on_the_issue(gh) == []
     assert issue(gh)["state"] == "open" and "bug" in labels(gh)
     _, report = write_up(gh, folder)
-    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1"]
+    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]
     assert issue(gh)["state"] == "closed"
 
 
@@ -207,7 +207,7 @@ def test_a_copy_that_showed_up_late_is_removed(gh: Any, tmp_path: Path) -> None:
     for _ in range(2):
         gh.gateway("agent").post(f"/repos/{CONTROL}/issues/1/comments", json={"body": body})
     _, report = write_up(gh, folder)
-    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1"]
+    assert report.complete and parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]
 
 
 def test_a_part_marker_typed_by_someone_else_is_ignored(gh: Any, tmp_path: Path) -> None:
@@ -215,7 +215,7 @@ def test_a_part_marker_typed_by_someone_else_is_ignored(gh: Any, tmp_path: Path)
     gh.gateway("alice").post(f"/repos/{CONTROL}/issues/1/comments", json={"body": forged})
     _, report = write_up(gh, run_dir(tmp_path, gh, OK))
     assert report.complete
-    assert parts_on_the_issue(gh) == ["?", "summary-1", "transcript-1"]
+    assert parts_on_the_issue(gh) == ["?", "summary-1", "transcript-1", "audit-1"]
 
 
 def test_a_run_killed_before_its_outcome_is_written_up_as_cancelled(
@@ -223,8 +223,8 @@ def test_a_run_killed_before_its_outcome_is_written_up_as_cancelled(
 ) -> None:
     state, report = write_up(gh, run_dir(tmp_path, gh, None))
     assert report.complete and state.outcome is not None and state.outcome.kind == "cancelled"
-    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "error"]
+    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1", "error"]
     comments = gh.gateway("alice").get(f"/repos/{CONTROL}/issues/1/comments")
     assert "issuecomment-9" in comments[0]["body"]  # what the agent wrote so far is listed
-    assert "stopped before it finished" in comments[2]["body"]
+    assert "stopped before it finished" in comments[3]["body"]
     assert issue(gh)["state"] == "open" and "bug" in labels(gh)
