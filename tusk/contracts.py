@@ -12,11 +12,12 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 CONTEXT_VERSION = 1
 SHARD_EVENT_TYPE = "tusk-shard"
 GO_AWAY_EVENT_TYPE = "tusk-go-away"
+MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
 
 # Owners are logins (no dots); a name may hold dots but not be only dots, so
 # "owner/.." can never walk up an API path.
@@ -125,7 +126,18 @@ class Shard(StrictModel):
     total_shards: int = Field(ge=1)
     encoding: Literal["gzip+base64"] = "gzip+base64"
     checksum: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
-    data: str
+    # One dispatch carries at most 65,535 characters of client_payload (docs.github.com
+    # rest/repos/repos#create-a-repository-dispatch-event): the data is cut well below.
+    data: str = Field(max_length=MAX_SHARD_DATA)
+
+    @model_validator(mode="after")
+    def _index_below_total(self) -> Shard:
+        if self.shard_index >= self.total_shards:
+            raise ValueError(
+                f"shard_index {self.shard_index} is not below total_shards "
+                f"{self.total_shards} (indices count from 0)"
+            )
+        return self
 
 
 class GoAwayRequest(StrictModel):

@@ -163,7 +163,7 @@ def parse_shard(payload: Any, *, where: str = "payload") -> Shard:
     try:
         return Shard.model_validate(payload)
     except ValidationError as error:
-        jobid, index = _best_guess_identity(payload)
+        jobid, index = best_guess_identity(payload)
         problems = "; ".join(
             f"{'.'.join(str(p) for p in item['loc']) or '(top level)'}: {item['msg']}"
             for item in error.errors()
@@ -183,7 +183,7 @@ def parse_shard_line(line: str, *, where: str = "line") -> Shard:
     return parse_shard(payload, where=where)
 
 
-def _best_guess_identity(payload: Any) -> tuple[str | None, int | None]:
+def best_guess_identity(payload: Any) -> tuple[str | None, int | None]:
     """The job id and index a broken payload claims, for a useful error message."""
     if not isinstance(payload, Mapping):
         return None, None

@@ -23,13 +23,21 @@ from tusk.contracts import SHARD_EVENT_TYPE, Shard
 from tusk.errors import InputError
 from tusk.github import Gateway
 
+# A dispatch's client_payload is at most 64 KB; the whole event around it (repository,
+# sender, installation) adds some. Anything much larger is not a dispatch event.
+MAX_EVENT_BYTES = 1024 * 1024
+
 
 def artifact_name(jobid: str, index: int) -> str:
     return f"{jobid}-shard-{index}"
 
 
 def shard_from_event(event: Mapping[str, Any]) -> Shard:
-    """The shard of a ``repository_dispatch`` event (or a bare ``client_payload``)."""
+    """The shard of a ``repository_dispatch`` event (or a bare ``client_payload``).
+
+    Anything that is not one readable shard raises ``ShardError``, which the step
+    records as a failure: a payload over GitHub's dispatch limit, an index not below
+    the total, a field missing or malformed."""
     action = event.get("action")
     if action is not None and action != SHARD_EVENT_TYPE:
         raise InputError(
@@ -38,19 +46,39 @@ def shard_from_event(event: Mapping[str, Any]) -> Shard:
             f"(guard the job with `if: github.event.action == '{SHARD_EVENT_TYPE}'`).",
         )
     payload = event.get("client_payload", event)
+    if isinstance(payload, Mapping):
+        size = len(json.dumps(payload, separators=(",", ":")))
+        if size > shards.PAYLOAD_MAX_CHARS:
+            jobid, index = shards.best_guess_identity(payload)
+            raise shards.ShardError(
+                jobid,
+                f"the dispatched client_payload is {size} characters of JSON; GitHub carries "
+                f"at most {shards.PAYLOAD_MAX_CHARS}, so no real dispatch sent it",
+                corrupt=[index] if index is not None else [],
+            )
     return shards.parse_shard(payload, where="the dispatched client_payload")
 
 
 def read_event(path: Path) -> Mapping[str, Any]:
+    """The event (or bare payload) in ``path``. Unreadable is a failed shard: its job
+    would wait for it forever, so the step records it (``ShardError``)."""
     try:
-        event = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(
-            f"cannot read the shard payload from {path}: {error}",
-            "Give --payload FILE, or run inside a repository_dispatch workflow.",
-        ) from None
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_EVENT_BYTES + 1)
+    except OSError as error:
+        raise shards.ShardError(None, f"the shard payload {path} cannot be read: {error}") from None
+    if len(raw) > MAX_EVENT_BYTES:
+        raise shards.ShardError(
+            None,
+            f"the event in {path} is larger than {MAX_EVENT_BYTES // 1024} KB; a "
+            "repository_dispatch event is far smaller",
+        )
+    try:
+        event = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise shards.ShardError(None, f"the shard payload in {path} is not JSON: {error}") from None
     if not isinstance(event, dict):
-        raise InputError(f"{path} does not hold a JSON object", "Give a client_payload object.")
+        raise shards.ShardError(None, f"the shard payload in {path} is not a JSON object")
     return event
 
 

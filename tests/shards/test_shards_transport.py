@@ -321,6 +321,61 @@ def test_an_invalid_dispatch_is_recorded_by_receive_shard(github, tmp_path, edge
     assert "job-0009" in issue["title"]
 
 
+def receive_event(tmp_path: Path, text: str, edge_env: Path) -> int:
+    payload = tmp_path / "event.json"
+    payload.write_text(text)
+    return tusk_main(["receive-shard", "--payload", str(payload), "--config", str(edge_env)])
+
+
+def test_a_non_json_dispatch_is_recorded_as_a_failure(github, tmp_path, edge_env):
+    assert receive_event(tmp_path, "{not json", edge_env) == 1
+    (issue,) = failure_issues(github)
+    assert "not JSON" in issue["body"]
+
+
+def test_a_dispatch_that_is_not_an_object_is_recorded(github, tmp_path, edge_env):
+    assert receive_event(tmp_path, '["a", "list"]', edge_env) == 1
+    (issue,) = failure_issues(github)
+    assert "not a JSON object" in issue["body"]
+
+
+def test_an_index_beyond_the_total_is_refused_and_recorded(github, tmp_path, edge_env):
+    (shard,) = shards_of(context_doc(), max_bytes=60000)
+    bad = {**shards.shard_payload(shard), "shard_index": 3, "total_shards": 2}
+    event = json.dumps({"action": "tusk-shard", "client_payload": bad})
+    assert receive_event(tmp_path, event, edge_env) == 1
+    (issue,) = failure_issues(github)
+    assert shard.jobid in issue["title"]
+    assert "shard_index 3 is not below total_shards 2" in issue["body"]
+
+
+def test_an_index_equal_to_the_total_is_refused():
+    (shard,) = shards_of(context_doc(), max_bytes=60000)
+    with pytest.raises(shards.ShardError, match="not below total_shards 1"):
+        receive_shard.shard_from_event({**shards.shard_payload(shard), "shard_index": 1})
+
+
+def test_a_payload_over_the_dispatch_limit_is_refused_and_recorded(github, tmp_path, edge_env):
+    (shard,) = shards_of(context_doc(), max_bytes=60000)
+    big = {**shards.shard_payload(shard), "data": "A" * 70_000}
+    event = json.dumps({"action": "tusk-shard", "client_payload": big})
+    assert receive_event(tmp_path, event, edge_env) == 1
+    (issue,) = failure_issues(github)
+    assert "GitHub carries at most 65535" in issue["body"]
+
+
+def test_a_shard_data_string_over_the_shard_limit_is_refused():
+    (shard,) = shards_of(context_doc(), max_bytes=60000)
+    with pytest.raises(shards.ShardError, match="data"):
+        receive_shard.shard_from_event({**shards.shard_payload(shard), "data": "A" * 60_004})
+
+
+def test_an_event_file_far_over_any_dispatch_is_refused_unread(github, tmp_path, edge_env):
+    assert receive_event(tmp_path, " " * (receive_shard.MAX_EVENT_BYTES + 10), edge_env) == 1
+    (issue,) = failure_issues(github)
+    assert "larger than 1024 KB" in issue["body"]
+
+
 def test_shard_from_zip_refuses_a_shard_filed_under_another_index():
     (shard,) = shards_of(context_doc(), max_bytes=60000)
     buffer = io.BytesIO()
