@@ -57,6 +57,7 @@ class NotificationsResponse:
     threads: tuple[dict[str, Any], ...]
     last_modified: str | None
     poll_interval: float | None
+    listed_at: datetime | None = None  # GitHub's clock when it answered (its Date header)
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,9 @@ class Poller:
             )
             if not handled:
                 failed.add(thread.id)
-        all_done = self._mark_read(threads, failed, report)
+        # Threads updated in the listing's own second stay unread (``too_fresh``).
+        unmarkable = failed | notifications.too_fresh(threads, response.listed_at)
+        all_done = self._mark_read(threads, unmarkable, report)
         return after_cycle(state, all_threads_done=all_done), report
 
     def _mark_read(self, threads: list[Thread], failed: set[str], report: CycleReport) -> bool:

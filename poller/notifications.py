@@ -29,6 +29,7 @@ def fetch(gateway: Gateway, *, if_modified_since: str | None) -> NotificationsRe
         "/notifications", params={"per_page": PER_PAGE}, if_modified_since=if_modified_since
     )
     interval = _poll_interval(first.header("x-poll-interval"))
+    listed_at = gateway.server_time
     if first.status == 304:
         return NotificationsResponse(
             status=304, threads=(), last_modified=if_modified_since, poll_interval=interval
@@ -44,6 +45,7 @@ def fetch(gateway: Gateway, *, if_modified_since: str | None) -> NotificationsRe
         threads=tuple(items),
         last_modified=first.header("last-modified"),
         poll_interval=interval,
+        listed_at=listed_at,
     )
 
 
@@ -106,6 +108,17 @@ def plan_marks(
         if covered:
             marks.append(Mark(repo, cutoff, covered))
     return marks, kept
+
+
+def too_fresh(listed: Sequence[Thread], listed_at: datetime | None) -> set[str]:
+    """Pure: threads last updated in the very second GitHub listed them. ``updated_at``
+    has whole seconds, so a mention landing later in that second would not move the
+    thread past a ``last_read_at`` cutoff: such a thread is left unread for the next
+    poll (which handles it again under the same job ids) rather than risk it."""
+    if listed_at is None:
+        return set()
+    second = listed_at.replace(microsecond=0)
+    return {thread.id for thread in listed if thread.updated_at >= second}
 
 
 def send_mark(gateway: Gateway, mark: Mark) -> None:

@@ -48,8 +48,11 @@ class Clock:
 
     def now(self) -> datetime:
         """The server's idea of the present (its ``Date`` header): real time, or for a
-        scenario with a fixed start, the time of the latest change (time stands still)."""
-        return self._last if self._fixed else max(self._last, _utc_now())
+        scenario with a fixed start, one second after the latest change (time moves on
+        only as things happen, and what was just listed is never "this very second")."""
+        if self._fixed:
+            return self._last + timedelta(seconds=1)
+        return max(self._last, _utc_now())
 
 
 def _utc_now() -> datetime:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from tusk.poller.activity import look_query, seen_whole
 from tusk.poller.core import Thread, triage
-from tusk.poller.notifications import plan_marks
+from tusk.poller.notifications import plan_marks, too_fresh
 
 from tusk.contracts import BlockedRepo, Blocklist
 
@@ -195,3 +195,19 @@ def test_one_look_asks_for_every_thread_under_its_own_alias() -> None:
         "n1": "tools",
         "i1": 3,
     }
+
+
+def test_a_thread_updated_in_the_listings_own_second_is_not_marked_read() -> None:
+    """updated_at has whole seconds: a mention later in the same second would not move the
+    thread past the cutoff, so such a thread waits for the next poll instead."""
+    listed = [thread("old", updated=0), thread("fresh", updated=5)]
+    listed_at = T0 + timedelta(seconds=5, milliseconds=400)
+    assert too_fresh(listed, listed_at) == {"fresh"}
+    marks, kept = plan_marks(listed, failed=too_fresh(listed, listed_at))
+    assert [t.id for t in kept] == ["fresh"]
+    cutoff = T0 + timedelta(seconds=4)  # just before the fresh one, as for a failed thread
+    assert [(m.cutoff, [t.id for t in m.threads]) for m in marks] == [(cutoff, ["old"])]
+
+
+def test_without_githubs_clock_nothing_counts_as_too_fresh() -> None:
+    assert too_fresh([thread("a")], None) == set()
