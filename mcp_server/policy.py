@@ -522,11 +522,13 @@ def prepare_body(
     *,
     secrets: Sequence[str] = (),
     mentioned_before: Set[str] = frozenset(),
+    nonce: str | None = None,
 ) -> str:
     """The body as it will be posted: checked, self-mentions neutralised, footer added (M9).
 
     ``mentioned_before``: whom earlier versions of the same comment mentioned; the
     mention cap counts them too, so edits cannot notify more people than one post.
+    ``nonce`` goes into the footer's marker of a create (``tusk.once``).
     """
     check_secrets(body, "body", secrets)
     bot = config.bot.lower()
@@ -548,6 +550,7 @@ def prepare_body(
         bot=config.bot,
         go_away_phrase=config.go_away_phrase,
         jobid=config.jobid,
+        nonce=nonce,
     )
     if len(posted) > GITHUB_BODY_LIMIT:
         room = GITHUB_BODY_LIMIT - (len(posted) - len(body))

@@ -13,6 +13,7 @@ import asyncio
 import functools
 import json
 import logging
+import secrets as secrets_module
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,6 +114,15 @@ class Runtime:
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
     audit: AuditLog = field(init=False)
     _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+    # Creates whose answer was lost and which were not found: a repeat looks first.
+    uncertain: set[str] = field(init=False, default_factory=set)
+    _nonce_salt: str = field(init=False, default_factory=lambda: secrets_module.token_hex(8))
+
+    def nonce_for(self, tool: str, args: Mapping[str, Any]) -> str:
+        """The nonce of one create: run-unique, and the same for an identical call, so a
+        repeat of a create whose answer was lost finds the first instead of doubling it."""
+        return digest({"salt": self._nonce_salt, "tool": tool, **args})[-16:]
+
     _repositories: dict[str, Any] = field(init=False, default_factory=dict)  # for scope
     _unauthorized: int = field(init=False, default=0)
 

@@ -20,6 +20,18 @@ from tusk.mcp_server.policy import Refused
 from tusk.mcp_server.runtime import OperationFailed, Runtime, StagedWrite, WriteOutcome, tool
 
 from tusk.github import Gateway
+from tusk.once import (
+    DEFAULT_PATIENCE,
+    NotConfirmed,
+    Patience,
+    create_once,
+    find_comment,
+    find_issues,
+    has_nonce,
+)
+
+# What a listing needs to catch up with a create (about two minutes, as for log issues).
+LISTED = Patience(looks=8, first_pause=1.0, sends=2)
 
 CREATE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
@@ -34,6 +46,15 @@ EDIT = ToolAnnotations(
 DISCUSSION_ID_QUERY = """
 query($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) { discussion(number: $number) { id } }
+}
+"""
+# After an uncertain answer to the mutation: the discussion's newest comments, to look for
+# the nonce in the body's footer (GraphQL mutations are never repeated blindly).
+DISCUSSION_COMMENTS_QUERY = """
+query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    discussion(number: $number) { comments(last: 50) { nodes { id url body author { login } } } }
+  }
 }
 """
 ADD_DISCUSSION_COMMENT = """
@@ -57,7 +78,9 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
     config = runtime.config
     secrets = runtime.secrets
 
-    def body_of(args: Mapping[str, Any]) -> Callable[[], Mapping[str, Any]]:
+    def body_of(
+        args: Mapping[str, Any], nonce: str | None = None
+    ) -> Callable[[], Mapping[str, Any]]:
         def prepare() -> Mapping[str, Any]:
             out = dict(args)
             if "title" in out:
@@ -67,10 +90,37 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
                 config,
                 secrets=secrets,
                 mentioned_before=policy.mentioned_before(out.get("comment_id"), runtime.state),
+                nonce=nonce,
             )
             return out
 
         return prepare
+
+    def once(
+        nonce: str,
+        send: Callable[[], dict[str, Any]],
+        find: Callable[[], dict[str, Any] | None],
+        what: str,
+        patience: Patience = DEFAULT_PATIENCE,
+    ) -> dict[str, Any]:
+        """Create once (``tusk.once``): after a lost answer, look for the nonce in the
+        footer before sending again. A create still unconfirmed is remembered, so the
+        agent repeating the identical call (same nonce) finds it rather than doubling it."""
+        if nonce in runtime.uncertain:
+            found = find()
+            if found is not None:
+                runtime.uncertain.discard(nonce)
+                return found
+        try:
+            created = create_once(send, find, sleep=gw.sleep, what=what, patience=patience)
+        except NotConfirmed:
+            runtime.uncertain.add(nonce)
+            raise
+        runtime.uncertain.discard(nonce)
+        return created
+
+    def mine(item: dict[str, Any], nonce: str) -> bool:
+        return has_nonce(item, kind="backlink", nonce=nonce, bot=config.bot)
 
     @tool(server, name="create_issue", annotations=CREATE)
     async def create_issue(repo: str, title: str, body: str) -> str:
@@ -81,13 +131,25 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
         run's log is added to the body. Never put secrets in the body.
         """
         args = {"repo": repo, "title": title, "body": body}
+        nonce = runtime.nonce_for("create_issue", args)
 
         def perform(p: Mapping[str, Any]) -> WriteOutcome:
-            data = gw.post(
-                f"/repos/{repo}/issues",
-                json={"title": p["title"], "body": p["body"]},
-                may_repeat=False,  # after a 5xx the issue may exist: never open it twice
-            ).body
+            data = once(
+                nonce,
+                lambda: (
+                    gw.post(
+                        f"/repos/{repo}/issues",
+                        json={"title": p["title"], "body": p["body"]},
+                        may_repeat=False,  # after a 5xx the issue may exist: look first
+                    ).body
+                ),
+                lambda: next(
+                    iter(find_issues(gw, repo, kind="backlink", nonce=nonce, bot=config.bot)),
+                    None,
+                ),
+                f"the issue in {repo}",
+                LISTED,  # issue listings can lag a create
+            )
             return WriteOutcome(
                 f"created issue #{data['number']}: {data['html_url']}", data["html_url"], "issue"
             )
@@ -101,7 +163,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             )
 
         return await runtime.write(
-            "create_issue", args, prepare=body_of(args), perform=perform, stage=stage
+            "create_issue", args, prepare=body_of(args, nonce), perform=perform, stage=stage
         )
 
     @tool(server, name="create_comment", annotations=CREATE)
@@ -116,9 +178,17 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
         """
         args = {"repo": repo, "number": number, "body": body}
         path = f"/repos/{repo}/issues/{number}/comments"
+        nonce = runtime.nonce_for("create_comment", args)
 
         def perform(p: Mapping[str, Any]) -> WriteOutcome:
-            data = gw.post(path, json={"body": p["body"]}, may_repeat=False).body
+            data = once(
+                nonce,
+                lambda: gw.post(path, json={"body": p["body"]}, may_repeat=False).body,
+                lambda: find_comment(
+                    gw, repo, number, kind="backlink", nonce=nonce, bot=config.bot
+                ),
+                f"the comment on {repo}#{number}",
+            )
             return WriteOutcome(
                 f"commented on {repo}#{number}: {data['html_url']} (comment id {data['id']})",
                 data["html_url"],
@@ -130,7 +200,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             return staged_request("POST", path, {"body": p["body"]}, f"comment on {repo}#{number}")
 
         return await runtime.write(
-            "create_comment", args, prepare=body_of(args), perform=perform, stage=stage
+            "create_comment", args, prepare=body_of(args, nonce), perform=perform, stage=stage
         )
 
     @tool(server, name="create_pull_request", annotations=CREATE)
@@ -154,8 +224,23 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
                 "base": base,
             }
 
+        nonce = runtime.nonce_for("create_pull_request", args)
+
+        def find_pull() -> dict[str, Any] | None:
+            head_ref = f"{config.bot}:{policy.head_branch(head, config)}"
+            for pull in gw.paginate(path, params={"state": "all", "head": head_ref}):
+                if mine(pull, nonce):
+                    return dict(pull)
+            return None
+
         def perform(p: Mapping[str, Any]) -> WriteOutcome:
-            data = gw.post(path, json=payload(p), may_repeat=False).body
+            data = once(
+                nonce,
+                lambda: gw.post(path, json=payload(p), may_repeat=False).body,
+                find_pull,
+                f"the pull request on {repo}",
+                LISTED,
+            )
             return WriteOutcome(
                 f"opened pull request #{data['number']}: {data['html_url']}",
                 data["html_url"],
@@ -168,7 +253,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             )
 
         return await runtime.write(
-            "create_pull_request", args, prepare=body_of(args), perform=perform, stage=stage
+            "create_pull_request", args, prepare=body_of(args, nonce), perform=perform, stage=stage
         )
 
     @tool(
@@ -318,18 +403,35 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             """
             args = {"repo": repo, "number": number, "body": body}
             owner, _, name = repo.partition("/")
+            nonce = runtime.nonce_for("create_discussion_comment", args)
+            where = {"owner": owner, "name": name, "number": number}
+
+            def find_discussion_comment() -> dict[str, Any] | None:
+                found = gw.graphql(DISCUSSION_COMMENTS_QUERY, where)
+                discussion = (found.get("repository") or {}).get("discussion") or {}
+                for node in (discussion.get("comments") or {}).get("nodes") or []:
+                    item = {"user": node.get("author") or {}, "body": node.get("body")}
+                    if mine(item, nonce):
+                        return {"comment": node}
+                return None
 
             def perform(p: Mapping[str, Any]) -> WriteOutcome:
-                found = gw.graphql(
-                    DISCUSSION_ID_QUERY, {"owner": owner, "name": name, "number": number}
-                )
+                found = gw.graphql(DISCUSSION_ID_QUERY, where)
                 discussion = (found.get("repository") or {}).get("discussion")
                 if not discussion:
                     raise OperationFailed(f"no discussion #{number} in {repo}")
-                data = gw.graphql(
-                    ADD_DISCUSSION_COMMENT, {"discussionId": discussion["id"], "body": p["body"]}
+                variables = {"discussionId": discussion["id"], "body": p["body"]}
+                data = once(
+                    nonce,
+                    lambda: {
+                        "comment": gw.graphql(ADD_DISCUSSION_COMMENT, variables)[
+                            "addDiscussionComment"
+                        ]["comment"]
+                    },
+                    find_discussion_comment,
+                    f"the comment on discussion {repo}#{number}",
                 )
-                comment = data["addDiscussionComment"]["comment"]
+                comment = data["comment"]
                 return WriteOutcome(
                     f"commented on discussion {repo}#{number}: {comment['url']}",
                     comment["url"],
@@ -345,7 +447,7 @@ def register(server: MCPServer, runtime: Runtime, *, pusher: Pusher | None = Non
             return await runtime.write(
                 "create_discussion_comment",
                 args,
-                prepare=body_of(args),
+                prepare=body_of(args, nonce),
                 perform=perform,
                 stage=stage,
             )

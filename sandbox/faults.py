@@ -27,11 +27,13 @@ class Fault:
     drop: bool = False
     message: str | None = None
     lands: bool = False  # apply the request first, then lose its response
+    body_pattern: str | None = None  # GraphQL has one route: tell a mutation by its body
 
-    def matches(self, method: str, path: str) -> bool:
-        return (self.method in ("*", method.upper())) and re.search(
-            self.path_pattern, path
-        ) is not None
+    def matches(self, method: str, path: str, body: bytes = b"") -> bool:
+        if self.method not in ("*", method.upper()) or not re.search(self.path_pattern, path):
+            return False
+        text = body.decode("utf-8", errors="replace")
+        return self.body_pattern is None or re.search(self.body_pattern, text) is not None
 
 
 def parse_fault(spec: Mapping[str, Any]) -> Fault:
@@ -46,8 +48,11 @@ def parse_fault(spec: Mapping[str, Any]) -> Fault:
         drop=bool(spec.get("drop", False)),
         message=spec.get("message"),
         lands=bool(spec.get("lands", False)),
+        body_pattern=spec.get("body"),
     )
     re.compile(fault.path_pattern)
+    if fault.body_pattern is not None:
+        re.compile(fault.body_pattern)
     return fault
 
 

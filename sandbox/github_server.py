@@ -176,7 +176,7 @@ class SandboxApp:
             "token": token.name if token else None,
             "body": _journal_body(body, lowered.get("content-type", "")),
         }
-        fault = self._take_fault(method, path)
+        fault = self._take_fault(method, path, body)
         if fault is not None and not fault.lands:
             if fault.delay:
                 time.sleep(fault.delay)
@@ -223,10 +223,10 @@ class SandboxApp:
             entry["seq"] = len(self.journal) + 1
             self.journal.append(entry)
 
-    def _take_fault(self, method: str, path: str) -> Fault | None:
+    def _take_fault(self, method: str, path: str, body: bytes = b"") -> Fault | None:
         with self.lock:
             for fault in self.faults:
-                if fault.matches(method, path) and (fault.count is None or fault.count > 0):
+                if fault.matches(method, path, body) and (fault.count is None or fault.count > 0):
                     if fault.count is not None:
                         fault.count -= 1
                     return fault

@@ -99,6 +99,7 @@ class LocalGitHub:
         drop: bool = False,
         message: str | None = None,
         lands: bool = False,
+        body: str | None = None,
     ) -> dict[str, Any]:
         """Make the next ``count`` requests matching ``method`` (or ``*``) and the
         ``path_pattern`` regex fail with ``status``, wait ``delay`` seconds, or drop
@@ -106,7 +107,8 @@ class LocalGitHub:
 
         ``lands=True`` applies the request first and then loses its answer: the
         write exists although the caller saw a 5xx, a reset or (with ``delay``
-        past its timeout) nothing at all."""
+        past its timeout) nothing at all. ``body`` (a regex) narrows the fault to requests
+        whose body matches it, e.g. one GraphQL mutation."""
         spec = {
             "method": method,
             "path": path_pattern,
@@ -117,6 +119,7 @@ class LocalGitHub:
             "drop": drop,
             "message": message,
             "lands": lands,
+            "body": body,
         }
         return self._admin("POST", "faults", json=spec)
 

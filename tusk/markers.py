@@ -84,14 +84,18 @@ def trusted_job_id(
     return value if isinstance(value, str) else None
 
 
-def backlink_footer(*, log_issue_url: str, bot: str, go_away_phrase: str, jobid: str) -> str:
-    """The footer stamped on everything the agent posts (MISSION M9)."""
+def backlink_footer(
+    *, log_issue_url: str, bot: str, go_away_phrase: str, jobid: str, nonce: str | None = None
+) -> str:
+    """The footer stamped on everything the agent posts (MISSION M9). ``nonce`` marks
+    one create, so a post whose answer was lost can be found instead of repeated."""
+    data = {"jobid": jobid, "log": log_issue_url, **({"nonce": nonce} if nonce else {})}
     return (
         "\n\n---\n"
         # No "@" before the bot's name: quoting the footer must not mention the bot.
         f"<sub>🤖 Posted by {bot}'s agent · [run log]({log_issue_url}) · "
         f"comment `@{bot} {go_away_phrase}` to remove the bot from your repositories</sub>\n"
-        + render_marker("backlink", {"jobid": jobid, "log": log_issue_url})
+        + render_marker("backlink", data)
     )
 
 

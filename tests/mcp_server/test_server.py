@@ -447,23 +447,117 @@ async def test_reads_use_the_read_token_and_writes_the_agent_token(start_mcp, lo
     assert ("GET", AGENT_TOKEN) not in tokens
 
 
-async def test_a_comment_that_may_have_landed_is_never_sent_twice(start_mcp, local_github) -> None:
-    """After a 502 the comment may exist on GitHub: the server reports the failure
-    instead of retrying, so a flaky GitHub cannot make the agent post twice."""
-    local_github.add_fault("POST", "/repos/alice/widgets/issues/1/comments", status=502, count=1)
+def posts_to(local_github: Any, start: int, suffix: str) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in local_github.journal()[start:]
+        if e["method"] == "POST" and e["path"].endswith(suffix)
+    ]
+
+
+def bodies_on_issue_1(local_github: Any) -> list[str]:
+    comments = local_github.gateway("alice").get("/repos/alice/widgets/issues/1/comments")
+    return [c["body"] for c in comments]
+
+
+@pytest.mark.parametrize("fault", [{"status": 502}, {"drop": True}], ids=["502", "reset"])
+async def test_a_comment_that_landed_behind_a_lost_answer_is_found_not_sent_twice(
+    start_mcp, local_github, fault: dict[str, Any]
+) -> None:
+    """The write may exist although its answer was lost: the server looks for the nonce
+    in its footer and reports the comment it finds, so the agent never posts twice."""
+    before = len(bodies_on_issue_1(local_github))
+    local_github.add_fault("POST", "/repos/alice/widgets/issues/1/comments", lands=True, **fault)
     running = start_mcp()
     start = len(local_github.journal())
     async with agent_session(running.url) as agent:
+        text = await agent.ok("create_comment", repo="alice/widgets", number=1, body="hi")
+    assert len(posts_to(local_github, start, "/issues/1/comments")) == 1
+    assert len(bodies_on_issue_1(local_github)) == before + 1
+    assert "commented on alice/widgets#1: " in text and "(comment id " in text
+
+
+async def test_a_comment_refused_by_a_502_that_did_not_land_is_sent_again_once(
+    start_mcp, local_github
+) -> None:
+    before = len(bodies_on_issue_1(local_github))
+    local_github.add_fault("POST", "/repos/alice/widgets/issues/1/comments", status=502)
+    running = start_mcp()
+    start = len(local_github.journal())
+    async with agent_session(running.url) as agent:
+        await agent.ok("create_comment", repo="alice/widgets", number=1, body="hi")
+    assert len(posts_to(local_github, start, "/issues/1/comments")) == 2  # looked, then sent
+    assert len(bodies_on_issue_1(local_github)) == before + 1
+
+
+async def test_a_create_never_confirmed_fails_and_a_repeat_finds_it_instead_of_doubling(
+    start_mcp, local_github
+) -> None:
+    """GitHub answers 502 to every try but one landed late: the agent is told it is not
+    confirmed; its identical repeat (same nonce) looks first and finds the comment."""
+    before = len(bodies_on_issue_1(local_github))
+    path = "/repos/alice/widgets/issues/1/comments"
+    local_github.add_fault("POST", path, status=502, count=3)
+    running = start_mcp()
+    async with agent_session(running.url) as agent:
         is_error, text = await agent.call(
-            "create_comment", repo="alice/widgets", number=1, body="hi"
+            "create_comment", repo="alice/widgets", number=1, body="x"
         )
-    posts = [
+        assert is_error and "never confirmed" in text, text
+        # Meanwhile the comment shows up (a proxy delivered it after all).
+        footer = running.runtime.nonce_for(
+            "create_comment", {"repo": "alice/widgets", "number": 1, "body": "x"}
+        )
+        late = f'x\n<!-- tusk:backlink {{"jobid":"j","nonce":"{footer}"}} -->'
+        local_github.gateway(AGENT_TOKEN).post(path, json={"body": late})
+        start = len(local_github.journal())
+        text = await agent.ok("create_comment", repo="alice/widgets", number=1, body="x")
+    assert posts_to(local_github, start, "/issues/1/comments") == []  # found, not sent
+    assert len(bodies_on_issue_1(local_github)) == before + 1
+    assert "commented on alice/widgets#1" in text
+
+
+async def test_an_issue_lost_behind_a_502_is_found_although_the_listing_lags(
+    start_mcp, local_github
+) -> None:
+    local_github.load({**scenario(), "settings": {"listing_lag_seconds": 20}})
+    local_github.add_fault("POST", r"^/repos/alice/widgets/issues$", status=502, lands=True)
+    running = start_mcp()
+    start = len(local_github.journal())
+    async with agent_session(running.url) as agent:
+        await agent.ok("create_issue", repo="alice/widgets", title="Found it", body="details")
+    assert len(posts_to(local_github, start, "/repos/alice/widgets/issues")) == 1
+    assert sum(local_github.sleeps) >= 20  # it looked until the listing caught up
+    issues = local_github.gateway("alice").get(
+        "/repos/alice/widgets/issues", params={"state": "all"}
+    )
+    assert [i["title"] for i in issues].count("Found it") == 1
+
+
+async def test_a_discussion_comment_mutation_is_not_repeated_after_a_5xx(
+    start_mcp, local_github
+) -> None:
+    """GraphQL mutations are never repeated blindly: after a 5xx the comment is looked
+    for among the discussion's newest comments, found by its nonce, and reported."""
+    local_github.add_fault(
+        "POST", r"^/graphql$", status=502, lands=True, body="addDiscussionComment"
+    )
+    running = start_mcp(discussions_write=True)
+    start = len(local_github.journal())
+    async with agent_session(running.url) as agent:
+        text = await agent.ok(
+            "create_discussion_comment", repo="alice/widgets", number=4, body="Noted"
+        )
+        found = json.loads(await agent.ok("get_discussion", repo="alice/widgets", number=4))
+    assert "commented on discussion alice/widgets#4" in text
+    mutations = [
         e
         for e in local_github.journal()[start:]
-        if e["method"] == "POST" and e["path"].endswith("/issues/1/comments")
+        if e["path"] == "/graphql" and "addDiscussionComment" in json.dumps(e.get("body"))
     ]
-    assert len(posts) == 1
-    assert is_error and text.startswith("GITHUB_ERROR"), text
+    assert len(mutations) == 1
+    bodies = [c["body"] for c in found["discussion"]["comments"]["nodes"]]
+    assert sum(1 for body in bodies if body.startswith("Noted")) == 1
 
 
 async def test_token_never_appears_in_tool_output(start_mcp, local_github, tmp_path) -> None:

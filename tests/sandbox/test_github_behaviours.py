@@ -224,6 +224,15 @@ def test_a_slow_answer_past_the_client_timeout_still_lands(gh: Any) -> None:
     assert _comment_count(gh) == before + 1  # landed before the answer was due
 
 
+def test_a_fault_can_pick_one_graphql_operation_by_its_body(gh: Any) -> None:
+    gh.add_fault("POST", r"^/graphql$", status=502, body="mutation", count=None)
+    gateway = gh.gateway("alice", max_attempts=1)
+    assert gateway.graphql("query { viewer { login } }") == {"viewer": {"login": "alice"}}
+    with pytest.raises(GitHubError) as failed:
+        gateway.graphql('mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }')
+    assert failed.value.status == 502
+
+
 def test_an_ordinary_fault_is_not_applied(gh: Any) -> None:
     before = _comment_count(gh)
     gh.add_fault("POST", r"/issues/1/comments$", status=502)
