@@ -151,6 +151,12 @@ _LINKABLE = re.compile(
 )
 
 
+def _may_link(text: str) -> bool:
+    """Whether ``_LINKABLE`` could match: each of its forms needs one of these. Plain
+    substring tests are far cheaper than the pattern's scan with its lookbehinds."""
+    return "@" in text or "#" in text or "GH-" in text or "://" in text
+
+
 def _code_spans(text: str) -> list[tuple[bool, str]]:
     """``text`` as (is_code, piece) pieces: a run of backticks opens a code span only
     when the same run closes it later on the line (CommonMark's rule, per line)."""
@@ -190,6 +196,8 @@ def _neutral_text(text: str) -> str:
 
 
 def _neutral_prose(text: str) -> str:
+    if not _may_link(text):  # most prose: nothing to wrap, only & and < to escape
+        return text.replace("&", "&amp;").replace("<", "&lt;")
     out = []
     position = 0
     for match in _LINKABLE.finditer(text):
