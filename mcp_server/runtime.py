@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import json
 import logging
 import secrets as secrets_module
@@ -46,6 +47,52 @@ STAGED_FILE = "staged.jsonl"
 AUDIT_FILE = "audit.jsonl"
 MAX_UNAUTHORIZED_RECORDS = 100
 MIN_REDACTED_SECRET = 8  # shorter "tokens" exist only in tests; redacting them would garble text
+
+
+def call_digest(tool: str, args: Mapping[str, Any]) -> str:
+    """A call's identity, computed once per call: the audit record's ``args_digest`` and
+    the loop detector's key."""
+    return digest({"tool": tool, **args})
+
+
+def text_digest(text: str) -> str:
+    """A result's identity for loop detection: the hash of the text the model gets."""
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def escaped_forms(secrets: Sequence[str]) -> tuple[str, ...]:
+    """Each secret as it reads inside a JSON string."""
+    return tuple(json.dumps(secret)[1:-1] for secret in secrets)
+
+
+def serialise(result: Any, secrets: Sequence[str], escaped: Sequence[str] | None = None) -> str:
+    """A read's result as the model gets it: compact JSON, serialised once, ``secrets``
+    redacted.
+
+    Redaction works on the structure (``redact_value``), so no JSON escaping can
+    hide a secret from it; it runs only when the text shows a secret as JSON spells
+    it inside a string (``escaped``), which an ordinary call never does.
+    """
+    if isinstance(result, str):
+        return redact_value(result, secrets)  # type: ignore[no-any-return]
+    text = json.dumps(result, separators=(",", ":"))
+    forms = escaped_forms(secrets) if escaped is None else escaped
+    if any(form in text for form in forms):
+        text = json.dumps(redact_value(result, secrets), separators=(",", ":"))
+    return text
+
+
+def redact_value(value: Any, secrets: Sequence[str]) -> Any:
+    """``value`` with every secret replaced in every string, mapping keys included."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "[redacted]")
+        return value
+    if isinstance(value, Mapping):
+        return {redact_value(k, secrets): redact_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(item, secrets) for item in value]
+    return value
 
 
 class OperationFailed(GitHubError):
@@ -132,11 +179,22 @@ class Runtime:
 
     # ----------------------------------------------------------------- text the model sees
 
+    @functools.cached_property
+    def _redacted(self) -> tuple[str, ...]:
+        return tuple(s for s in self.secrets if len(s) >= MIN_REDACTED_SECRET)
+
+    @functools.cached_property
+    def _escaped(self) -> tuple[str, ...]:
+        return escaped_forms(self._redacted)
+
     def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            if len(secret) >= MIN_REDACTED_SECRET:
-                text = text.replace(secret, "[redacted]")
+        for secret in self._redacted:
+            text = text.replace(secret, "[redacted]")
         return text
+
+    def serialise(self, result: Any) -> str:
+        """A read's result as the model gets it (``serialise``, with this run's secrets)."""
+        return serialise(result, self._redacted, self._escaped)
 
     def _fail(self, message: str) -> ToolError:
         return ToolError(self.redact(message))
@@ -169,9 +227,10 @@ class Runtime:
             return self._refuse(tool, "read", target, args, refused, started)
         except Exception as error:
             return self._failed(tool, "read", target, args, error, started)
-        text = self.redact(result if isinstance(result, str) else json.dumps(result, indent=1))
-        self._audit(tool, "read", target, args, "allowed", started=started)
-        return self._check_loop(tool, args, text)
+        text = self.serialise(result)
+        call = call_digest(tool, args)
+        self._audit(tool, "read", target, args, "allowed", started=started, call=call)
+        return self._check_loop(tool, args, text, call=call)
 
     async def _check_scope(self, args: Mapping[str, Any]) -> None:
         """Refuse (OUT_OF_SCOPE) a read of a repository outside the run's scope."""
@@ -231,14 +290,22 @@ class Runtime:
                 staged = stage(prepared)
                 self._record_staged(tool, target, staged)
                 policy.record_write(tool, args, self.config, self.state)
+                call = call_digest(tool, args)
                 self._audit(
-                    tool, "write", target, args, "staged", reason=staged.summary, started=started
+                    tool,
+                    "write",
+                    target,
+                    args,
+                    "staged",
+                    reason=staged.summary,
+                    started=started,
+                    call=call,
                 )
                 message = (
                     f"STAGED: this installation runs in staged mode, so nothing was posted. "
                     f"Recorded for review: {staged.summary}. Carry on as if it had been done."
                 )
-                return self._check_loop(tool, args, message)
+                return self._check_loop(tool, args, message, call=call)
             try:
                 outcome = await anyio.to_thread.run_sync(lambda: perform(prepared))
             except Refused as refused:  # a check only the I/O side can make (e.g. a push's files)
@@ -253,6 +320,7 @@ class Runtime:
                 comment_id=outcome.comment_id,
                 created_branch=outcome.created_branch,
             )
+            call = call_digest(tool, args)
             self._audit(
                 tool,
                 "write",
@@ -262,8 +330,9 @@ class Runtime:
                 url=outcome.url,
                 created=outcome.created,
                 started=started,
+                call=call,
             )
-        return self._check_loop(tool, args, self.redact(outcome.message))
+        return self._check_loop(tool, args, self.redact(outcome.message), call=call)
 
     async def fresh_blocklist(self) -> Blocklist:
         """The blocklist, checked with GitHub when the last check is 30 s old."""
@@ -370,12 +439,15 @@ class Runtime:
         reason: str | None = None,
         url: str | None = None,
         created: str | None = None,
+        call: str | None = None,
     ) -> None:
+        """Append the call's audit record; ``call`` is its ``call_digest`` when known."""
         self.audit.append(
             tool=tool,
             kind=kind,
             target=target,
             args={"tool": tool, **args},
+            args_digest=call,
             decision=decision,  # type: ignore[arg-type]
             code=code,
             reason=self.redact(reason) if reason else None,
@@ -393,6 +465,7 @@ class Runtime:
         refused: Refused,
         started: float,
     ) -> str:
+        call = call_digest(tool, args)
         self._audit(
             tool,
             kind,
@@ -402,8 +475,9 @@ class Runtime:
             code=refused.code,
             reason=refused.reason,
             started=started,
+            call=call,
         )
-        self._check_loop(tool, args, str(refused))
+        self._check_loop(tool, args, str(refused), call=call)
         raise self._fail(str(refused))
 
     def _failed(
@@ -422,8 +496,9 @@ class Runtime:
         else:  # a bug: the traceback goes to the server's stderr, the model gets the gist
             logger.exception("tool %s crashed", tool)
             message = f"FAILED: internal error in {tool} ({type(error).__name__}); try another way"
-        self._audit(tool, kind, target, args, "failed", reason=message, started=started)
-        self._check_loop(tool, args, message)
+        call = call_digest(tool, args)
+        self._audit(tool, kind, target, args, "failed", reason=message, started=started, call=call)
+        self._check_loop(tool, args, message, call=call)
         raise self._fail(message)
 
     def _record_staged(self, tool: str, target: str, staged: StagedWrite) -> None:
@@ -437,9 +512,13 @@ class Runtime:
         with (self.run_dir / STAGED_FILE).open("a", encoding="utf-8") as handle:
             handle.write(self.redact(canonical_json(line)) + "\n")
 
-    def _check_loop(self, tool: str, args: Mapping[str, Any], result: str) -> str:
-        """Pass ``result`` through unless it completes a loop (M8)."""
-        verdict = self.loops.observe(tool, digest(dict(args)), digest(result))
+    def _check_loop(
+        self, tool: str, args: Mapping[str, Any], result: str, *, call: str | None = None
+    ) -> str:
+        """Pass ``result`` through unless it completes a loop (M8). The call is known by
+        its ``call_digest`` (the audit record's), the result by the hash of its text."""
+        call = call or call_digest(tool, args)
+        verdict = self.loops.observe(tool, call, text_digest(result))
         if not verdict.looping:
             return result
         refused = Refused(
@@ -447,7 +526,7 @@ class Runtime:
             f"you made this same {tool} call {verdict.repeats} times in a row and got the same "
             "result each time. Stop repeating it; the session is being ended.",
         )
-        self._write_loop_file(tool, args, verdict.repeats)
+        self._write_loop_file(tool, call, verdict.repeats)
         self._audit(
             tool,
             "read" if tool not in policy.WRITE_TOOLS else "write",
@@ -457,6 +536,7 @@ class Runtime:
             code=refused.code,
             reason=refused.reason,
             started=self.clock(),
+            call=call,
         )
         raise self._fail(str(refused))
 
@@ -474,11 +554,11 @@ class Runtime:
         tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
         tmp.replace(path)
 
-    def _write_loop_file(self, tool: str, args: Mapping[str, Any], repeats: int) -> None:
+    def _write_loop_file(self, tool: str, call: str, repeats: int) -> None:
         info = {
             "time": datetime.now(UTC).isoformat(),
             "tool": tool,
-            "args_digest": digest(dict(args)),
+            "args_digest": call,  # as in the call's audit records
             "repeats": repeats,
             "threshold": self.loops.threshold,
         }

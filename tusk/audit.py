@@ -45,6 +45,26 @@ def record_hash(fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
+def seal(fields: dict[str, Any]) -> tuple[str, str]:
+    """``(hash, line)`` of a record whose ``fields`` are all but ``hash``, serialised once:
+    the canonical JSON is hashed, and the hash is put in the place its key sorts to, so
+    the line is exactly ``canonical_json`` of the whole record."""
+    body = canonical_json(fields)
+    hashed = hashlib.sha256(body.encode()).hexdigest()
+    entry = f'"hash":"{hashed}"'
+    before = [key for key in fields if key < "hash"]
+    later = sorted(key for key in fields if key > "hash")
+    if not before:
+        line = "{" + entry + ("," + body[1:] if fields else "}")
+    elif not later:
+        line = body[:-1] + "," + entry + "}"
+    else:
+        # Keys are sorted, and a quote inside a value is escaped: this is the key itself.
+        at = body.index(f',"{later[0]}":')
+        line = body[:at] + "," + entry + body[at:]
+    return hashed, line
+
+
 @dataclass(frozen=True)
 class ChainBreak:
     """The first line (1-based) where the chain does not hold, and why."""
@@ -138,13 +158,16 @@ class AuditLog:
         url: str | None = None,
         created: str | None = None,
         duration_ms: float = 0.0,
+        args_digest: str | None = None,
     ) -> AuditRecord:
+        """Seal and write one record; ``args_digest`` is ``digest(args)`` when the caller
+        already has it. O(1): one serialisation, one hash, one line appended."""
         fields = {
             "time": self._clock().isoformat(),
             "tool": tool,
             "kind": kind,
             "target": target,
-            "args_digest": digest(args),
+            "args_digest": args_digest or digest(args),
             "decision": decision,
             "code": code,
             "reason": reason,
@@ -155,9 +178,9 @@ class AuditLog:
         with self._lock:
             # Hash exactly the JSON that is written: verification re-hashes the parsed line.
             data = {**fields, "seq": self._seq, "prev_hash": self._head}
-            data["hash"] = record_hash(data)
+            data["hash"], line = seal(data)
             record = AuditRecord.model_validate(data)  # the contract, checked once
-            self._handle.write(canonical_json(data) + "\n")
+            self._handle.write(line + "\n")
             self._handle.flush()
             self._seq += 1
             self._head = data["hash"]

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tusk import audit
 from tusk.cli import main as tusk_main
@@ -32,6 +34,26 @@ def write_log(path: Path, n: int = 4) -> None:
             url=f"https://example.test/c/{i}" if i % 2 == 0 else None,
             created="comment" if i % 2 == 0 else None,
         )
+
+
+# Every field of a record but its hash: "hash" sorts among them.
+RECORD_KEYS = (
+    "args_digest",
+    "code",
+    "created",
+    "decision",
+    "duration_ms",
+    "kind",
+    "prev_hash",
+    "reason",
+    "seq",
+    "target",
+    "time",
+    "tool",
+    "url",
+    "a",
+    "zz",
+)
 
 
 def lines(path: Path) -> list[str]:
@@ -115,3 +137,39 @@ def test_reopening_a_tampered_log_refuses_to_extend_it(tmp_path: Path) -> None:
     path.write_text("\n".join(tamper_edit(lines(path))) + "\n")
     with pytest.raises(ValueError, match="chain broken"):
         audit.AuditLog(path)
+
+
+record_values = st.one_of(
+    st.none(),
+    # Pieces that look like the line's own syntax, a key included, inside values.
+    st.lists(st.sampled_from([*',"{}:\\ak\u00e9\n', ',"kind":', '"hash":']), max_size=12).map(
+        "".join
+    ),
+    st.integers(-5, 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(RECORD_KEYS), record_values, min_size=1))
+def test_a_sealed_line_is_the_canonical_json_of_the_whole_record(fields: dict) -> None:
+    """One serialisation per append: the hash goes where its key sorts, so the line is
+    byte for byte what serialising the record with its hash would give."""
+    hashed, line = audit.seal(fields)
+    assert hashed == audit.record_hash(fields)
+    assert line == audit.canonical_json({**fields, "hash": hashed})
+
+
+def test_a_given_args_digest_is_the_one_recorded_and_the_chain_holds(tmp_path: Path) -> None:
+    log = audit.AuditLog(tmp_path / "audit.jsonl", clock=fixed_clock())
+    args = {"tool": "get_issue", "repo": "alice/widgets", "number": 1}
+    record = log.append(
+        tool="get_issue",
+        kind="read",
+        target="alice/widgets",
+        args=args,
+        decision="allowed",
+        args_digest=audit.digest(args),
+    )
+    assert record.args_digest == audit.digest(args)
+    assert audit.verify_chain(tmp_path / "audit.jsonl") is None
