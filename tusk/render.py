@@ -209,6 +209,22 @@ def _neutral_prose(text: str) -> str:
     return "".join(out)
 
 
+# Printable ASCII and tab without the characters any rule below reacts to: quote
+# markers, fences, code spans, links, HTML and entities, mentions and references.
+_PLAIN_LINE = re.compile(
+    "[\t"
+    + re.escape("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "&<>@#[]`~"))
+    + "]*"
+)
+
+
+def _plain(line: str) -> bool:
+    """A line ``neutral_markdown_lines`` leaves as it is, outside a fence: nothing hidden
+    to reveal, nothing to escape or wrap (``GH-12`` and URLs need their own test, being
+    made of plain characters)."""
+    return _PLAIN_LINE.fullmatch(line) is not None and "GH-" not in line and "://" not in line
+
+
 def neutral_markdown_lines(text: str | None) -> list[str]:
     """Markdown from GitHub made safe to post while it still reads as markdown.
 
@@ -223,6 +239,9 @@ def neutral_markdown_lines(text: str | None) -> list[str]:
     out: list[str] = []
     fence: tuple[int, str, int] | None = None  # quote depth, marker character, length
     for raw in _LINE_BREAKS.split(text or ""):
+        if fence is None and _plain(raw[_QUOTE_PREFIX.match(raw).end() :]):  # type: ignore[union-attr]
+            out.append(raw)  # quote markers and plain text: nothing below would change it
+            continue
         line = reveal_hidden(raw)
         prefix = _QUOTE_PREFIX.match(line).group(0)  # type: ignore[union-attr]
         depth = prefix.count(">")

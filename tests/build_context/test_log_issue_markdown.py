@@ -7,12 +7,18 @@ the old escaping noise (``\\#``, ``&#8203;``)."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import gfm_page
 import pytest
 from bc_samples import document, issue, settings, trigger_comment
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from tusk.actions.build_context import build_context as bc
 from tusk.actions.build_context import log_body as lb
 
+from tusk import render
 from tusk.contracts import PermissionConfig
 from tusk.render import neutral_markdown_lines, quote_markdown
 from tusk.run_facts import run_facts
@@ -142,3 +148,23 @@ def test_the_log_issue_says_who_asked_with_what_trust_rights_and_limits() -> Non
 
 def test_quote_markdown_quotes_every_line() -> None:
     assert quote_markdown("a\n\nb") == "> a\n>\n> b"
+
+
+MARKDOWN_PIECES = [
+    *("word", " ", "   ", "\t", "\n", "\r\n", "> ", ">", ">>", "```", "~~~", "`", "``"),
+    *("@bob", "@org/team", "#12", "a/b#3", "GH-4", "https://github.com/a/b/issues/9", "://"),
+    *("[x]: y", "[a](b)", "](", "&", "&#64;", "<b>", "=", "-", "*", "1.", "\u200b", "\x01"),
+    *("\u202e", "é", "GH", "-4", "/", ":"),
+]
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(MARKDOWN_PIECES), max_size=40).map("".join))
+def test_the_shortcuts_for_plain_text_change_nothing(text: str) -> None:
+    """Plain lines and prose with nothing linkable skip the work; the full path agrees."""
+    fast = neutral_markdown_lines(text)
+    with (
+        mock.patch.object(render, "_plain", lambda line: False),
+        mock.patch.object(render, "_may_link", lambda text: True),
+    ):
+        assert neutral_markdown_lines(text) == fast
