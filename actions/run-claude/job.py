@@ -16,6 +16,7 @@ import pwd
 import secrets as secrets_module
 import shutil
 import signal
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -810,6 +811,29 @@ def cleanup(
     write-up if the run step did not finish it (SIGKILL, a lost runner). Returns what
     it did."""
     return [*_clean(run_dir), *finish_writeup(run_dir, gateway=gateway, secrets=secrets)]
+
+
+def record_never_started(
+    run: RunMetadata, settings: Settings, gateway: Gateway, *, secrets: list[str]
+) -> tuple[writeup.WriteUpState, writeup.Report]:
+    """The run step never started: put that on the log issue (an error comment and the
+    bug label), once however often the clean-up step runs."""
+    with tempfile.TemporaryDirectory(prefix="tusk-never-started-") as folder:
+        state = writeup.WriteUpState(
+            run=run,
+            bot=settings.bot,
+            bug_label=settings.labels.bug,
+            nonce=new_nonce(),
+            outcome=Outcome(
+                kind="setup_failed",
+                headline="The agent run never started",
+                detail="An earlier step of the run-claude action failed (or the job was "
+                "cancelled before it), so Claude Code was not run; the workflow run's log "
+                "says which step. A later delivery of the job may take it over.",
+            ),
+        )
+        writeup.save_state(Path(folder), state)
+        return writeup.write_up(Path(folder), gateway, secrets=secrets)
 
 
 def finish_writeup(

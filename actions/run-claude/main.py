@@ -66,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from tusk.actions.run_claude import job
     from tusk.actions.run_claude.cancel import cancellable
 
+    if args.cleanup and args.run_dir is None and args.run_json is not None:
+        return _never_started(args)
     if args.cleanup or args.write_up:
         if args.run_dir is None:
             flag = "--cleanup" if args.cleanup else "--write-up"
@@ -166,6 +168,35 @@ def _after_the_run(args: argparse.Namespace) -> int:
     if state.outcome is not None:
         outputs["outcome"] = state.outcome.kind  # the run step may have died before saying
     actions_edge.set_outputs(outputs)
+    return 0 if state.complete else 1
+
+
+def _never_started(args: argparse.Namespace) -> int:
+    """``--cleanup --run-json`` without a run folder: the run step never started (an
+    earlier step of the action failed, or the job was cancelled first). Say so on the
+    log issue, once, so the failure is visible; a later delivery may take the job over."""
+    from tusk.actions.run_claude import job
+
+    run_meta = RunMetadata.model_validate_json(args.run_json.read_text(encoding="utf-8"))
+    settings = load_settings(resolve_config_path(args.config))
+    secrets = load_secrets()
+    token = secrets.require("agent_token")["agent_token"]
+    gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
+    try:
+        state, report = job.record_never_started(
+            run_meta, settings, gateway, secrets=job.secret_values(secrets)
+        )
+    finally:
+        gateway.close()
+    for line in report.lines():
+        print(line)
+    actions_edge.set_outputs(
+        {
+            "outcome": "setup_failed",
+            "write-up": "complete" if state.complete else "incomplete",
+            "write-up-failed": ",".join(state.failed),
+        }
+    )
     return 0 if state.complete else 1
 
 

@@ -228,3 +228,27 @@ def test_a_run_killed_before_its_outcome_is_written_up_as_cancelled(
     assert "issuecomment-9" in comments[0]["body"]  # what the agent wrote so far is listed
     assert "stopped before it finished" in comments[3]["body"]
     assert issue(gh)["state"] == "open" and "bug" in labels(gh)
+
+
+def test_a_run_step_that_never_started_is_recorded_once_by_the_cleanup_step(
+    gh: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An earlier step of the action failed (npm, a cancel): the always-run clean-up step
+    has no run folder, only run.json, and still makes the failure visible, once."""
+    from tusk.cli import main as tusk_main
+
+    folder = run_dir(tmp_path, gh, None)
+    run_json = tmp_path / "run.json"
+    run_json.write_text(writeup.load_state(folder).run.model_dump_json())  # type: ignore[union-attr]
+    config = tmp_path / "tusk.yml"
+    config.write_text(f"bot: {BOT}\ncontrol_repo: {CONTROL}\nallowed_users: [alice]\n")
+    monkeypatch.setenv("TUSK_AGENT_TOKEN", "agent")
+    monkeypatch.setenv("TUSK_GITHUB_API_URL", gh.url)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    argv = ["run-claude", "--cleanup", "--run-json", str(run_json), "--config", str(config)]
+    for _ in range(2):
+        assert tusk_main(argv) == 0
+    comments = gh.gateway("alice").get(f"/repos/{CONTROL}/issues/1/comments")
+    assert [writeup.part_of(c, jobid=JOBID, bot=BOT) for c in comments] == ["setup-error"]
+    assert "The agent run never started" in comments[0]["body"]
+    assert issue(gh)["state"] == "open" and "bug" in labels(gh)
