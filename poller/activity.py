@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tusk.poller.context import ACTOR, ISSUE_COMMENTS, REVIEWS
-from tusk.poller.core import Thread
+from tusk.poller.core import Thread, nodes_of
 from tusk.poller.graphql_pages import Conn, Locator, compact, flatten
 from tusk.poller.raw_shape import to_raw
 
@@ -85,6 +85,34 @@ def seen_whole(thread: Thread, answer: Any) -> dict[str, Any] | None:
     )
 
 
+def decided(batch: Sequence[Thread], body: Any) -> dict[str, dict[str, Any]]:
+    """Pure: from one look's answer, ``raw`` of each thread of ``batch`` seen whole.
+
+    A thread with an error, or whose answer the layout code cannot read, is left
+    out: the full context then fetches it and reports what is wrong."""
+    body = body if isinstance(body, dict) else {}
+    data = body.get("data") if isinstance(body.get("data"), dict) else {}
+    troubled = {
+        str((error.get("path") or [""])[0])
+        for error in body.get("errors") or []
+        if isinstance(error, dict)
+    }
+    seen: dict[str, dict[str, Any]] = {}
+    for index, thread in enumerate(batch):
+        if f"t{index}" in troubled:
+            continue
+        try:
+            raw = seen_whole(thread, data.get(f"t{index}"))
+            if raw is not None:
+                nodes_of(raw)  # what the cycle will read: a surprise shows here
+        except (LookupError, TypeError, ValueError, AttributeError) as error:
+            log.warning("a look at %s %s failed (%s); fetched whole", thread.repo, thread.id, error)
+            continue
+        if raw is not None:
+            seen[thread.id] = raw
+    return seen
+
+
 def look(gateway: Gateway, threads: Sequence[Thread]) -> tuple[dict[str, dict[str, Any]], int]:
     """``raw`` of each thread seen whole, by thread id, and the requests spent.
 
@@ -104,17 +132,5 @@ def look(gateway: Gateway, threads: Sequence[Thread]) -> tuple[dict[str, dict[st
         except TuskError as error:
             log.warning("a look at %d thread(s) failed (%s); fetched whole", len(batch), error)
             continue
-        body = response.body if isinstance(response.body, dict) else {}
-        data = body.get("data") if isinstance(body.get("data"), dict) else {}
-        troubled = {
-            str((error.get("path") or [""])[0])
-            for error in body.get("errors") or []
-            if isinstance(error, dict)
-        }
-        for index, thread in enumerate(batch):
-            if f"t{index}" in troubled:
-                continue
-            raw = seen_whole(thread, data.get(f"t{index}"))
-            if raw is not None:
-                seen[thread.id] = raw
+        seen.update(decided(batch, response.body))
     return seen, requests

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from tusk.poller.activity import look_query, seen_whole
+from tusk.poller.activity import decided, look_query, seen_whole
 from tusk.poller.core import Thread, triage
 from tusk.poller.notifications import plan_marks, too_fresh
 
@@ -211,3 +211,20 @@ def test_a_thread_updated_in_the_listings_own_second_is_not_marked_read() -> Non
 
 def test_without_githubs_clock_nothing_counts_as_too_fresh() -> None:
     assert too_fresh([thread("a")], None) == set()
+
+
+def test_an_answer_the_layout_code_cannot_read_leaves_the_thread_to_the_full_context() -> None:
+    odd = answer(comments={"pageInfo": {"hasNextPage": False}, "nodes": ["not a comment"]})
+    good = answer(comments=comments(2))
+    body = {"data": {"t0": odd, "t1": good}}
+    seen = decided([thread("odd"), thread("good")], body)
+    assert list(seen) == ["good"]
+
+
+def test_a_thread_with_an_error_in_the_look_is_left_to_the_full_context() -> None:
+    body = {
+        "data": {"t0": None, "t1": answer(comments=comments(1))},
+        "errors": [{"type": "NOT_FOUND", "path": ["t0", "thread"], "message": "gone"}],
+    }
+    assert list(decided([thread("gone"), thread("here")], body)) == ["here"]
+    assert decided([thread("x")], "not json") == {}
