@@ -119,6 +119,9 @@ class Fence:
         self._run = run
 
     def apply(self, plan: FencePlan) -> None:
+        # The uid is this run's now: rules naming it are a dead run's (killed before its
+        # cleanup, its uid handed out again), and would let this run reach old ports.
+        self.remove(plan.uid)
         try:
             for binary, rules in ((self._v4, ipv4_rules(plan)), (self._v6, ipv6_rules(plan))):
                 if binary is None:

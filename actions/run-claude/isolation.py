@@ -34,7 +34,6 @@ import pwd
 import re
 import secrets
 import shutil
-import signal
 import stat
 import subprocess
 import time
@@ -224,6 +223,7 @@ def create_run_user(
                     f"The new agent user {name!r} got uid {entry.pw_uid}, root's or the runner's",
                     "Check /etc/login.defs (UID_MIN) on this machine.",
                 )
+            clear_uid(user)  # a uid once another run's: nothing of that run may remain
             return user
         if completed.returncode not in (NAME_IN_USE, PASSWD_LOCKED):
             break
@@ -380,9 +380,22 @@ def prepare_run_dirs(base: Path, *, agent: Principal) -> RunDirs:
     for owned in (dirs.home, dirs.workspace):
         owned.mkdir(mode=0o700)
         os.chown(owned, agent.uid, agent.gid)
+    # Readable by this run's agent (its group), never by another run's: /home/<user>
+    # may be passed through by anyone, and /etc/passwd names every run's user.
+    # setgid: what is put inside (the diff) gets the agent's group too.
     for shared in (dirs.context, dirs.bin):
-        shared.mkdir(mode=0o755)
+        shared.mkdir(mode=0o750)
+        os.chown(shared, -1, agent.gid)
+        os.chmod(shared, 0o2750)
     return dirs
+
+
+def place_context_file(dirs: RunDirs, source: Path, name: str) -> Path:
+    """Copy ``source`` into the run's context folder, readable by its agent alone."""
+    target = dirs.context / name
+    shutil.copyfile(source, target)
+    os.chmod(target, 0o640)
+    return target
 
 
 def agent_base(agent: Principal) -> Path:
@@ -578,42 +591,142 @@ def end_processes_of(
     user: Principal, *, wait: float = 5.0, sleep: Callable[[float], None] = time.sleep
 ) -> list[int]:
     """SIGKILL every process the agent user still has, never root's or our own, and
-    wait (up to ``wait`` seconds) until they are gone, so the user can be deleted."""
+    wait (up to ``wait`` seconds) until they are gone, so the user can be deleted.
+
+    A listing of /proc and a kill per pid can be outrun: a process that forks and
+    exits at once is never where the listing saw it, and it would outlive the run
+    under a uid the next run's user may get. So the kill is ``kill(-1, SIGKILL)``
+    sent by a process running as the agent user itself: the kernel signals every
+    process of that uid in one sweep, during which no new one can be forked."""
     if user.uid in (0, os.getuid(), os.geteuid()):
         return []
-    killed: list[int] = []
+    killed = processes_of(user.uid)  # what there was, for the record
     for _ in range(max(1, int(wait / 0.05))):
+        kill_all_as(user)  # always: a chain may not show in any listing
         left = processes_of(user.uid)
         if not left:
             break
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-                if pid not in killed:
-                    killed.append(pid)
+        killed.extend(pid for pid in left if pid not in killed)
         sleep(0.05)
     return killed
 
 
-SHARED_TEMP = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+def kill_all_as(user: Principal) -> None:
+    """``kill -9 -1`` run as ``user``: every process of that uid but the killer itself."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(
+            ["kill", "-9", "-1"],  # the one spelling procps, util-linux and busybox share
+            user=user.uid,
+            group=user.gid,
+            extra_groups=[],
+            env={"PATH": SAFE_PATH},
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+
+
+# Folders any user may create entries in (world-writable, sticky) on Debian and
+# Ubuntu runners: the temp folders, shared memory, lock files, POSIX message queues
+# and crash reports. Links among them (/var/lock, /run/shm) are followed once.
+SHARED_TEMP = (
+    Path("/tmp"),
+    Path("/var/tmp"),
+    Path("/dev/shm"),
+    Path("/run/lock"),
+    Path("/var/lock"),
+    Path("/run/shm"),
+    Path("/dev/mqueue"),
+    Path("/var/crash"),
+)
+SYSV_IPC = Path("/proc/sysvipc")
+# /proc/sysvipc file → ipcrm's option for that kind and the column naming its id.
+_IPC_KINDS = (("shm", "-m", "shmid"), ("msg", "-q", "msqid"), ("sem", "-s", "semid"))
 
 
 def remove_agent_traces(
     dirs: RunDirs, user: Principal | None, *, shared_temp: Sequence[Path] = SHARED_TEMP
 ) -> None:
     """What must not outlive the run: its folder, and whatever its user left in the
-    shared temp folders (Claude Code's ``/tmp/claude-<uid>`` and anything the agent
-    wrote), so no later run, whose user is another, can read it."""
+    shared folders (Claude Code's ``/tmp/claude-<uid>`` and anything the agent
+    wrote) and in System V IPC, so no later run, whose user is another (or, once
+    this uid is free again, a new user with the same uid), can read it."""
     shutil.rmtree(dirs.base, ignore_errors=True)
-    if user is None or user.uid in (0, os.getuid()):
-        return
+    if user is not None:
+        remove_left_by(user.uid, shared_temp=shared_temp)
+
+
+def remove_left_by(uid: int, *, shared_temp: Sequence[Path] = SHARED_TEMP) -> list[str]:
+    """Remove what ``uid`` owns in the shared folders and in System V IPC; returns
+    what was removed. Never for root or ourselves."""
+    if uid in (0, os.getuid()):
+        return []
+    removed: list[str] = []
+    seen: set[Path] = set()
     for root in shared_temp:
-        for path in files_of(user.uid, root):
+        try:
+            real = root.resolve(strict=True)
+        except OSError:
+            continue
+        if real in seen or not real.is_dir():
+            continue
+        seen.add(real)
+        for path in files_of(uid, real):
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 with contextlib.suppress(OSError):
                     path.unlink()
+            removed.append(str(path))
+    removed += remove_ipc_of(uid)
+    return removed
+
+
+def ipc_objects_of(uid: int, sysvipc: Path = SYSV_IPC) -> list[tuple[str, str]]:
+    """System V shared memory segments, message queues and semaphore sets that ``uid``
+    owns or created, as (ipcrm option, id). They outlive their creator's processes."""
+    found = []
+    for name, option, id_column in _IPC_KINDS:
+        try:
+            lines = (sysvipc / name).read_text().splitlines()
+        except OSError:
+            continue
+        if not lines:
+            continue
+        header = lines[0].split()
+        for line in lines[1:]:
+            row = dict(zip(header, line.split(), strict=False))
+            owners = {row.get("uid"), row.get("cuid")}
+            if str(uid) in owners and row.get(id_column, "").isdigit():
+                found.append((option, row[id_column]))
+    return found
+
+
+def remove_ipc_of(uid: int) -> list[str]:
+    removed = []
+    for option, ident in ipc_objects_of(uid):
+        done = subprocess.run(
+            ["ipcrm", option, ident],
+            capture_output=True,
+            check=False,
+            env={"PATH": SBIN_PATH},
+        )
+        if done.returncode == 0:
+            removed.append(f"ipc {option} {ident}")
+    return removed
+
+
+def clear_uid(user: Principal) -> list[str]:
+    """Before a new run's user is used: end whatever still runs, and remove whatever
+    still lies, under its uid. useradd hands out the uid of a deleted user again, and
+    a run that was killed before its cleanup may have left processes or files under
+    it; they must not become the new run's."""
+    if user.uid in (0, os.getuid(), os.geteuid()):
+        return []
+    ended = end_processes_of(user)
+    return [f"process {pid}" for pid in ended] + remove_left_by(user.uid)
 
 
 def files_of(uid: int, root: Path) -> list[Path]:

@@ -14,7 +14,6 @@ import json
 import os
 import pwd
 import secrets as secrets_module
-import shutil
 import signal
 import tempfile
 from collections.abc import Mapping
@@ -512,10 +511,7 @@ def _prepare_context(inputs: JobInputs, dirs: RunDirs) -> str:
     if run.diff_path:
         source = inputs.resolve(run.diff_path)
         if source.is_file():
-            target = dirs.context / "diff.patch"
-            shutil.copyfile(source, target)
-            os.chmod(target, 0o644)
-            diff_path = str(target)
+            diff_path = str(isolation.place_context_file(dirs, source, "diff.patch"))
     return render(
         "run_prompt.md.j2",
         repo=run.repo,
@@ -863,7 +859,7 @@ def _clean(run_dir: Path) -> list[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     done = []
     pid = data.get("mcp_pid")
-    if isinstance(pid, int) and _is_mcp_server(pid):
+    if isinstance(pid, int) and _is_mcp_server(pid, run_dir):
         os.kill(pid, signal.SIGKILL)
         done.append(f"stopped the MCP server (pid {pid})")
     agent = _recorded_user(data)
@@ -900,9 +896,10 @@ def _recorded_user(data: dict[str, object]) -> Principal | None:
     return Principal(name, uid, entry.pw_gid, Path(entry.pw_dir))
 
 
-def _is_mcp_server(pid: int) -> bool:
+def _is_mcp_server(pid: int, run_dir: Path) -> bool:
+    """Whether ``pid`` is this run's MCP server: its pid may be another's by now."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return b"mcp" in cmdline and b"serve" in cmdline
+    return b"mcp" in cmdline and b"serve" in cmdline and os.fsencode(run_dir) in cmdline

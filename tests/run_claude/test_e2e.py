@@ -510,20 +510,29 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
     subprocess.run(
         ["touch", f"/tmp/left-by-{agent.name}"], check=True, **isolation.spawn_kwargs(agent)
     )  # type: ignore[arg-type]
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import signal; print('up', flush=True); signal.pause()",
-            "mcp",
-            "serve",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None and server.stdout.readline() == "up\n"
     run_dir = tmp_path / "run"
     run_dir.mkdir()
+
+    def fake_server(folder: Path) -> subprocess.Popen[str]:
+        started = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import signal; print('up', flush=True); signal.pause()",
+                "mcp",
+                "serve",
+                "--run-dir",
+                str(folder),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert started.stdout is not None and started.stdout.readline() == "up\n"
+        return started
+
+    server = fake_server(run_dir)
+    # Another run's server, as if it had got the pid cleanup.json names: never ended.
+    others = fake_server(tmp_path / "other-run")
     job._record_cleanup(
         run_dir,
         agent_user=agent.name,
@@ -532,7 +541,9 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
         mcp_pid=server.pid,
     )
     try:
+        assert not job._is_mcp_server(others.pid, run_dir)
         done = job.cleanup(run_dir)
+        assert others.poll() is None
         assert leftover.wait(timeout=10) == -9 and server.wait(timeout=10) == -9
         assert neighbour.poll() is None  # the other run's process lives on
         assert not dirs.base.exists() and not Path(f"/tmp/left-by-{agent.name}").exists()
@@ -544,6 +555,8 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
     finally:
         neighbour.kill()
         neighbour.wait()
+        others.kill()
+        others.wait()
         isolation.delete_run_user(other)
 
 

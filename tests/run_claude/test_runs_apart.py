@@ -1,0 +1,188 @@
+"""Nothing of a run reaches another run, however its agent tries (root).
+
+Two runs on one host see each other's users in /etc/passwd and may pass
+through each other's /home/<user>; what a run keeps there is its own agent's.
+Nothing of a run's user outlives the run either.
+
+The agent runs arbitrary commands as its own user, so it can fork as fast as it
+can, leave files in every world-writable folder and create System V IPC
+objects, which outlive every process. useradd gives a deleted user's uid to
+the next user it creates: whatever the run leaves under its uid would become
+the next run's.
+"""
+
+from __future__ import annotations
+
+import select
+import subprocess
+from pathlib import Path
+
+import pytest
+from tusk.actions.run_claude import fence, isolation
+
+from tests.run_claude.conftest import require_root
+
+pytestmark = pytest.mark.e2e
+
+# Each process forks and exits at once: the chain never stays at one pid.
+FORK_CHAIN = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
+
+
+def as_user(user: isolation.Principal, argv: list[str], **kwargs: object) -> str:
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": isolation.SAFE_PATH},
+        cwd="/",
+        **{**isolation.spawn_kwargs(user), **kwargs},  # type: ignore[arg-type]
+    )
+    return done.stdout
+
+
+def start(user: isolation.Principal, argv: list[str]) -> subprocess.Popen[bytes]:
+    """A process of the user holding a pipe's write end, as each process it forks does."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": isolation.SAFE_PATH},
+        cwd="/",
+        **isolation.spawn_kwargs(user),  # type: ignore[arg-type]
+    )
+
+
+def all_gone(process: subprocess.Popen[bytes], *, wait: float = 5.0) -> bool:
+    """Whether every process holding the pipe has ended: only then does it read as
+    closed. A listing of /proc would miss a chain that never stays at one pid."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], wait)
+    return bool(ready) and process.stdout.read() == b""
+
+
+def plant(user: isolation.Principal, tag: str) -> list[Path]:
+    """What an agent can leave behind without any process: files in the shared folders
+    others may read, and System V IPC objects."""
+    files = [Path(f"/run/lock/{tag}"), Path(f"/dev/shm/{tag}"), Path(f"/var/tmp/{tag}")]
+    for path in files:
+        as_user(user, ["sh", "-c", f"echo left > {path} && chmod 644 {path}"])
+    for create in (["-M", "4096"], ["-Q"], ["-S", "1"]):
+        as_user(user, ["ipcmk", *create])
+    return files
+
+
+def test_a_process_that_forks_as_fast_as_it_can_does_not_outlive_the_run(agent_user: str) -> None:
+    require_root()
+    user = isolation.create_run_user(agent_user, "chain-1")
+    try:
+        chain = start(user, ["python3", "-c", FORK_CHAIN])
+        assert not all_gone(chain, wait=0.5)  # the chain runs on
+        isolation.end_processes_of(user)
+        assert all_gone(chain)
+        assert isolation.delete_run_user(user)
+    finally:
+        isolation.kill_all_as(user)
+        isolation.delete_run_user(user)
+
+
+def test_files_and_ipc_objects_the_agent_leaves_go_with_the_run(agent_user: str) -> None:
+    require_root()
+    user = isolation.create_run_user(agent_user, "left-1")
+    neighbour = isolation.create_run_user(agent_user, "left-1")  # another run, same host
+    dirs = isolation.prepare_run_dirs(isolation.agent_base(user), agent=user)
+    try:
+        files = plant(user, f"left-by-{user.name}")
+        theirs = plant(neighbour, f"left-by-{neighbour.name}")
+        assert len(isolation.ipc_objects_of(user.uid)) == 3
+        isolation.remove_agent_traces(dirs, user)
+        assert not any(path.exists() for path in files)
+        assert isolation.ipc_objects_of(user.uid) == []
+        # Only this run's: the other run's files and objects stay.
+        assert all(path.exists() for path in theirs)
+        assert len(isolation.ipc_objects_of(neighbour.uid)) == 3
+    finally:
+        for principal in (user, neighbour):
+            isolation.remove_left_by(principal.uid)
+            isolation.delete_run_user(principal)
+
+
+def test_a_new_runs_uid_starts_clear_of_what_a_killed_run_left_under_it(agent_user: str) -> None:
+    """A run killed before its cleanup leaves its uid's processes, files and IPC objects;
+    when that uid is handed out again, nothing of it may belong to the new run."""
+    require_root()
+    dead = isolation.create_run_user(agent_user, "dead-1")
+    try:
+        files = plant(dead, f"left-by-{dead.name}")
+        sleeper = start(dead, ["sleep", "600"])
+        cleared = isolation.clear_uid(dead)  # what create_run_user does for a new user
+        assert all_gone(sleeper) and not any(path.exists() for path in files)
+        assert isolation.ipc_objects_of(dead.uid) == []
+        assert len(cleared) >= 7  # the process, three files, three IPC objects
+    finally:
+        isolation.kill_all_as(dead)
+        isolation.remove_left_by(dead.uid)
+        isolation.delete_run_user(dead)
+
+
+def test_creating_a_runs_user_clears_its_uid_first(
+    agent_user: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_root()
+    cleared: list[int] = []
+    real = isolation.clear_uid
+    monkeypatch.setattr(isolation, "clear_uid", lambda user: cleared.append(user.uid) or real(user))
+    user = isolation.create_run_user(agent_user, "clear-1")
+    try:
+        assert cleared == [user.uid]
+    finally:
+        isolation.delete_run_user(user)
+
+
+def test_a_dead_runs_rules_for_a_reused_uid_give_way_to_the_new_runs(agent_user: str) -> None:
+    """The fence of a run killed before its cleanup stays in the kernel; the uid's next
+    user must get its own rules, not a refusal and not the old ports."""
+    require_root()
+    found = fence.tools()
+    user = isolation.create_run_user(agent_user, "rules-1")
+    the_fence = fence.Fence(found)
+    try:
+        the_fence.apply(fence.FencePlan(uid=user.uid, ports=(1111,)))  # the dead run's
+        the_fence.apply(fence.FencePlan(uid=user.uid, ports=(2222,)))  # the new run's
+        chain = subprocess.run(
+            [found["iptables"] or "iptables", "-w", "-S", fence.chain_name(user.uid)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "--dport 2222" in chain and "--dport 1111" not in chain
+        jumps = subprocess.run(
+            [found["iptables"] or "iptables", "-w", "-S", "OUTPUT"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert jumps.count(f"--uid-owner {user.uid} ") == 1
+    finally:
+        the_fence.remove(user.uid)
+        isolation.delete_run_user(user)
+
+
+def test_another_runs_agent_cannot_read_this_runs_context(agent_user: str, tmp_path: Path) -> None:
+    require_root()
+    ours = isolation.create_run_user(agent_user, "ctx-1")
+    theirs = isolation.create_run_user(agent_user, "ctx-1")  # a run beside it
+    dirs = isolation.prepare_run_dirs(isolation.agent_base(ours), agent=ours)
+    try:
+        source = tmp_path / "diff.patch"
+        source.write_text("+private change\n")
+        diff = isolation.place_context_file(dirs, source, "diff.patch")
+        read = ["sh", "-c", f"cat {diff} 2>&1; ls {dirs.context} {dirs.bin} 2>&1; true"]
+        assert as_user(ours, read).startswith("+private change\n")
+        seen = as_user(theirs, read)
+        assert "private" not in seen and seen.count("Permission denied") == 3
+    finally:
+        isolation.remove_agent_traces(dirs, ours)
+        for principal in (ours, theirs):
+            isolation.delete_run_user(principal)
