@@ -22,9 +22,10 @@ from tusk.sandbox.model_server import ModelServer
 BODY = {"model": "claude-opus-5-5", "stream": True, "messages": [{"role": "user", "content": "x"}]}
 
 
-def timed(url: str, count: int) -> float:
+def timed(url: str, count: int, key: str = "") -> float:
     session = requests.Session()
     session.trust_env = False
+    session.headers["x-api-key"] = key  # the proxy's own run key; the model ignores it
     started = time.perf_counter()
     for _ in range(count):
         response = session.post(f"{url}/v1/messages", json=BODY, timeout=30)
@@ -57,9 +58,9 @@ def main() -> None:
         meter = Meter(budget_usd=1_000_000)
         credentials = Credentials(api_key=SecretStr("sk-bench"))
         with ModelProxy(upstream=model.url, credentials=credentials, meter=meter) as proxy:
-            timed(proxy.url, 5)  # warm both paths
+            timed(proxy.url, 5, proxy.client_key)  # warm both paths
             direct = timed(model.url, args.requests)
-            proxied = timed(proxy.url, args.requests)
+            proxied = timed(proxy.url, args.requests, proxy.client_key)
     print(f"direct:        {direct * 1000:7.2f} ms per streamed request")
     print(f"through proxy: {proxied * 1000:7.2f} ms per streamed request")
     print(f"added:         {(proxied - direct) * 1000:7.2f} ms ({proxied / direct:.2f}x)")

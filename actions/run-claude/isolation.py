@@ -524,21 +524,22 @@ def agent_env(
     *,
     home: Path,
     model_proxy_url: str,
-    dummy_key: str,
+    model_key: str,
     max_retries: int,
     egress_proxy_url: str | None = None,
 ) -> dict[str, str]:
     """The agent's whole environment, from nothing, and no secret in it: the model is
-    reached through the run's model proxy, which adds the real key, with a dummy key
-    (Claude Code refuses to start without one). With the network fenced, every other
-    HTTP(S) client the agent runs goes through the egress proxy."""
+    reached through the run's model proxy, which adds the real key; ``model_key`` is
+    only the proxy's own key for this run (good for nothing else, and dead when the run
+    ends). With the network fenced, every other HTTP(S) client the agent runs goes
+    through the egress proxy."""
     env = {
         "HOME": str(home),
         "PATH": SAFE_PATH,
         "SHELL": AGENT_SHELL,
         "LANG": "C.UTF-8",
         "ANTHROPIC_BASE_URL": model_proxy_url,
-        "ANTHROPIC_API_KEY": dummy_key,
+        "ANTHROPIC_API_KEY": model_key,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
         "CLAUDE_CODE_MAX_RETRIES": str(max_retries),

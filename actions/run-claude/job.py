@@ -34,7 +34,7 @@ from tusk.actions.run_claude import (
 from tusk.actions.run_claude.cancel import Cancellation, Cancelled
 from tusk.actions.run_claude.isolation import Principal, RunDirs
 from tusk.actions.run_claude.metering import Meter
-from tusk.actions.run_claude.model_proxy import DUMMY_KEY, Credentials, ModelProxy
+from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy, RequestGuard
 from tusk.actions.run_claude.network import NetworkPlan, open_by_need, plan_network
 from tusk.actions.run_claude.outcome import Outcome, cancelled, classify
 from tusk.actions.run_claude.transcript import redact
@@ -301,8 +301,13 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
         mcp_config = supervisor.write_mcp_config(
             dirs.mcp_config, server.url, bearer=mcp_bearer, owner=owner
         )
-        # The real key stays in this process: Claude Code talks to the proxy with a dummy.
-        proxy = ModelProxy(upstream=inputs.anthropic_base_url, credentials=credentials, meter=meter)
+        # The real key stays in this process: Claude Code talks to the proxy with this
+        # run's own proxy key. Until the fence is known to be up, the proxy lets the API
+        # reach nothing for the agent (fenced) either.
+        guard = RequestGuard(fenced=True, web_search="WebSearch" in settings.agent.builtin_tools)
+        proxy = ModelProxy(
+            upstream=inputs.anthropic_base_url, credentials=credentials, meter=meter, guard=guard
+        )
         proxy_url = proxy.start()
         if network.fenced and agent is not None:
             network, egress_proxy = _put_up_fence(
@@ -315,11 +320,12 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
                 ports=(proxy.port, supervisor.port_of(server.url)),
             )
         stage.network = network.status
+        guard.fenced = network.fenced
         actions_edge.notice(f"Agent network: {network.status}")
         env = isolation.agent_env(
             home=dirs.home,
             model_proxy_url=proxy_url,
-            dummy_key=DUMMY_KEY,
+            model_key=proxy.client_key,
             max_retries=inputs.max_retries,
             egress_proxy_url=egress_proxy.url if egress_proxy else None,
         )

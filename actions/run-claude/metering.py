@@ -19,17 +19,47 @@ MAX_LINE_BYTES = 1 << 20  # an SSE line longer than this is not a usage line: sk
 MAX_JSON_BYTES = 32 << 20  # a plain JSON answer is read for its usage up to this size
 
 
-class UsageTap:
-    """Fed the raw bytes of one response as they pass; knows its model and usage."""
+# Only for an answer whose usage never came (a stream cut off before its last
+# event, an answer that is not the API's JSON): bytes per token, counted low so
+# that the estimate errs on the side of stopping. English runs near 4 per token.
+ESTIMATE_BYTES_PER_TOKEN = 2
 
-    def __init__(self, *, streaming: bool, request_model: str | None) -> None:
+
+class UsageTap:
+    """Fed the raw bytes of one response as they pass; knows its model and usage.
+
+    A stream cut off before its ``message_delta`` (the agent stopped reading, or was
+    stopped) was still generated and paid for up to the cut: its output is estimated
+    from the content that passed. An answer without any usage is estimated from the
+    sizes of the request and the answer."""
+
+    def __init__(
+        self,
+        *,
+        streaming: bool,
+        request_model: str | None,
+        request_bytes: int = 0,
+        request_max_tokens: int | None = None,
+    ) -> None:
         self.streaming = streaming
         self.model = request_model or ""
-        self._start = Usage()
+        self._request_bytes = request_bytes
+        self._max_tokens = request_max_tokens or 0
+        self._start: Usage | None = None
         self._delta: dict[str, Any] = {}
         self._line = bytearray()
         self._skipping = False
         self._json = bytearray()
+        self._content_bytes = 0  # of content deltas
+        self._content_events = 0
+        self._stopped = False  # message_stop seen
+
+    @property
+    def complete(self) -> bool:
+        """Whether the whole answer passed (its usage is exact)."""
+        if self.streaming:
+            return self._stopped
+        return self._parsed() is not None
 
     def feed(self, chunk: bytes) -> None:
         if not self.streaming:
@@ -58,29 +88,54 @@ class UsageTap:
             return
         if not isinstance(data, dict):
             return
-        if data.get("type") == "message_start" and isinstance(data.get("message"), dict):
+        kind = data.get("type")
+        if kind == "message_start" and isinstance(data.get("message"), dict):
             message = data["message"]
             self.model = str(message.get("model") or self.model)
-            self._start = usage_from(message.get("usage"))
-        elif data.get("type") == "message_delta" and isinstance(data.get("usage"), dict):
+            if isinstance(message.get("usage"), dict):
+                self._start = usage_from(message["usage"])
+        elif kind == "message_delta" and isinstance(data.get("usage"), dict):
             # Counts in message_delta are cumulative for the message: the last one wins.
             self._delta.update({k: v for k, v in data["usage"].items() if isinstance(v, int)})
+        elif kind == "content_block_delta":
+            self._content_events += 1
+            delta = data.get("delta")
+            for key in ("text", "partial_json", "thinking"):
+                value = delta.get(key) if isinstance(delta, dict) else None
+                if isinstance(value, str):
+                    self._content_bytes += len(value.encode())
+        elif kind == "message_stop":
+            self._stopped = True
+
+    def _parsed(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(bytes(self._json) or b"null")
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _estimate(self, size: int) -> int:
+        return -(-size // ESTIMATE_BYTES_PER_TOKEN)
 
     def usage(self) -> Usage:
         if not self.streaming:
-            try:
-                data = json.loads(bytes(self._json) or b"{}")
-            except ValueError:
-                return Usage()
-            if not isinstance(data, dict):
-                return Usage()
-            self.model = str(data.get("model") or self.model)
-            return usage_from(data.get("usage"))
+            data = self._parsed()
+            if data is not None and isinstance(data.get("usage"), dict):
+                self.model = str(data.get("model") or self.model)
+                return usage_from(data["usage"])
+            return Usage(  # no usage to read: the sizes say what it may have cost
+                input_tokens=self._estimate(self._request_bytes),
+                output_tokens=max(self._estimate(len(self._json)), self._max_tokens),
+            )
+        start = self._start or Usage(input_tokens=self._estimate(self._request_bytes))
+        output = start.output_tokens
+        if "output_tokens" not in self._delta:  # cut off before its end: estimated
+            output = max(output, self._content_events, self._estimate(self._content_bytes))
         merged = {
-            "input_tokens": self._start.input_tokens,
-            "output_tokens": self._start.output_tokens,
-            "cache_creation_input_tokens": self._start.cache_write_tokens,
-            "cache_read_input_tokens": self._start.cache_read_tokens,
+            "input_tokens": start.input_tokens,
+            "output_tokens": output,
+            "cache_creation_input_tokens": start.cache_write_tokens,
+            "cache_read_input_tokens": start.cache_read_tokens,
             **self._delta,
         }
         return usage_from(merged)

@@ -1,23 +1,38 @@
 """The model proxy: the only holder of the Anthropic credentials during a run.
 
-Claude Code gets ``ANTHROPIC_BASE_URL`` pointing here and a dummy key. The
-proxy runs inside the supervisor's process (never the agent's user), listens
-on 127.0.0.1, forwards the Messages API (``POST /v1/messages`` and
+Claude Code gets ``ANTHROPIC_BASE_URL`` pointing here and, as its key, this
+run's own proxy key (``client_key``), which the proxy requires: any local
+process can connect to a loopback port, and without it another run's agent (or
+anything else on the host) could spend this run's model key. The proxy runs
+inside the supervisor's process (never the agent's user), listens on
+127.0.0.1, forwards the Messages API (``POST /v1/messages`` and
 ``/v1/messages/count_tokens``, nothing else) to the real API or the gateway
 named by ``anthropic-base-url``, and adds the real key (``x-api-key``) or the
 gateway's token (``Authorization: Bearer``). Responses, server-sent events
-included, pass through chunk by chunk as they arrive. Each finished response
-is metered (``metering.Meter``); once the run's spend is past its budget, new
-requests are refused and the supervisor stops Claude Code. Bodies are never
-logged: uvicorn's access log is off and nothing here prints a request.
+included, pass through chunk by chunk as they arrive.
+
+Behind the network fence the model API must not reach the network on the
+agent's behalf either (``RequestGuard``): a request naming MCP connector
+servers, a server tool that fetches or searches the web, or a content block
+the API would fetch from a URL is refused.
+
+Each response is metered (``metering.Meter``), also one the agent stopped
+reading early; at most ``MAX_IN_FLIGHT`` requests are upstream at once, and the
+budget is checked as each one is let through, so a burst of requests cannot
+run far past it. Once the spend is past the budget, new requests are refused
+and the supervisor stops Claude Code. Bodies are never logged: uvicorn's
+access log is off and nothing here prints a request.
 
 Starlette and uvicorn serve it, httpx (the MCP SDK's own HTTP client) forwards.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hmac
 import json
+import secrets
 import socket
 import threading
 import time
@@ -25,17 +40,31 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx2 as httpx
 import uvicorn
 from pydantic import SecretStr
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from tusk.actions.run_claude.metering import Meter, UsageTap
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
-DUMMY_KEY = "sk-ant-tusk-proxy-holds-the-real-key"
+MAX_IN_FLIGHT = 4  # requests upstream at once; more wait for a slot
+DRAIN_SECONDS = 60.0  # reading the rest of an answer already paid for, for its usage
+# Tool types the model API runs without reaching the network: tools Claude Code
+# runs itself (custom ones have no type) and server tools that stay inside the API.
+CONTAINED_TOOL_TYPES = (
+    "custom",
+    "bash_",
+    "text_editor_",
+    "computer_",
+    "memory_",
+    "tool_search_tool_",
+    "advisor_",
+)
 FORWARDED_PATHS = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
 METERED_PATH = "/v1/messages"
 # Hop-by-hop headers (RFC 9110 §7.6.1) and what the proxy sets itself.
@@ -93,15 +122,99 @@ def _error(status: int, kind: str, message: str) -> JSONResponse:
     return JSONResponse({"type": "error", "error": {"type": kind, "message": message}}, status)
 
 
+def new_client_key() -> str:
+    return f"tusk-run-{secrets.token_urlsafe(32)}"
+
+
+def _key_given(request: Request) -> str:
+    key = request.headers.get("x-api-key") or ""
+    if not key:
+        auth = request.headers.get("authorization") or ""
+        key = auth[7:] if auth[:7].lower() == "bearer " else ""
+    return key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique: with a key twice, the API might read the
+    copy the guard did not."""
+    keys = [key for key, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("a key appears twice in one object")
+    return dict(pairs)
+
+
+def network_reach(data: Any, *, web_search: bool) -> str | None:
+    """What in a Messages API request would make the API reach the network, or None."""
+    if not isinstance(data, dict):
+        return None  # not a request the API accepts
+    if data.get("mcp_servers"):
+        return "mcp_servers (the API would connect to the MCP servers it names)"
+    tools = data.get("tools")
+    for tool in tools if isinstance(tools, list) else []:
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if not isinstance(kind, str) or kind.startswith(CONTAINED_TOOL_TYPES):
+            continue
+        if web_search and kind.startswith("web_search_"):
+            continue  # WebSearch is one of the run's tools, its host allowed
+        return f"the server tool {kind[:60]!r} (the API would run it and reach the network)"
+    stack: list[Any] = [data.get("messages"), data.get("system")]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            source = item.get("source")
+            if isinstance(source, dict) and source.get("type") == "url":
+                url = str(source.get("url"))[:100]
+                return f"a block whose source is a URL ({url!r}): the API would fetch it"
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+@dataclass
+class RequestGuard:
+    """What the proxy lets the model API reach for the agent: nothing while the run is
+    fenced (web search only when WebSearch is one of its tools); anything once open."""
+
+    fenced: bool = True
+    web_search: bool = False
+
+    def problem(self, body: bytes) -> str | None:
+        if not self.fenced:
+            return None
+        try:
+            data = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
+        except (ValueError, RecursionError):
+            return "a body that is not plain JSON (the proxy reads every request it forwards)"
+        return network_reach(data, web_search=self.web_search)
+
+
+class _Slot:
+    """One of the ``MAX_IN_FLIGHT`` upstream slots, given back exactly once."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.release()
+
+
 def build_app(
     *,
     upstream: str,
     credentials: Credentials,
     meter: Meter,
+    client_key: str,
+    guard: RequestGuard | None = None,
     client: httpx.AsyncClient | None = None,
 ) -> Starlette:
     base = upstream.rstrip("/")
     shared: dict[str, httpx.AsyncClient] = {}
+    guard = guard if guard is not None else RequestGuard()
+    slots = asyncio.Semaphore(MAX_IN_FLIGHT)
 
     def http() -> httpx.AsyncClient:
         if client is not None:
@@ -109,6 +222,29 @@ def build_app(
         if "client" not in shared:
             shared["client"] = httpx.AsyncClient(timeout=UPSTREAM_TIMEOUT)
         return shared["client"]
+
+    async def send_upstream(request: Request, body: bytes) -> Response | httpx.Response:
+        """The upstream's answer (its body not read yet), or the proxy's refusal. The
+        budget is checked here, holding a slot, so requests in flight are bounded."""
+        spend = meter.spend()
+        if spend.exceeded:
+            # 400 and not 429: Claude Code would retry a 429, and nothing will change.
+            return _error(
+                400,
+                "invalid_request_error",
+                f"budget exceeded: this run spent {spend.line()}; no more model requests",
+            )
+        headers = {
+            k: v for k, v in request.headers.items() if k.lower() not in DROPPED_REQUEST_HEADERS
+        }
+        headers.update(credentials.headers())
+        headers["accept-encoding"] = "identity"  # metering reads the bytes as they pass
+        target = base + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        outgoing = http().build_request("POST", target, content=body, headers=headers)
+        try:
+            return await http().send(outgoing, stream=True)
+        except httpx.HTTPError as error:
+            return _error(502, "api_error", f"the model proxy could not reach the API: {error}")
 
     async def forward(request: Request) -> Response:
         path = request.url.path
@@ -118,54 +254,97 @@ def build_app(
                 "not_found_error",
                 f"the model proxy forwards only POST {', '.join(sorted(FORWARDED_PATHS))}",
             )
-        spend = meter.spend()
-        if spend.exceeded:
-            # 400 and not 429: Claude Code would retry a 429, and nothing will change.
+        if not hmac.compare_digest(_key_given(request).encode(), client_key.encode()):
+            # Claude Code does not retry a 401.
+            return _error(
+                401, "authentication_error", "this model proxy answers only its own run's key"
+            )
+        body = await request.body()
+        problem = guard.problem(body)
+        if problem is not None:
             return _error(
                 400,
                 "invalid_request_error",
-                f"budget exceeded: this run spent {spend.line()}; no more model requests",
+                f"the model proxy refuses {problem}. Behind the network fence the model API "
+                "may not reach the network for the agent either; agent.network: open allows it",
             )
-        body = await request.body()
-        headers = {
-            k: v for k, v in request.headers.items() if k.lower() not in DROPPED_REQUEST_HEADERS
-        }
-        headers.update(credentials.headers())
-        headers["accept-encoding"] = "identity"  # metering reads the bytes as they pass
-        target = base + path + (f"?{request.url.query}" if request.url.query else "")
-        outgoing = http().build_request("POST", target, content=body, headers=headers)
+        await slots.acquire()
+        slot = _Slot(slots)
         try:
-            upstream_response = await http().send(outgoing, stream=True)
-        except httpx.HTTPError as error:
-            return _error(502, "api_error", f"the model proxy could not reach the API: {error}")
+            answer = await send_upstream(request, body)
+        except BaseException:
+            slot.release()
+            raise
+        if not isinstance(answer, httpx.Response):
+            slot.release()  # refused or unreachable: nothing is upstream
+            return answer
+        upstream_response = answer
         metered = path == METERED_PATH and upstream_response.status_code == 200
+        request = _request_of(body)
         tap = UsageTap(
             streaming="text/event-stream" in upstream_response.headers.get("content-type", ""),
-            request_model=_model_of(body),
+            request_model=request.get("model"),
+            request_bytes=len(body),
+            request_max_tokens=request.get("max_tokens"),
         )
-
-        async def chunks() -> AsyncIterator[bytes]:
-            try:
-                async for chunk in upstream_response.aiter_raw():
-                    if metered:
-                        tap.feed(chunk)
-                    yield chunk
-            finally:
-                # Also when Claude Code went away mid-stream: what it got was spent.
-                if metered:
-                    meter.add(tap.model, tap.usage())
-                await upstream_response.aclose()
-
         response_headers = {
             k: v
             for k, v in upstream_response.headers.items()
             if k.lower() not in DROPPED_RESPONSE_HEADERS
         }
+        if not tap.streaming:
+            return await whole_answer(upstream_response, tap, metered, slot, response_headers)
+        raw = upstream_response.aiter_raw()
+
+        async def release_slot() -> None:
+            slot.release()
+
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in raw:
+                    if metered:
+                        tap.feed(chunk)
+                    yield chunk
+            finally:
+                # Also when Claude Code (or the agent) went away mid-stream: closing the
+                # stream stops the model, and what was generated until then is paid for,
+                # so a stream cut before its last event is metered by what passed.
+                with anyio.CancelScope(shield=True):
+                    if metered:
+                        meter.add(tap.model, tap.usage())
+                    await upstream_response.aclose()
+                    slot.release()
+
         return StreamingResponse(
             chunks(),
             status_code=upstream_response.status_code,
             headers=response_headers,
+            background=BackgroundTask(release_slot),  # should the stream never start
         )
+
+    async def whole_answer(
+        upstream_response: httpx.Response,
+        tap: UsageTap,
+        metered: bool,
+        slot: _Slot,
+        headers: dict[str, str],
+    ) -> Response:
+        """An answer that is not a stream was generated, and paid for, before its first
+        byte: it is read whole and metered before anything goes back, so a client
+        that stops reading cannot leave its usage unread."""
+        content = b""
+        try:
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    with contextlib.suppress(httpx.HTTPError):
+                        content = await upstream_response.aread()
+                if metered:
+                    tap.feed(content)
+                    meter.add(tap.model, tap.usage())
+                await upstream_response.aclose()
+        finally:
+            slot.release()
+        return Response(content, status_code=upstream_response.status_code, headers=headers)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -181,13 +360,19 @@ def build_app(
     )
 
 
-def _model_of(body: bytes) -> str | None:
+def _request_of(body: bytes) -> dict[str, Any]:
+    """The request's model and max_tokens, for metering (an odd body meters as unknown)."""
     try:
         data = json.loads(body or b"{}")
-    except ValueError:
-        return None
-    model = data.get("model") if isinstance(data, dict) else None
-    return model if isinstance(model, str) else None
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    model, most = data.get("model"), data.get("max_tokens")
+    return {
+        "model": model if isinstance(model, str) else None,
+        "max_tokens": most if isinstance(most, int) and not isinstance(most, bool) else None,
+    }
 
 
 def bind_loopback() -> socket.socket:
@@ -209,12 +394,18 @@ class ModelProxy:
         credentials: Credentials,
         meter: Meter,
         client: httpx.AsyncClient | None = None,
+        client_key: str | None = None,
+        guard: RequestGuard | None = None,
     ) -> None:
         self.meter = meter
+        self.client_key = client_key or new_client_key()  # what Claude Code sends as its key
+        self.guard = guard if guard is not None else RequestGuard()
         self._app = build_app(
             upstream=upstream or DEFAULT_UPSTREAM,
             credentials=credentials,
             meter=meter,
+            client_key=self.client_key,
+            guard=self.guard,
             client=client,
         )
         self._sock = bind_loopback()

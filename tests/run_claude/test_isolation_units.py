@@ -54,7 +54,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
     monkeypatch.setenv("TUSK_AGENT_TOKEN", "ghp_should_never_pass")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-key-never-passes")
     env = isolation.agent_env(
-        home=Path("/h"), model_proxy_url="http://127.0.0.1:9", dummy_key="dummy", max_retries=0
+        home=Path("/h"), model_proxy_url="http://127.0.0.1:9", model_key="run-key", max_retries=0
     )
     assert set(env) == {
         "HOME",
@@ -68,7 +68,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
         "CLAUDE_CODE_MAX_RETRIES",
     }
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
-    assert env["ANTHROPIC_API_KEY"] == "dummy"
+    assert env["ANTHROPIC_API_KEY"] == "run-key"
     assert "ghp_should_never_pass" not in env.values()
     assert "sk-ant-real-key-never-passes" not in env.values()
 
@@ -77,7 +77,7 @@ def test_a_fenced_agent_reaches_the_web_through_the_egress_proxy_and_loopback_di
     env = isolation.agent_env(
         home=Path("/h"),
         model_proxy_url="http://127.0.0.1:9",
-        dummy_key="dummy",
+        model_key="run-key",
         max_retries=0,
         egress_proxy_url="http://127.0.0.1:8",
     )

@@ -3,9 +3,13 @@ tokens and cost metered, the budget enforced; and the price table behind it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -13,7 +17,12 @@ import pytest
 import requests
 from pydantic import SecretStr
 from tusk.actions.run_claude.metering import Meter, UsageTap
-from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy
+from tusk.actions.run_claude.model_proxy import (
+    MAX_IN_FLIGHT,
+    Credentials,
+    ModelProxy,
+    RequestGuard,
+)
 from tusk.sandbox.model_server import ModelServer
 
 from tusk.pricing import Price, Spend, Usage, cost_usd, price_for, usage_from
@@ -166,11 +175,19 @@ def upstream() -> Iterator[Upstream]:
     server.stop()
 
 
-def post(url: str, body: dict[str, Any], **kwargs: Any) -> requests.Response:
+def post(
+    proxy: ModelProxy, body: Any, *, key: str | None = None, **kwargs: Any
+) -> requests.Response:
+    """A Messages API request through ``proxy``, with the run's key as Claude Code sends it."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
     return requests.post(
-        f"{url}/v1/messages?beta=true",
-        json=body,
-        headers={"x-api-key": "dummy-from-the-agent", "anthropic-version": "2023-06-01"},
+        f"{proxy.url}/v1/messages?beta=true",
+        data=data,
+        headers={
+            "x-api-key": proxy.client_key if key is None else key,
+            "anthropic-version": "2023-06-01",
+            "content-type": "application/json",
+        },
         timeout=30,
         **kwargs,
     )
@@ -182,7 +199,7 @@ def test_the_proxy_adds_the_real_key_and_streams_each_event_as_it_comes(
     meter = Meter(budget_usd=5)
     credentials = Credentials(api_key=SecretStr("sk-ant-real-key"))
     with ModelProxy(upstream=upstream.url, credentials=credentials, meter=meter) as proxy:
-        response = post(proxy.url, {"model": "claude-haiku-4-5", "stream": True}, stream=True)
+        response = post(proxy, {"model": "claude-haiku-4-5", "stream": True}, stream=True)
         lines = response.iter_lines()
         # The upstream holds back the rest until released: the first event must already
         # be here, so the proxy buffers nothing.
@@ -193,7 +210,7 @@ def test_the_proxy_adds_the_real_key_and_streams_each_event_as_it_comes(
         assert b'"output_tokens":300' in rest and b"message_stop" in rest
     [seen] = upstream.requests
     assert seen["path"] == "/gateway/v1/messages?beta=true"
-    assert seen["headers"]["x-api-key"] == "sk-ant-real-key"  # the dummy never goes out
+    assert seen["headers"]["x-api-key"] == "sk-ant-real-key"  # the run key never goes out
     assert seen["headers"]["anthropic-version"] == "2023-06-01"
     spend = meter.spend()
     assert spend.requests == 1 and spend.usage.output_tokens == 300
@@ -204,7 +221,7 @@ def test_a_gateway_token_is_sent_as_a_bearer(upstream: Upstream) -> None:
     upstream.release.set()
     credentials = Credentials(auth_token=SecretStr("gateway-token"))
     with ModelProxy(upstream=upstream.url, credentials=credentials, meter=Meter(budget_usd=5)) as p:
-        post(p.url, {"model": "m", "stream": True}).raise_for_status()
+        post(p, {"model": "m", "stream": True}).raise_for_status()
     headers = upstream.requests[0]["headers"]
     assert headers["authorization"] == "Bearer gateway-token" and "x-api-key" not in headers
 
@@ -215,9 +232,9 @@ def test_past_the_budget_the_proxy_refuses_further_requests_without_a_retry() ->
     script = {"steps": [{"text": "one"}, {"text": "two"}]}
     with ModelServer(script) as model:
         with ModelProxy(upstream=model.url, credentials=Credentials(), meter=meter) as proxy:
-            first = post(proxy.url, {"model": "claude-opus-5-5", "stream": True})
+            first = post(proxy, {"model": "claude-opus-5-5", "stream": True})
             assert first.status_code == 200 and "message_stop" in first.text
-            second = post(proxy.url, {"model": "claude-opus-5-5", "stream": False})
+            second = post(proxy, {"model": "claude-opus-5-5", "stream": False})
         assert len(model.journal()) == 1  # the second request never left the proxy
     assert second.status_code == 400  # Claude Code does not retry a 400
     assert second.json()["error"]["message"].startswith("budget exceeded: this run spent $")
@@ -242,7 +259,292 @@ def test_the_proxy_logs_no_body(upstream: Upstream, capfd: pytest.CaptureFixture
     with ModelProxy(
         upstream=upstream.url, credentials=Credentials(), meter=Meter(budget_usd=5)
     ) as proxy:
-        answer = post(proxy.url, {"model": "m", "stream": True, "messages": [secret_prompt]})
+        answer = post(proxy, {"model": "m", "stream": True, "messages": [secret_prompt]})
         assert answer.status_code == 200
     out, err = capfd.readouterr()
     assert secret_prompt not in out + err and "hi" not in out + err
+
+
+# --------------------------------------------------------------------------- hostile clients
+
+
+def test_a_client_without_the_runs_key_is_refused_and_nothing_goes_upstream(
+    upstream: Upstream,
+) -> None:
+    """Any local process can connect to the proxy's port: another run's agent, or
+    anything else on the host, must not spend this run's model key."""
+    upstream.release.set()
+    meter = Meter(budget_usd=5)
+    with ModelProxy(upstream=upstream.url, credentials=Credentials(), meter=meter) as proxy:
+        answers = [
+            post(proxy, {"model": "m", "stream": True}, key=key)
+            for key in ("", "sk-ant-guessed", proxy.client_key[:-1])
+        ]
+        bearer = requests.post(
+            f"{proxy.url}/v1/messages",
+            json={"model": "m"},
+            headers={"authorization": f"Bearer {proxy.client_key}x"},
+            timeout=10,
+        )
+    assert [a.status_code for a in [*answers, bearer]] == [401, 401, 401, 401]
+    assert answers[0].json()["error"]["type"] == "authentication_error"
+    assert upstream.requests == [] and meter.spend().requests == 0
+
+
+WEB_TOOL_BODIES = {
+    "mcp connector": {"mcp_servers": [{"type": "url", "url": "https://x.example/mcp?d=1"}]},
+    "web fetch": {"tools": [{"type": "web_fetch_20250910", "name": "web_fetch"}]},
+    "web search": {"tools": [{"type": "web_search_20250305", "name": "web_search"}]},
+    "code execution": {"tools": [{"type": "code_execution_20250825", "name": "c"}]},
+    "image by url": {
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "image", "source": {"type": "url", "url": "https://x/?d=1"}}],
+            }
+        ]
+    },
+    "document by url in a tool result": {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t",
+                        "content": [
+                            {"type": "document", "source": {"type": "url", "url": "https://x/"}}
+                        ],
+                    }
+                ],
+            }
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("what", sorted(WEB_TOOL_BODIES))
+def test_behind_the_fence_the_api_may_not_reach_the_network_for_the_agent(
+    upstream: Upstream, what: str
+) -> None:
+    """The fence holds the agent's own connections; the model API fetching a URL, running
+    a web tool or connecting to an MCP server for it would carry data out all the same."""
+    upstream.release.set()
+    body = {"model": "m", "stream": True, **WEB_TOOL_BODIES[what]}
+    with ModelProxy(
+        upstream=upstream.url, credentials=Credentials(), meter=Meter(budget_usd=5)
+    ) as proxy:
+        refused = post(proxy, body)
+        proxy.guard.fenced = False  # agent.network: open
+        allowed = post(proxy, body)
+    assert refused.status_code == 400, refused.text
+    assert "agent.network: open" in refused.json()["error"]["message"]
+    assert allowed.status_code == 200 and len(upstream.requests) == 1
+
+
+def test_web_search_goes_through_when_it_is_one_of_the_runs_tools(upstream: Upstream) -> None:
+    upstream.release.set()
+    guard = RequestGuard(fenced=True, web_search=True)
+    body = {"model": "m", "stream": True, **WEB_TOOL_BODIES["web search"]}
+    with ModelProxy(
+        upstream=upstream.url, credentials=Credentials(), meter=Meter(budget_usd=5), guard=guard
+    ) as proxy:
+        assert post(proxy, body).status_code == 200
+        fetch = {"model": "m", "stream": True, **WEB_TOOL_BODIES["web fetch"]}
+        assert post(proxy, fetch).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"model": "m", "mcp_servers": [{"url": "https://x/"}], "mcp_servers": []}',
+        b"\x1f\x8b not json",
+    ],
+    ids=["a key twice", "not json"],
+)
+def test_a_body_the_guard_cannot_read_as_the_api_would_is_refused(
+    upstream: Upstream, body: bytes
+) -> None:
+    upstream.release.set()
+    with ModelProxy(
+        upstream=upstream.url, credentials=Credentials(), meter=Meter(budget_usd=5)
+    ) as proxy:
+        assert post(proxy, body).status_code == 400
+    assert upstream.requests == []
+
+
+def test_the_tools_claude_code_sends_pass_the_guard() -> None:
+    body = {
+        "model": "m",
+        "tools": [
+            {"name": "Bash", "input_schema": {"type": "object"}},
+            {"type": "custom", "name": "x", "input_schema": {}},
+            {"type": "tool_search_tool_regex_20251119", "name": "tool_search"},
+            {"type": "advisor_20260301", "name": "advisor"},
+        ],
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}],
+            }
+        ],
+    }
+    assert RequestGuard().problem(json.dumps(body).encode()) is None
+
+
+class Answers:
+    """A Messages API whose answers the test shapes: each ``do_POST`` calls ``answer``."""
+
+    def __init__(self, answer: Any) -> None:
+        self.requests = 0
+        self.lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                with owner.lock:
+                    owner.requests += 1
+                answer(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def send_and_leave(proxy: ModelProxy, body: dict[str, Any], *, read: bytes) -> None:
+    """Send a request, read the answer until ``read`` has come, and go away."""
+    data = json.dumps(body).encode()
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"x-api-key: {proxy.client_key}\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
+        seen = b""
+        while read not in seen:
+            chunk = sock.recv(4096)
+            assert chunk, f"the answer ended before {read!r}"
+            seen += chunk
+
+
+def wait_for(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_an_answer_the_client_stops_reading_is_metered_whole() -> None:
+    """A whole (not streamed) answer is generated, and paid for, before its first byte:
+    a client that reads its headers and leaves must not leave its usage unread."""
+    usage = {"input_tokens": 1000, "output_tokens": 30000}
+    answer = json.dumps(
+        {"model": "claude-opus-4-1", "content": [{"type": "text", "text": "x" * 300_000}],
+         "usage": usage}
+    ).encode()  # fmt: skip
+
+    def whole(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.end_headers()
+        with contextlib.suppress(OSError):
+            handler.wfile.write(answer)
+
+    api = Answers(whole)
+    meter = Meter(budget_usd=5)
+    try:
+        with ModelProxy(upstream=api.url, credentials=Credentials(), meter=meter) as proxy:
+            send_and_leave(proxy, {"model": "claude-opus-4-1", "max_tokens": 32000}, read=b"\r\n")
+            wait_for(lambda: meter.spend().requests == 1)
+    finally:
+        api.close()
+    assert meter.spend().usage == Usage(input_tokens=1000, output_tokens=30000)
+
+
+def test_a_stream_cut_before_its_usage_is_metered_by_what_passed() -> None:
+    """The agent reads a stream's content and leaves before the last events: the model
+    generated what passed, so it is counted (estimated, on the high side)."""
+    gone = threading.Event()
+    text = "word " * 400
+    deltas = b"".join(
+        b"event: content_block_delta\ndata: "
+        + json.dumps(
+            {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "text_delta", "text": text}}
+        ).encode()
+        + b"\n\n"
+        for _ in range(10)
+    )  # fmt: skip
+
+    def stream(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        handler.wfile.write(
+            SSE.split(b"event: content_block_delta")[0] + deltas + b"event: ping\n\n"
+        )
+        handler.wfile.flush()
+        gone.wait(10)  # the last events (usage, stop) would come after the agent left
+
+    api = Answers(stream)
+    meter = Meter(budget_usd=5)
+    try:
+        with ModelProxy(upstream=api.url, credentials=Credentials(), meter=meter) as proxy:
+            send_and_leave(proxy, {"model": "m", "stream": True}, read=b"event: ping")
+            wait_for(lambda: meter.spend().requests == 1)
+    finally:
+        gone.set()
+        api.close()
+    used = meter.spend().usage
+    assert used.input_tokens == 1000
+    assert used.output_tokens >= 10 * len(text) // 4  # at least what 2,000 words take
+
+
+def test_a_burst_of_requests_cannot_run_far_past_the_budget() -> None:
+    """Spend is known only when an answer ends: requests fired all at once would all be
+    let through. At most MAX_IN_FLIGHT are upstream at a time, and the budget is checked
+    as each is let through."""
+    release = threading.Event()
+
+    def costly(handler: BaseHTTPRequestHandler) -> None:
+        release.wait(20)
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        handler.wfile.write(SSE)  # 1,000 in + 300 out of claude-haiku-4-5: $0.00255
+
+    api = Answers(costly)
+    meter = Meter(budget_usd=0.002)  # less than one answer: the first to end passes it
+    try:
+        with (
+            ModelProxy(upstream=api.url, credentials=Credentials(), meter=meter) as proxy,
+            ThreadPoolExecutor(max_workers=20) as pool,
+        ):
+            futures = [
+                pool.submit(post, proxy, {"model": "claude-haiku-4-5", "stream": True})
+                for _ in range(20)
+            ]
+            wait_for(lambda: api.requests == MAX_IN_FLIGHT)
+            time.sleep(0.3)  # the others would have gone upstream by now
+            assert api.requests == MAX_IN_FLIGHT
+            release.set()
+            statuses = sorted(f.result().status_code for f in futures)
+    finally:
+        release.set()
+        api.close()
+    assert api.requests == MAX_IN_FLIGHT
+    assert statuses == [200] * MAX_IN_FLIGHT + [400] * (20 - MAX_IN_FLIGHT)

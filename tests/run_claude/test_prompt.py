@@ -56,7 +56,8 @@ def test_prompt_holds_task_and_context_and_points_at_the_diff(tmp_path: Path) ->
     assert "# Context\n\nIssue #1 says smal.\n" in prompt
     assert f"The pull request's full diff is in `{dirs.context / 'diff.patch'}`" in prompt
     assert (dirs.context / "diff.patch").read_text().startswith("--- a/README.md")
-    assert (dirs.context / "diff.patch").stat().st_mode & 0o777 == 0o644
+    # The run's agent reads it through the folder's group; other users not at all.
+    assert (dirs.context / "diff.patch").stat().st_mode & 0o777 == 0o640
     assert "push_branch" in prompt and "`tusk/`" in prompt
 
 
