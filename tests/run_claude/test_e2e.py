@@ -343,6 +343,20 @@ def curl(url: str, *options: str) -> str:
     return f"curl -s -m 5 -o /dev/null -w '%{{http_code}}' {' '.join(options)} {url}; echo \" $?\""
 
 
+def _fence_chains() -> set[str]:
+    """The agent fence chains on the host, IPv4 and IPv6."""
+    listed = [
+        subprocess.run([binary, "-w", "-S"], capture_output=True, text=True).stdout
+        for binary in filter(None, (shutil.which("iptables"), shutil.which("ip6tables")))
+    ]
+    return {
+        line.split()[1]
+        for text in listed
+        for line in text.splitlines()
+        if line.startswith("-N TUSK-AGENT-")
+    }
+
+
 def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     e2e: E2E, tmp_path: Path
 ) -> None:
@@ -354,6 +368,9 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     # runner might: the run must close it before the agent starts.
     runner_temp = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-temp-"))
     github_admin = e2e.github.admin_headers["X-Tusk-Admin"]
+    # Chains already on the host belong to other runs (or to a run killed outright);
+    # this run must add none that outlives it.
+    chains_before = _fence_chains()
     try:
         os.chmod(runner_temp, 0o755)
         (runner_temp / "step.env").write_text(f"TUSK_AGENT_TOKEN={AGENT_TOKEN}\n")
@@ -457,8 +474,7 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     assert recorded["fence_uid"] is None  # removed, so the cleanup step touches no rule
     with pytest.raises(KeyError):
         pwd.getpwnam(recorded["agent_user"])
-    rules = subprocess.run(["iptables", "-w", "-S"], capture_output=True, text=True).stdout
-    assert "TUSK-AGENT-" not in rules
+    assert _fence_chains() <= chains_before
     assert not egress.is_egress_proxy(recorded["egress_pid"], recorded["egress_config"])
 
 
