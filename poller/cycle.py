@@ -4,7 +4,9 @@ Each unread thread costs only what it needs: its notification alone settles
 most (``core.triage``: a reason that a mention would have replaced, a blocked
 repository); threads the bot read before get one batched look at their
 activity (``activity``); only a thread that may hold a new mention gets its
-full context. One request marks everything read at the end.
+full context. One request marks everything read at the end; only then does each
+dispatched mention get its 👀, so a reaction GitHub refuses or rate-limits holds
+up no dispatch and no mark.
 
 Nothing is stored between runs. A thread is marked read only when every
 trigger it carried was dispatched (or deliberately skipped); otherwise it
@@ -28,6 +30,7 @@ from tusk.poller.core import (
     GoAwayWork,
     PollState,
     Skipped,
+    TaskWork,
     Thread,
     Triage,
     after_cycle,
@@ -106,6 +109,8 @@ class Poller:
         # Jobs this process already sent. Only a courtesy for --loop (a thread left
         # unread is read again next cycle); correctness rests on the job ids.
         self._sent: set[str] = set()
+        # Mentions dispatched in this cycle, to get their 👀 once the cycle's work is done.
+        self._to_acknowledge: list[TaskWork] = []
 
     def cycle(self, state: PollState) -> tuple[PollState, CycleReport]:
         response = notifications.fetch(self.bot, if_modified_since=state.last_modified)
@@ -126,7 +131,19 @@ class Poller:
         # Threads updated in the listing's own second stay unread (``too_fresh``).
         unmarkable = failed | notifications.too_fresh(threads, response.listed_at)
         all_done = self._mark_read(threads, unmarkable, report)
+        self._acknowledge(report)
         return after_cycle(state, all_threads_done=all_done), report
+
+    def _acknowledge(self, report: CycleReport) -> None:
+        """👀 on each mention dispatched in this cycle: the requester sees that it was
+        picked up. The bot token's only write besides marking read, and a courtesy: it
+        comes after every dispatch and mark, so a reaction GitHub refuses or answers
+        with a rate limit (which the gateway waits out) delays nothing that counts;
+        repeats are one reaction on GitHub."""
+        pending, self._to_acknowledge = self._to_acknowledge, []
+        for work in pending:
+            if react(self.bot, repo=work.repo, trigger=work.trigger, content=ACKNOWLEDGED):
+                report.acknowledged.append(work.trigger.url)
 
     def _mark_read(self, threads: list[Thread], failed: set[str], report: CycleReport) -> bool:
         """Mark the handled threads read; True when no thread was left unread."""
@@ -229,10 +246,7 @@ class Poller:
             dispatch_task(self.dispatcher, self.settings, work, raw)
             self._sent.add(work.jobid)
             report.dispatched.append(work.jobid)
-            # 👀 on the mention: the requester sees at once that it was picked up. A
-            # courtesy; it never holds up the work (and repeats are one reaction).
-            if react(self.bot, repo=work.repo, trigger=work.trigger, content=ACKNOWLEDGED):
-                report.acknowledged.append(work.trigger.url)
+            self._to_acknowledge.append(work)  # 👀 once the cycle's work is done
 
 
 def run_once(poller: Poller, state: PollState | None = None) -> tuple[PollState, CycleReport]:

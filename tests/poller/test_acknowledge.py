@@ -106,3 +106,31 @@ def test_a_refused_reaction_never_holds_up_the_dispatch(harness: Any, local_gith
     _, report = h.poller.cycle(PollState())
     assert report.errors == [] and len(h.sent().tasks) == 1
     assert report.acknowledged == [] and len(report.marked_read) == 1
+
+
+def test_a_rate_limited_reaction_holds_up_no_dispatch_and_no_mark(
+    harness: Any, local_github: Any
+) -> None:
+    """GitHub answers the bot's reactions with a secondary limit (403, retry-after): the
+    gateway waits it out, but only once every trigger is dispatched and marked read."""
+    h = harness(
+        scenario(
+            issues=[
+                issue(1, [said("alice", "@tusk-bot fix it")]),
+                issue(2, [said("bob", "@tusk-bot and this")]),
+            ]
+        )
+    )
+    limited = {"retry-after": "60"}
+    local_github.add_fault("POST", r"/reactions$", status=403, headers=limited, count=None)
+    _, report = h.poller.cycle(PollState())
+    assert report.errors == [] and report.acknowledged == []
+    assert len(h.sent().tasks) == 2 and len(report.marked_read) == 2
+    steps = [
+        "react" if e["path"].endswith("/reactions") else e["method"]
+        for e in local_github.journal()
+        if e["method"] in ("POST", "PUT")
+    ]
+    first_reaction = steps.index("react")
+    assert "PUT" in steps[:first_reaction]  # the mark came first ...
+    assert steps[first_reaction:] == ["react"] * len(steps[first_reaction:])  # ... then only 👀
