@@ -57,7 +57,9 @@ class NotificationsResponse:
     threads: tuple[dict[str, Any], ...]
     last_modified: str | None
     poll_interval: float | None
-    listed_at: datetime | None = None  # GitHub's clock when it answered (its Date header)
+    # The earliest second in which GitHub can have built the listing (its Date header
+    # less the round trip: ``notifications.listing_second``).
+    listed_at: datetime | None = None
 
 
 @dataclass(frozen=True)

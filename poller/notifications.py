@@ -9,7 +9,9 @@ dispatching must keep its thread unread for the next poll (``plan_marks``).
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,11 +27,12 @@ PER_PAGE = 50  # the notifications endpoint's maximum
 
 def fetch(gateway: Gateway, *, if_modified_since: str | None) -> NotificationsResponse:
     """All unread notification threads, or a 304 when nothing changed."""
+    started = time.monotonic()
     first = gateway.conditional_get(
         "/notifications", params={"per_page": PER_PAGE}, if_modified_since=if_modified_since
     )
     interval = _poll_interval(first.header("x-poll-interval"))
-    listed_at = gateway.server_time
+    listed_at = listing_second(gateway.server_time, time.monotonic() - started)
     if first.status == 304:
         return NotificationsResponse(
             status=304, threads=(), last_modified=if_modified_since, poll_interval=interval
@@ -110,11 +113,25 @@ def plan_marks(
     return marks, kept
 
 
+def listing_second(date: datetime | None, round_trip: float) -> datetime | None:
+    """Pure: the earliest whole second in which GitHub can have built a listing that it
+    answered with the ``Date`` header ``date`` after ``round_trip`` seconds.
+
+    ``Date`` has whole seconds and is stamped when the answer goes out, after the
+    listing was built: an answer that crossed a second boundary says second S+1 for
+    a listing built in second S. The listing was built after the request was sent,
+    so at most ``round_trip`` before ``Date``."""
+    if date is None:
+        return None
+    return date.replace(microsecond=0) - timedelta(seconds=math.ceil(max(round_trip, 0.0)))
+
+
 def too_fresh(listed: Sequence[Thread], listed_at: datetime | None) -> set[str]:
-    """Pure: threads last updated in the very second GitHub listed them. ``updated_at``
-    has whole seconds, so a mention landing later in that second would not move the
-    thread past a ``last_read_at`` cutoff: such a thread is left unread for the next
-    poll (which handles it again under the same job ids) rather than risk it."""
+    """Pure: threads last updated in a second in which GitHub may have built the listing
+    (``listed_at``: ``listing_second``) or later. ``updated_at`` has whole seconds, so a
+    mention landing later in that second would not move the thread past a
+    ``last_read_at`` cutoff: such a thread is left unread for the next poll (which
+    handles it again under the same job ids) rather than risk it."""
     if listed_at is None:
         return set()
     second = listed_at.replace(microsecond=0)

@@ -61,8 +61,9 @@ def handle_admin(
         with app.lock:
             return json_outcome(200, list(app.notes))
     if route == ("POST", "/_sandbox/clock"):
-        # Move the sandbox's wall clock (rate-limit windows, listing lag) forward, so a
-        # test's injected sleep can let the time pass that a real one would.
+        # Move the sandbox's wall clock (rate-limit windows, listing lag) and a
+        # scenario's own clock (timestamps, the Date header) forward, so a test's
+        # injected sleep can let the time pass that a real one would.
         try:
             advance = float(json.loads(body or b"{}").get("advance", 0))
         except (ValueError, AttributeError, TypeError) as error:
@@ -71,6 +72,7 @@ def handle_admin(
             return json_outcome(400, {"message": "the clock only moves forward"})
         with app.lock:
             app.world.time_offset += advance
+            app.world.clock.advance(advance)  # a scenario's own clock moves on too
             return json_outcome(200, {"wall": app.world.wall(), "offset": app.world.time_offset})
     if route == ("GET", "/_sandbox/faults"):
         with app.lock:

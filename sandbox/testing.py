@@ -127,7 +127,8 @@ class LocalGitHub:
         self._admin("DELETE", "faults")
 
     def advance(self, seconds: float) -> None:
-        """Move the local GitHub's wall clock forward (rate-limit windows, listing lag)."""
+        """Let time pass on the local GitHub: its wall clock (rate-limit windows, listing
+        lag) and a scenario's own clock (timestamps, the Date header)."""
         self._admin("POST", "clock", json={"advance": seconds})
 
     def sleep(self, seconds: float) -> None:

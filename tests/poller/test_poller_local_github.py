@@ -200,6 +200,28 @@ def test_mention_posted_while_dispatching_keeps_the_thread_unread(
     assert [t["unread"] for t in h.threads()] == [False]
 
 
+def test_a_thread_updated_in_the_second_before_the_answers_date_waits_for_the_next_poll(
+    harness: Any, local_github: Any
+) -> None:
+    """GitHub's Date is stamped as the answer leaves, after the listing was built: an
+    answer dated second S+1 may hold a listing built in second S, and a mention landing
+    later in S would share the listed thread's updated_at and fall under a cutoff of S.
+    So a thread updated in S is not marked read until a later poll lists it again."""
+    h = harness(scenario(issues=[issue(1, [said("alice", "@tusk-bot first")])]))
+    alice = local_github.gateway("alice")
+    alice.post(f"/repos/{REPO}/issues/1/comments", json={"body": "@tusk-bot second"})
+    # The local GitHub's Date is now one second after that comment: the poll's listing
+    # may have been built in the comment's own second.
+    state, report = h.poller.cycle(PollState())
+    assert len(report.dispatched) == 2 and report.left_unread
+    assert [t["unread"] for t in h.threads()] == [True]
+    local_github.advance(60)  # the next poll
+    h.poller.cycle(state)
+    assert [t["unread"] for t in h.threads()] == [False]
+    bodies = sorted({doc.trigger.body for doc in h.sent().tasks})
+    assert bodies == ["@tusk-bot first", "@tusk-bot second"]  # the repeat has the same job ids
+
+
 def test_failed_dispatch_leaves_the_thread_unread_and_the_next_poll_retries(
     harness: Any, local_github: Any
 ) -> None:

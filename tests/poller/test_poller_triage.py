@@ -59,7 +59,13 @@ def with_bob(scn: dict[str, Any]) -> dict[str, Any]:
 
 
 def post(github: Any, who: str, number: int, body: str) -> dict[str, Any]:
-    return github.gateway(who).post(f"/repos/{REPO}/issues/{number}/comments", json={"body": body})
+    """A comment, and then a poll interval passes: a thread updated in the second GitHub
+    lists it is left unread for the next poll (``notifications.too_fresh``)."""
+    created = github.gateway(who).post(
+        f"/repos/{REPO}/issues/{number}/comments", json={"body": body}
+    )
+    github.advance(60)
+    return created
 
 
 def test_a_reply_without_a_mention_costs_one_look_and_no_context(

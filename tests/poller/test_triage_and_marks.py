@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from tusk.poller.activity import decided, look_query, seen_whole
 from tusk.poller.core import Thread, triage
-from tusk.poller.notifications import plan_marks, too_fresh
+from tusk.poller.notifications import listing_second, plan_marks, too_fresh
 
 from tusk.contracts import BlockedRepo, Blocklist
 
@@ -207,6 +207,19 @@ def test_a_thread_updated_in_the_listings_own_second_is_not_marked_read() -> Non
     assert [t.id for t in kept] == ["fresh"]
     cutoff = T0 + timedelta(seconds=4)  # just before the fresh one, as for a failed thread
     assert [(m.cutoff, [t.id for t in m.threads]) for m in marks] == [(cutoff, ["old"])]
+
+
+def test_an_answer_that_crossed_a_second_may_hold_a_listing_of_the_second_before() -> None:
+    """Date says 12:00:06 but the listing may have been built at 12:00:05.9: a mention
+    at 12:00:05.95 would be stamped 12:00:05, the listed thread's second, and a cutoff
+    of 12:00:05 would mark it read unseen."""
+    listed = [thread("old", updated=0), thread("fresh", updated=5)]
+    date = T0 + timedelta(seconds=6)
+    assert listing_second(date, round_trip=0.3) == T0 + timedelta(seconds=5)
+    assert too_fresh(listed, listing_second(date, round_trip=0.3)) == {"fresh"}
+    # A slow answer may hold a listing built even earlier.
+    assert listing_second(date, round_trip=2.5) == T0 + timedelta(seconds=3)
+    assert listing_second(None, round_trip=0.3) is None
 
 
 def test_without_githubs_clock_nothing_counts_as_too_fresh() -> None:

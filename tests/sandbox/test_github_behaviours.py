@@ -321,3 +321,31 @@ def test_documented_operation_without_a_handler_fails_the_test(gh: Any) -> None:
     assert response.status_code == 500
     assert "does not implement repos/get-all-topics" in response.json()["message"]
     assert [v["kind"] for v in gh.take_violations()] == ["unimplemented"]
+
+
+def test_time_a_test_lets_pass_moves_a_scenarios_own_clock(
+    local_github: Any, base_scenario: dict[str, Any]
+) -> None:
+    """A scenario with a fixed start keeps time of its own; time a test lets pass (the
+    admin clock, injected sleeps) moves its Date header and later timestamps too."""
+    from email.utils import parsedate_to_datetime
+
+    from tusk.sandbox.world import parse_time
+
+    gh = local_github
+    gh.load({**base_scenario, "now": "2026-01-01T00:00:00Z"})
+
+    def date() -> Any:
+        return parsedate_to_datetime(_raw(gh, "GET", "/repos/alice/widgets").headers["Date"])
+
+    gateway = gh.gateway("alice")
+    before = parse_time(
+        gateway.post("/repos/alice/widgets/issues/1/comments", {"body": "a"}).body["created_at"]
+    )
+    assert (date() - before).total_seconds() == 1  # one second after the latest change
+    gh.advance(90)
+    assert (date() - before).total_seconds() >= 90
+    after = parse_time(
+        gateway.post("/repos/alice/widgets/issues/1/comments", {"body": "b"}).body["created_at"]
+    )
+    assert (after - before).total_seconds() >= 90
