@@ -236,7 +236,11 @@ def list_comments(call: Call) -> Reply:
     repo = call.repo()
     issue = call.issue(repo)
     since = since_arg(call)
-    items = [c for c in issue.comments if since is None or c.updated_at >= since]
+    items = [
+        c
+        for c in issue.comments
+        if call.world.listed(c) and (since is None or c.updated_at >= since)
+    ]
     return listing(call, [call.shapes.comment(repo, issue, c) for c in items])
 
 
@@ -248,7 +252,7 @@ def list_repo_comments(call: Call) -> Reply:
         (i, c)
         for i in repo.issues.values()
         for c in i.comments
-        if since is None or c.updated_at >= since
+        if call.world.listed(c) and (since is None or c.updated_at >= since)
     ]
     sort = call.arg("sort")
     direction = call.arg("direction", "desc" if sort else "asc")
@@ -287,6 +291,10 @@ def create_comment(call: Call) -> Reply:
     comment = call.world.add_comment(
         repo, issue, login, str(call.field("body")), call.world.clock.tick()
     )
+    if call.world.comment_listing_lag > 0:
+        # Like issue listings, comment listings can lag a write on GitHub; only the
+        # comment's own URL is read-after-write (no documented bound; ENGINEERING §2).
+        comment.listed_from = call.world.wall() + call.world.comment_listing_lag
     url = f"{call.shapes.repo_url(repo)}/issues/comments/{comment.id}"
     return Reply(201, call.shapes.comment(repo, issue, comment), {"Location": url})
 

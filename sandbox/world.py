@@ -124,6 +124,9 @@ class Comment:
     created_at: datetime
     updated_at: datetime
     reactions: list[Reaction] = field(default_factory=list)
+    # Sandbox wall time from which comment listings show it (settings.
+    # comment_listing_lag_seconds); None: at once. Its own URL serves it at once.
+    listed_from: float | None = None
 
 
 @dataclass
@@ -345,6 +348,9 @@ class World:
     fork_git_ready_after_requests: int = 0
     # Seconds a new issue stays out of listings and search (settings.listing_lag_seconds).
     listing_lag: float = 0.0
+    # Seconds a new issue comment stays out of comment listings
+    # (settings.comment_listing_lag_seconds).
+    comment_listing_lag: float = 0.0
     # GitHub's secondary rate limits; on unless the scenario turns them off.
     secondary: SecondaryLimits = field(default_factory=SecondaryLimits)
     # How far tests moved the sandbox's wall clock (POST /_sandbox/clock); rate-limit
@@ -360,9 +366,9 @@ class World:
         """Seconds since the epoch as the sandbox sees them (real time plus the offset)."""
         return time.time() + self.time_offset
 
-    def listed(self, issue: Issue) -> bool:
-        """Whether listings and search show ``issue`` yet (GitHub's listings can lag a write)."""
-        return issue.listed_from is None or self.wall() >= issue.listed_from
+    def listed(self, item: Issue | Comment) -> bool:
+        """Whether listings (and search) show ``item`` yet (GitHub's listings can lag a write)."""
+        return item.listed_from is None or self.wall() >= item.listed_from
 
     # -- lookups
 

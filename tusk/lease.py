@@ -14,6 +14,12 @@ comments back; the claim's run posts its ``progress`` comment, then reads
 them back too. Whichever of the two comes first decides for everyone: a
 claim whose first such comment is a takeover is dead (its run stops when it
 sees that), otherwise it lives. Only the bot's comments count.
+
+Comment listings can lag a write (only a comment's own URL is read-after-
+write), so each side decides only once the listing shows the comment it just
+posted: a listing that shows it shows every earlier one, the rival's
+included. Without that, a run whose listing still hid an earlier takeover
+would go on while the delivery that took over goes on too.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from tusk.errors import UserError
 from tusk.github import Gateway
 from tusk.markers import first_marker, render_marker
 from tusk.once import create_once, find_comment
@@ -58,9 +65,46 @@ def status_of(comments: Iterable[dict[str, Any]], *, bot: str, jobid: str) -> Cl
     return "silent"
 
 
-def claim_status(gateway: Gateway, repo: str, number: int, *, bot: str, jobid: str) -> ClaimStatus:
-    comments = gateway.paginate(f"/repos/{repo}/issues/{number}/comments")
-    return status_of(comments, bot=bot, jobid=jobid)
+# How long a side waits for the listing to show the comment it just posted.
+LISTING_PATIENCE_SECONDS = 120.0
+
+
+class HandshakeUndecided(UserError):
+    """The comment listing never showed this run's own progress or takeover comment, so
+    which came first cannot be told."""
+
+
+def claim_status(
+    gateway: Gateway,
+    repo: str,
+    number: int,
+    *,
+    bot: str,
+    jobid: str,
+    own: int | None = None,
+    patience: float = LISTING_PATIENCE_SECONDS,
+) -> ClaimStatus:
+    """The claim's status from its comments. With ``own`` (the id of the comment this
+    run just posted) it is decided only once the listing shows that comment; raises
+    ``HandshakeUndecided`` when it does not within ``patience`` seconds."""
+    path = f"/repos/{repo}/issues/{number}/comments"
+    waited, delay = 0.0, 1.0
+    while True:
+        comments = list(gateway.paginate(path))
+        if own is None or any(int(comment["id"]) == own for comment in comments):
+            return status_of(comments, bot=bot, jobid=jobid)
+        if waited >= patience:
+            raise HandshakeUndecided(
+                f"the comments of log issue {repo}#{number} did not show this run's own "
+                f"comment {own} within {patience:.0f} s, so whether the job's claim or a "
+                "takeover of it came first cannot be told",
+                "Nothing ran. Re-run this workflow run once GitHub's comment listing has "
+                "caught up, or mention the bot again.",
+            )
+        step = min(delay, patience - waited)
+        gateway.sleep(step)
+        waited += step
+        delay = min(delay * 2, 15.0)
 
 
 def _post_once(
@@ -101,7 +145,7 @@ def take_over(
         f"No run reported progress on this job within {lease_minutes:g} minutes of this "
         "claim, so a later delivery of the job takes it over."
     )
-    _post_once(
+    comment = _post_once(
         gateway,
         repo,
         number,
@@ -111,7 +155,7 @@ def take_over(
         text=text,
         bot=bot,
     )
-    return claim_status(gateway, repo, number, bot=bot, jobid=jobid)
+    return claim_status(gateway, repo, number, bot=bot, jobid=jobid, own=int(comment["id"]))
 
 
 def report_progress(
@@ -129,4 +173,5 @@ def report_progress(
     comment = _post_once(
         gateway, repo, number, kind="progress", jobid=jobid, nonce=nonce, text=text, bot=bot
     )
-    return claim_status(gateway, repo, number, bot=bot, jobid=jobid), comment
+    own = int(comment["id"])
+    return claim_status(gateway, repo, number, bot=bot, jobid=jobid, own=own), comment

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from tusk.config import Settings
 from tusk.errors import UserError
 from tusk.github import Gateway, GitHubError
-from tusk.lease import Lease, claim_status, take_over
+from tusk.lease import HandshakeUndecided, Lease, claim_status, take_over
 from tusk.markers import first_marker, is_trusted_author, render_marker
 from tusk.once import Patience, create_once, find_comment, new_nonce
 
@@ -251,7 +251,11 @@ def claim_log_issue(
             "Nothing ran. Mention the bot again, or re-run this workflow run, once GitHub's "
             "issue listing has caught up.",
         ) from lag
-    live, dead = _live_claims(gateway, settings, issues, lease=lease, nonce=nonce)
+    try:
+        live, dead = _live_claims(gateway, settings, issues, lease=lease, nonce=nonce)
+    except HandshakeUndecided:
+        _close_as_duplicate(gateway, settings, number)  # released, as for a lagging listing
+        raise
     numbers = {issue.number: issue for issue in live}
     if number not in numbers:  # our own issue counts even if a listing lags behind
         mine = parse_log_issue(created, settings)

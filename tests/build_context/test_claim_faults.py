@@ -10,7 +10,7 @@ import pytest
 from bc_samples import REPO, settings
 from tusk.actions.build_context import log_body as lb
 
-from tusk.lease import report_progress
+from tusk.lease import HandshakeUndecided, report_progress
 from tusk.log_issue import claim_log_issue, find_log_issues, log_marker, record_failure
 
 CONTROL = "alice/tusk-control"
@@ -19,10 +19,10 @@ ISSUES = rf"^/repos/{CONTROL}/issues$"
 START = datetime(2026, 11, 30, 11, 30, tzinfo=UTC)
 
 
-def scenario(*issues: dict[str, Any], lag: float = 0) -> dict[str, Any]:
+def scenario(*issues: dict[str, Any], lag: float = 0, comment_lag: float = 0) -> dict[str, Any]:
     return {
         "now": START.isoformat().replace("+00:00", "Z"),
-        "settings": {"listing_lag_seconds": lag},
+        "settings": {"listing_lag_seconds": lag, "comment_listing_lag_seconds": comment_lag},
         "users": [{"login": "alice"}, {"login": "tusk-bot"}],
         "tokens": {"agent": {"user": "tusk-bot", "scopes": ["repo"]}},
         "repos": [
@@ -212,6 +212,43 @@ def test_when_the_run_reports_progress_first_the_takeover_loses(local_github: An
     assert status == "alive"
     result = claim(local_github, now=START)
     assert not result.won and result.number == 1 and len(issues(local_github)) == 1
+
+
+def test_a_takeover_holds_although_the_comment_listing_lags_it(local_github: Any) -> None:
+    """The later delivery decides only once the listing shows its own takeover."""
+    local_github.load(scenario(orphan(minutes_old=31), comment_lag=20))
+    result = claim(local_github, now=START)
+    assert result.won and result.number == 2  # before: it saw no takeover and stood down
+    assert sum(local_github.sleeps) >= 20
+    status, _ = report_progress(
+        local_github.gateway("agent"), CONTROL, 1, bot="tusk-bot", jobid=JOBID, nonce="orphan-nonce"
+    )
+    assert status == "dead"
+
+
+def test_a_slow_run_whose_listing_still_hides_the_takeover_stops(local_github: Any) -> None:
+    """The claim's run starts just after a later delivery posted its takeover, while the
+    comment listing still hides it: the run waits until its own progress comment is
+    listed, sees the takeover before it, and stops. Before, it saw neither comment and
+    went on, next to the delivery that took over: two runs."""
+    local_github.load(scenario(orphan(minutes_old=31), comment_lag=20))
+    gateway = local_github.gateway("agent")
+    takeover = '<!-- tusk:takeover {"jobid":"alice-widgets-9000","nonce":"later"} -->\nmine now'
+    gateway.post(f"/repos/{CONTROL}/issues/1/comments", json={"body": takeover})
+    status, _ = report_progress(
+        gateway, CONTROL, 1, bot="tusk-bot", jobid=JOBID, nonce="orphan-nonce"
+    )
+    assert status == "dead"
+
+
+def test_a_run_that_never_sees_its_own_progress_listed_stops_and_says_why(
+    local_github: Any,
+) -> None:
+    local_github.load(scenario(orphan(minutes_old=1), comment_lag=10_000))
+    with pytest.raises(HandshakeUndecided, match="cannot be told"):
+        report_progress(
+            local_github.gateway("agent"), CONTROL, 1, bot="tusk-bot", jobid=JOBID, nonce="n"
+        )
 
 
 def test_a_failure_record_lost_behind_a_502_is_not_recorded_twice(gh: Any) -> None:

@@ -264,6 +264,22 @@ def test_listings_and_search_lag_a_new_issue_its_own_url_does_not(local_github: 
     assert number in listed() and number in found()
 
 
+def test_comment_listings_lag_a_new_comment_its_own_url_does_not(local_github: Any) -> None:
+    local_github.load(scenario(settings={"comment_listing_lag_seconds": 30}))
+    alice = local_github.gateway("alice")
+    created = alice.post("/repos/alice/widgets/issues/1/comments", {"body": "fresh"}).body
+    assert alice.get(f"/repos/alice/widgets/issues/comments/{created['id']}")["body"] == "fresh"
+
+    def listed() -> list[int]:
+        on_issue = alice.get("/repos/alice/widgets/issues/1/comments")
+        in_repo = alice.get("/repos/alice/widgets/issues/comments")
+        return [c["id"] for c in on_issue] + [c["id"] for c in in_repo]
+
+    assert created["id"] not in listed()
+    local_github.advance(30)
+    assert listed().count(created["id"]) == 2
+
+
 # --------------------------------------------------------------------------- discussions
 
 
