@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tusk.contracts import Blocklist, PermissionConfig, WriteOperation, is_valid_repo
-from tusk.markers import backlink_footer
+from tusk.markers import backlink_footer, neutralise_markers
 
 RefusalCode = Literal[
     "LIMIT_EXCEEDED",
@@ -87,9 +87,8 @@ _MENTION_RE = re.compile(
 )
 # Tusk's own hidden markers (tusk.markers) are trusted on anything the bot authors,
 # and everything the agent posts is authored by the bot: a forged one in a body
-# would become a memory entry, a blocklist change or a job claim.
-MARKER_OPENING = "<!-- tusk:"
-NEUTRAL_MARKER_OPENING = "<!-- tusk :"
+# would become a memory entry, a blocklist change or a job claim
+# (tusk.markers.neutralise_markers breaks them).
 # Code, roughly as CommonMark sees it: a fence only at the start of a line (closed by
 # a fence at least as long, or the end); an inline span between equal backtick runs
 # that are not escaped and do not cross a blank line. Where unsure it is not code, so
@@ -492,13 +491,6 @@ def neutralise_self_mentions(text: str, bot: str) -> str:
     changed = 1
     while changed:  # "@@bot" would otherwise leave "@bot" behind
         text, changed = pattern.subn(r"\1", text)
-    return text
-
-
-def neutralise_markers(text: str) -> str:
-    """Break every Tusk marker opening, so only the server's own footer carries one."""
-    while MARKER_OPENING in text:
-        text = text.replace(MARKER_OPENING, NEUTRAL_MARKER_OPENING)
     return text
 
 

@@ -29,6 +29,19 @@ MarkerKind = Literal[
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")
 
 
+MARKER_OPENING = "<!-- tusk:"
+NEUTRAL_MARKER_OPENING = "<!-- tusk :"
+
+
+def neutralise_markers(text: str) -> str:
+    """Break every Tusk marker opening in ``text``: for what the agent wrote or made
+    Tusk write under the bot's name, where a marker would be trusted (a memory entry,
+    a blocklist change, a job claim, an audit part)."""
+    while MARKER_OPENING in text:
+        text = text.replace(MARKER_OPENING, NEUTRAL_MARKER_OPENING)
+    return text
+
+
 def render_marker(kind: MarkerKind, data: Mapping[str, Any]) -> str:
     payload = json.dumps(dict(data), sort_keys=True, separators=(",", ":"))
     # "--" cannot appear inside an HTML comment; JSON escapes keep it out.

@@ -32,6 +32,7 @@ from tusk.actions.run_claude.transcript import (
 from tusk.audit import created_items, head_hash
 from tusk.audit_issue import audit_comments
 from tusk.contracts import AuditRecord, RunMetadata
+from tusk.markers import neutralise_markers
 from tusk.pricing import Spend
 from tusk.render import render
 from tusk.run_facts import RunFacts
@@ -174,8 +175,11 @@ def render_transcript(jobid: str, events: Sequence[dict[str, Any]]) -> str:
 
 
 def clean(text: str, secrets: Sequence[str]) -> str:
-    """Every comment a run posts: no secret, no notification."""
-    return defuse_mentions(redact(text, secrets))
+    """Every comment a run posts: no secret, no notification, and no Tusk marker but
+    the part marker added after this. The transcript quotes whatever the agent printed,
+    and the bot's comments on the log issue are where markers are trusted (an audit
+    part, a progress or takeover comment)."""
+    return neutralise_markers(defuse_mentions(redact(text, secrets)))
 
 
 @dataclass(frozen=True)
