@@ -20,9 +20,11 @@ closed: the run may reply once on its own thread and do nothing else, and
 
 Markers are read after Unicode NFKC normalisation, so the full-width forms
 CJK input methods type (``［permissions： no-pr］``, ``，``, ``＝``) mean what
-their ASCII twins mean. ``permissions:`` after another opening bracket
-(``【permissions: no-pr】``) looks like a marker but is not one: it fails
-closed too, rather than being ignored.
+their ASCII twins mean, and without the invisible characters github.com shows
+as nothing (a zero-width space pasted into ``permis​sions``). ``permissions:``
+after another opening bracket (``【permissions: no-pr】``), or spelled with
+look-alike letters of another alphabet (a Cyrillic ``р``), looks like a marker
+but is not one: it fails closed too, rather than being ignored.
 ``docs/permission-marker.md`` is the user-facing description.
 """
 
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from tusk.poller.mentions import prose
 
 from tusk.contracts import REPO_PATTERN, PermissionConfig, WriteOperation
+from tusk.neutralise import INVISIBLE
 
 # The singular is recognised only to be refused: a typo must fail closed, not open.
 _OPENER = re.compile(r"\[\s*permission(?P<plural>s?)\s*:", re.IGNORECASE)
@@ -69,18 +72,33 @@ _LOOKALIKE_OPENER = re.compile(
 )
 
 
+# Letters of other alphabets that look like the Latin ones of "permissions" (and a
+# few more), which NFKC leaves alone: Cyrillic, Greek and Latin small capitals.
+_LOOKALIKE_LETTERS = str.maketrans(
+    "аеорсуіјѕԁһкмпхАВЕКМНОРСТХІЈЅοριενκμτΟΡΙΕΝΚΜΤᴘᴇʀᴍɪꜱᴏɴ",
+    "aeopcyijsdhkmnxABEKMHOPCTXIJSopievkmtOPIENKMTpermison",
+)
+
+
 def fold(text: str) -> tuple[str, list[int]]:
-    """``text`` NFKC-normalised character by character, and for each character of the
-    result the index of the character of ``text`` it came from."""
-    if text.isascii():
+    """``text`` NFKC-normalised character by character, without the characters
+    github.com shows as nothing, and for each character of the result the index of
+    the character of ``text`` it came from."""
+    if text.isascii() and INVISIBLE.search(text) is None:
         return text, list(range(len(text)))
     out: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
+        if INVISIBLE.match(char) and char != "\n":
+            continue
         folded = unicodedata.normalize("NFKC", char) if not char.isascii() else char
         out.append(folded)
         origin.extend([index] * len(folded))
     return "".join(out), origin
+
+
+def _visible_nfkc(text: str) -> str:
+    return INVISIBLE.sub("", unicodedata.normalize("NFKC", INVISIBLE.sub("", text)))
 
 
 class MarkerError(ValueError):
@@ -114,6 +132,16 @@ def find_marker_text(markdown: str | None) -> str | None:
             f"{lookalike.group(0)!r} looks like a permission marker but is not one; write it "
             "with square brackets: [permissions: ...]"
         )
+    skeleton = folded.translate(_LOOKALIKE_LETTERS)
+    spelled = [
+        m for m in _OPENER.finditer(skeleton) if m.start() not in {o.start() for o in openers}
+    ]
+    if spelled:
+        raise MarkerError(
+            f"{folded[spelled[0].start() : spelled[0].end()]!r} looks like a permission marker "
+            "but is spelled with letters of another alphabet; type [permissions: ...] in "
+            "Latin letters"
+        )
     if not openers:
         return None
     if len(openers) > 1:
@@ -132,7 +160,7 @@ def parse_marker(text: str) -> Marker:
     The grammar is read after NFKC normalisation; ``Marker.text`` keeps what was typed."""
     if len(text) > MAX_MARKER_CHARS:
         raise MarkerError(f"the marker is longer than {MAX_MARKER_CHARS} characters")
-    folded = unicodedata.normalize("NFKC", text)
+    folded = _visible_nfkc(text)
     opener = _OPENER.match(folded)
     if opener is None or not folded.endswith("]"):
         raise MarkerError("a marker looks like [permissions: item, item, ...]")
@@ -238,7 +266,11 @@ def _raw_marker_hint(markdown: str | None) -> str | None:
         return None
     markdown = markdown.replace("\r\n", "\n")
     folded, origin = fold(prose(markdown))
-    opener = _LOOKALIKE_OPENER.search(folded) or _OPENER.search(folded)
+    opener = (
+        _LOOKALIKE_OPENER.search(folded)
+        or _OPENER.search(folded)
+        or _OPENER.search(folded.translate(_LOOKALIKE_LETTERS))
+    )
     if opener is None:
         return None
     start = origin[opener.start()]

@@ -58,6 +58,8 @@ _STYLE_RUN = "(?<=[\ufe0e\ufe0f])[\ufe0e\ufe0f]"
 # C0 controls except tab and newline; DEL and the C1 controls.
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 _HIDDEN_CHARS = re.compile(f"[{_HIDDEN_RANGES}{_CONTROLS}]|{_STYLE_RUN}")
+# For readers that must see text as github.com shows it (permission markers).
+INVISIBLE = _HIDDEN_CHARS
 # Most text is plain ASCII; for it only the C0 controls and DEL need looking for,
 # and a small class scans faster.
 _ASCII_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f]")

@@ -172,3 +172,37 @@ def test_marker_after_windows_line_ends_is_cut_where_it_is() -> None:
 
 def test_a_full_width_marker_in_code_is_still_ignored() -> None:
     assert effective("@tusk-bot fix `［permissions: no-pr］`") == DEFAULTS
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@tusk-bot [permis\u200bsions: no-pr] fix it",  # a zero-width space pasted in
+        "@tusk-bot [permissions\u00ad: no-pr] fix it",  # a soft hyphen
+        "@tusk-bot [\u2060permissions: no-pr] fix it",  # a word joiner
+        "@tusk-bot [permissions: no\u200b-pr] fix it",  # inside an item
+    ],
+)
+def test_a_marker_is_read_as_github_shows_it_without_invisible_characters(body: str) -> None:
+    """github.com shows these exactly like [permissions: no-pr]: they must not be
+    ignored (the run would get the defaults) nor mean anything else."""
+    result = effective(body)
+    assert result.error is None
+    assert "pull_request" not in result.operations
+    assert result.marker is not None and result.marker in body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@tusk-bot [\u0440ermissions: no-pr] fix it",  # Cyrillic er
+        "@tusk-bot [p\u0435rmissions: no-pr] fix it",  # Cyrillic ie
+        "@tusk-bot [\u1d18ermissions: no-pr] fix it",  # Latin small capital P
+        "@tusk-bot [permissions: no-pr] and [\u0440ermissions: no-issue]",  # one of two
+    ],
+)
+def test_a_marker_in_look_alike_letters_fails_closed(body: str) -> None:
+    result = effective(body)
+    assert result.error is not None and "another alphabet" in result.error
+    assert result.operations == ("comment",) and result.only_this_thread
+    assert result.marker  # the text that looked like a marker, for the log issue
