@@ -6,7 +6,9 @@ traceback, never a second copy."""
 
 from __future__ import annotations
 
+import json
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tusk.actions.run_claude import egress, fence, isolation, job
 
 from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
 
@@ -115,13 +118,24 @@ def cleanup(inputs: Any, env: dict[str, str]) -> subprocess.CompletedProcess[str
     )
 
 
-def agent_processes(user: str, *, polls: int = 50) -> bool:
-    """Whether ``user`` still runs something once killed processes had time to be reaped."""
-    for _ in range(polls):
-        if subprocess.run(["pgrep", "-u", user], capture_output=True).returncode == 1:
-            return False
+def iptables_rules() -> str:
+    return subprocess.run(["iptables", "-w", "-S"], capture_output=True, text=True).stdout
+
+
+def assert_nothing_left(run_dir: Path, recorded: dict[str, Any]) -> None:
+    """What cleanup.json named is gone: the run's user and its processes, its fence, its
+    egress proxy, its MCP server and its folder."""
+    uid = recorded["agent_uid"]
+    deadline = time.monotonic() + 10
+    while isolation.processes_of(uid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return True
+    assert isolation.processes_of(uid) == []
+    with pytest.raises(KeyError):
+        pwd.getpwnam(recorded["agent_user"])
+    assert fence.chain_name(uid) not in iptables_rules()
+    assert not egress.is_egress_proxy(recorded["egress_pid"], recorded["egress_config"])
+    assert not job._is_mcp_server(recorded["mcp_pid"], run_dir)
+    assert not Path(recorded["base"]).exists()
 
 
 def assert_written_up_as_cancelled(e2e: E2E) -> list[str]:
@@ -141,6 +155,7 @@ def assert_written_up_as_cancelled(e2e: E2E) -> list[str]:
 def test_a_signal_stops_the_agent_and_writes_up_cancelled(e2e: E2E, signum: signal.Signals) -> None:
     e2e.model.tolerate_failures()  # the stalled request is never answered
     process, inputs, env = start_run(e2e)
+    recorded = json.loads((inputs.run_dir / job.CLEANUP_FILE).read_text())
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=90)
     assert process.returncode == 1, stderr[-2000:]
@@ -149,7 +164,8 @@ def test_a_signal_stops_the_agent_and_writes_up_cancelled(e2e: E2E, signum: sign
     assert "The run was cancelled" in error and f"received {signum.name}" in error
     outputs = (e2e.tmp / "outputs").read_text()
     assert "\ncancelled\n" in outputs and "\nfailure\n" in outputs
-    assert not agent_processes(e2e.agent_user), "Claude Code outlived the cancelled run"
+    # The run's own user (not the harness's prefix user): nothing of it outlived the run.
+    assert_nothing_left(inputs.run_dir, recorded)
     again = cleanup(inputs, env)  # the always-run step after it adds nothing
     assert again.returncode == 0, again.stdout + again.stderr
     assert "is complete" in again.stdout
@@ -183,15 +199,19 @@ def test_a_second_signal_does_not_cut_the_write_up_short(e2e: E2E) -> None:
 def test_after_sigkill_the_cleanup_step_records_the_run_as_cancelled(e2e: E2E) -> None:
     e2e.model.tolerate_failures()
     process, inputs, env = start_run(e2e)
+    recorded = json.loads((inputs.run_dir / job.CLEANUP_FILE).read_text())
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)
+    # Killed: nothing of the run was undone. Its fence, servers and user are still there.
+    assert fence.chain_name(recorded["agent_uid"]) in iptables_rules()
+    assert isolation.processes_of(recorded["agent_uid"])
     assert e2e.log_comments() == []  # the killed process could write nothing
     done = cleanup(inputs, env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "recorded the run as cancelled (killed)" in done.stdout
     (error,) = assert_written_up_as_cancelled(e2e)
     assert "stopped before it finished" in error
-    assert not agent_processes(e2e.agent_user)
+    assert_nothing_left(inputs.run_dir, recorded)
     cleanup_outputs = Path(env["GITHUB_OUTPUT"]).with_suffix(".cleanup").read_text()
     assert "\ncancelled\n" in cleanup_outputs and "\ncomplete\n" in cleanup_outputs
     again = cleanup(inputs, env)  # a second clean-up doubles nothing
