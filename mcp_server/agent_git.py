@@ -30,7 +30,7 @@ import socket
 import stat
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -64,12 +64,17 @@ def _request_problem(branch: str, exclude: Sequence[str]) -> str | None:
 
 @dataclass(frozen=True)
 class AgentGit:
-    """``git bundle create`` in ``workspace``, run as ``uid``/``gid`` (None: this process)."""
+    """``git bundle create`` in ``workspace``, run as ``uid``/``gid`` (None: this process).
+
+    ``confine`` turns git's command line into one that becomes the agent itself in the
+    agent's confinement (run-claude's mount namespace): a process of the agent's uid
+    outside it would open the covered-up sockets to the agent (via /proc/<pid>/root)."""
 
     workspace: Path
     uid: int | None = None
     gid: int | None = None
     timeout: float = GIT_TIMEOUT
+    confine: Callable[[list[str]], list[str]] | None = None
 
     @classmethod
     def as_owner(cls, workspace: Path) -> AgentGit:
@@ -104,11 +109,15 @@ class AgentGit:
     def run(self, args: Sequence[str], *, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
         """``git ARGS`` in the workspace as its owner; never raises on git's exit code."""
         as_user: dict[str, object] = {}
+        command = ["git", *args]
         if self.uid is not None and self.uid != os.geteuid():
-            as_user = {"user": self.uid, "group": self.gid, "extra_groups": []}
+            if self.confine is not None:
+                command = self.confine(command)  # becomes the agent itself
+            else:
+                as_user = {"user": self.uid, "group": self.gid, "extra_groups": []}
         try:
             return subprocess.run(
-                ["git", *args],
+                command,
                 cwd=self.workspace,
                 env=self._env(),
                 input=stdin,

@@ -567,6 +567,99 @@ def spawn_kwargs(user: Principal | None, *, extra_groups: Sequence[int] = ()) ->
     }
 
 
+# --------------------------------------------------------------------------- confinement
+
+# Local services that reach the network for whoever asks them over a Unix socket,
+# which no firewall rule sees: systemd-resolved (DNS by D-Bus or its varlink socket,
+# so a name like <data>.example.net leaves the machine), nscd, avahi (mDNS) and snapd
+# (searches of the snap store). GitHub's Ubuntu runners run resolved and snapd. In the
+# agent's own mount namespace they are covered up: an empty folder, /dev/null.
+MASKED_PATHS = (
+    Path("/run/dbus"),
+    Path("/run/systemd/resolve"),
+    Path("/run/nscd"),
+    Path("/run/avahi-daemon"),
+    Path("/run/snapd.socket"),
+    Path("/run/snapd-snap.socket"),
+)
+# Run as root in the new mount namespace: cover each path given before "--", then
+# become the agent (no groups, no capabilities, none to gain from setuid files) and
+# run the rest.
+# Its arguments: mount, setpriv, uid, gid, the paths, "--", the command.
+_CONFINE_SCRIPT = (
+    'set -e; mount=$1 setpriv=$2 uid=$3 gid=$4; shift 4; while [ "$1" != -- ]; do '
+    'if [ -d "$1" ]; then "$mount" -t tmpfs -o ro,size=4k,mode=0755,nosuid,nodev,noexec '
+    'tusk-masked "$1"; else "$mount" --bind /dev/null "$1"; fi; shift; done; shift; '
+    'exec "$setpriv" --reuid="$uid" --regid="$gid" --clear-groups '
+    '--inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"'
+)
+
+
+def confinement_tools() -> dict[str, str] | None:
+    """Where unshare, setpriv and mount are (util-linux), or None when one is missing."""
+    found = {name: shutil.which(name, path=SBIN_PATH) for name in ("unshare", "setpriv", "mount")}
+    if any(path is None for path in found.values()):
+        return None
+    return {name: str(path) for name, path in found.items()}
+
+
+def confined(
+    argv: Sequence[str],
+    user: Principal,
+    *,
+    tools: Mapping[str, str],
+    masked: Sequence[Path] = MASKED_PATHS,
+) -> list[str]:
+    """``argv`` run as ``user`` in a mount namespace of its own, where ``masked`` are
+    covered up. Started as root; the namespace is private, so the host sees nothing
+    of it, and its mounts, made by root, cannot be undone by the agent (the kernel
+    locks them against less privileged namespaces)."""
+    present = [str(path) for path in masked if os.path.lexists(path)]
+    return [
+        tools["unshare"],
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        _CONFINE_SCRIPT,
+        "tusk-agent",
+        tools["mount"],
+        tools["setpriv"],
+        str(user.uid),
+        str(user.gid),
+        *present,
+        "--",
+        *argv,
+    ]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start a process as the agent: the command and Popen's arguments."""
+
+    argv: list[str]
+    kwargs: dict[str, object]
+
+
+def agent_launch(
+    argv: Sequence[str],
+    user: Principal | None,
+    *,
+    tools: Mapping[str, str] | None,
+    masked: Sequence[Path] = MASKED_PATHS,
+) -> Launch:
+    """Confined when this process is root and ``tools`` were found; else dropped to
+    ``user`` directly (``spawn_kwargs``), without the covered-up sockets."""
+    if user is None or user.uid == os.getuid() or os.geteuid() != 0 or tools is None:
+        return Launch(list(argv), spawn_kwargs(user))
+    return Launch(
+        confined(argv, user, tools=tools, masked=masked),
+        {"start_new_session": True, "umask": 0o027},
+    )
+
+
 # --------------------------------------------------------------------------- cleanup
 
 

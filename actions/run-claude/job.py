@@ -339,6 +339,7 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
             meter=meter,
             lines=stage.passes,
             stage=stage,
+            confine=confinement(agent),
         )
         reporter = _progress_reporter(inputs, meter)
         final = "❌ The run stopped before it finished."
@@ -451,6 +452,23 @@ def _put_up_fence(
         return open_by_need(settings.agent, f"{error.title}. {error.hint}"), None
 
 
+def confinement(agent: Principal | None) -> Mapping[str, str] | None:
+    """The tools that put the agent in its own mount namespace, where the local sockets
+    that reach the network (DNS over D-Bus, snapd...) are covered up; None without an
+    agent user, or, said in the step log, where util-linux lacks them."""
+    if agent is None or os.geteuid() != 0:
+        return None
+    tools = isolation.confinement_tools()
+    if tools is None:
+        actions_edge.warning(
+            "The agent runs without its own mount namespace",
+            detail="unshare, setpriv or mount (util-linux) is missing, so local services "
+            "that reach the network over a Unix socket (systemd-resolved, snapd) stay "
+            "reachable to the agent. Install util-linux.",
+        )
+    return tools
+
+
 def budget_stop(meter: Meter) -> StopReason | None:
     spend = meter.spend()
     if not spend.exceeded:
@@ -461,10 +479,19 @@ def budget_stop(meter: Meter) -> StopReason | None:
 def agent_git(dirs: RunDirs, agent: Principal | None) -> AgentGit:
     """git in the workspace as the agent: the user named here, never whoever the path
     turns out to belong to (the agent owns its home, so it could re-point the folders
-    above the workspace). Without isolation, as this process, like the agent itself."""
+    above the workspace), and in the agent's confinement like the agent itself. Without
+    isolation, as this process, like the agent itself."""
     if agent is None:
         return AgentGit(dirs.workspace)
-    return AgentGit(dirs.workspace, uid=agent.uid, gid=agent.gid)
+    tools = isolation.confinement_tools() if os.geteuid() == 0 else None
+    if tools is None:
+        return AgentGit(dirs.workspace, uid=agent.uid, gid=agent.gid)
+    return AgentGit(
+        dirs.workspace,
+        uid=agent.uid,
+        gid=agent.gid,
+        confine=lambda argv: isolation.confined(argv, agent, tools=tools),
+    )
 
 
 def go_away_stop(run_dir: Path) -> StopReason | None:
@@ -565,6 +592,7 @@ class _Passes:
     meter: Meter
     lines: list[tuple[str, str]] = field(default_factory=list)
     stage: _Stage = field(default_factory=_Stage)
+    confine: Mapping[str, str] | None = None  # isolation.confinement_tools()
     audit_seen: int = 0  # audit records already shown in the step log
 
     def scrub(self, line: str) -> str:
@@ -678,6 +706,7 @@ class _Passes:
                     external_stop=lambda: (
                         budget_stop(self.meter) or go_away_stop(self.inputs.run_dir)
                     ),
+                    confine=self.confine,
                 )
             finally:
                 actions_edge.end_group()

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from tusk.actions.run_claude.isolation import (
     SAFE_PATH,
     Principal,
+    agent_launch,
     end_processes_of,
     spawn_kwargs,
 )
@@ -262,18 +263,22 @@ def run_session(
     poll_seconds: float = 0.2,
     scrub: Callable[[str], str] = str,
     external_stop: Callable[[], StopReason | None] = lambda: None,
+    confine: Mapping[str, str] | None = None,
 ) -> SessionRun:
     """Run one Claude Code session to its end, stopping it when the watch says so.
 
     ``scrub`` cleans each line before it is saved: the agent can read the API key
     and may print it, and the saved stream may end up in an artifact.
     ``external_stop`` is asked at every poll and after every line: a reason from
-    outside the stream (the model proxy's budget) ends the session like a loop."""
+    outside the stream (the model proxy's budget) ends the session like a loop.
+    ``confine`` (``isolation.confinement_tools()``) starts Claude Code in the agent's
+    own mount namespace (``isolation.agent_launch``)."""
     started = clock()
     loop_seen_before = _stamp(loop_file)
+    launch = agent_launch(argv, user, tools=confine)
     with stderr_path.open("a", encoding="utf-8") as stderr:
         process = subprocess.Popen(
-            list(argv),
+            launch.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -281,7 +286,7 @@ def run_session(
             cwd=cwd,
             text=True,
             bufsize=1,
-            **spawn_kwargs(user),  # type: ignore[arg-type]
+            **launch.kwargs,  # type: ignore[arg-type]
         )
     assert process.stdin is not None and process.stdout is not None
     lock = threading.Lock()

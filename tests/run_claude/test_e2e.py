@@ -393,6 +393,8 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
                 f"stat -c '%a %U' {base}/mcp.json; cat {base}/mcp.json",
                 "cat ~/.claude.json 2>&1; ls -laR ~ 2>&1 | head -80; cat ~/.claude/settings.json",
                 f"ls -la ~root {tmp_path} 2>&1",
+                # local services that reach the network over a Unix socket: covered up
+                "ls -A /run/dbus 2>&1; echo sockets-done",
                 f"grep -rIl {split} /tmp /var/tmp /home /run /dev/shm /etc {base} 2>/dev/null;"
                 " echo grep-done",
                 # The network: the local GitHub and another loopback service directly,
@@ -438,7 +440,7 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
         assert secret not in seen_by_the_model
     saved = (e2e.tmp / "run" / "events.jsonl").read_text()
     assert API_KEY not in saved
-    (ident, proc, temp, git, mcp, claude_home, homes, grep, *network) = results
+    (ident, proc, temp, git, mcp, claude_home, homes, sockets, grep, *network) = results
     # The probes really looked: each shows what it found.
     user = ident.splitlines()[0]  # this run's own user
     assert user[:-6] == isolation.run_user_name(e2e.agent_user, "local", "abcdef")[:-6]
@@ -453,6 +455,8 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     assert mcp.startswith(f"600 {user}\n") and '"Authorization": "Bearer ' in mcp
     assert ".claude" in claude_home
     assert "Permission denied" in homes
+    if Path("/run/dbus").is_dir() and any(Path("/run/dbus").iterdir()):
+        assert sockets.strip() == "sockets-done"  # the agent sees /run/dbus empty
     assert grep.strip() == "grep-done"
     (github, other, github_via_proxy, blocked, dns, model_admin_api, second_mcp, connector) = (
         network

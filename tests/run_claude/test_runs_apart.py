@@ -14,7 +14,10 @@ the next run's.
 from __future__ import annotations
 
 import select
+import shutil
+import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -186,3 +189,87 @@ def test_another_runs_agent_cannot_read_this_runs_context(agent_user: str, tmp_p
         isolation.remove_agent_traces(dirs, ours)
         for principal in (ours, theirs):
             isolation.delete_run_user(principal)
+
+
+PROBE_SOCKETS = """
+import socket, subprocess, sys
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        print("open", flush=True)
+    except OSError as error:
+        print("refused", type(error).__name__, flush=True)
+undo = subprocess.run(["umount", sys.argv[1].rsplit("/", 1)[0]], capture_output=True)
+print("unmounted" if undo.returncode == 0 else "cannot unmount")
+"""
+
+
+def test_the_agent_cannot_reach_local_services_that_reach_the_network(agent_user: str) -> None:
+    """systemd-resolved answers DNS questions (and so sends a name out) for any user over
+    D-Bus or its own socket; no firewall rule sees a Unix socket. The agent runs in a
+    mount namespace of its own where such sockets are covered up: a folder of them
+    (as /run/dbus) and a socket file (as /run/snapd.socket)."""
+    require_root()
+    tools = isolation.confinement_tools()
+    assert tools is not None, "util-linux (unshare, setpriv, mount) is missing"
+    user = isolation.create_run_user(agent_user, "masked-1")
+    folder = Path(tempfile.mkdtemp(prefix="tusk-service-", dir="/run"))
+    servers = []
+    try:
+        folder.chmod(0o755)
+        for path in (folder / "bus", folder.with_suffix(".sock")):
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(str(path))
+            path.chmod(0o777)  # as a service's world-writable socket is
+            server.listen(4)
+            servers.append(server)
+        probe = ["python3", "-c", PROBE_SOCKETS, str(folder / "bus"), str(folder) + ".sock"]
+        masked = (folder, folder.with_suffix(".sock"))
+
+        def run(tools: dict[str, str] | None) -> str:
+            launch = isolation.agent_launch(probe, user, tools=tools, masked=masked)
+            done = subprocess.run(
+                launch.argv,
+                capture_output=True,
+                text=True,
+                env={"PATH": isolation.SAFE_PATH},
+                cwd="/",
+                **launch.kwargs,  # type: ignore[arg-type]
+            )
+            return done.stdout + done.stderr
+
+        assert run(None) == "open\nopen\ncannot unmount\n"  # dropped to the user alone
+        assert run(tools) == (
+            "refused FileNotFoundError\nrefused ConnectionRefusedError\ncannot unmount\n"
+        )
+        assert [p.name for p in folder.iterdir()] == ["bus"]  # the host's view is untouched
+    finally:
+        for server in servers:
+            server.close()
+        folder.with_suffix(".sock").unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        isolation.delete_run_user(user)
+
+
+def test_git_the_runner_runs_as_the_agent_runs_confined_too(
+    agent_user: str, tmp_path: Path
+) -> None:
+    """A process of the agent's uid outside its namespace would let the agent open the
+    covered-up sockets through /proc/<pid>/root: the workspace's git runs inside."""
+    require_root()
+    from tusk.actions.run_claude import job
+
+    user = isolation.create_run_user(agent_user, "git-1")
+    dirs = isolation.prepare_run_dirs(isolation.agent_base(user), agent=user)
+    try:
+        as_user(user, ["git", "init", "-q", str(dirs.workspace)])
+        git = job.agent_git(dirs, user)
+        assert git.confine is not None
+        done = git.run(["rev-parse", "--show-toplevel"])
+        assert done.returncode == 0, done.stderr
+        mounts = git.run(["-c", "alias.m=!cat /proc/self/mountinfo", "m"]).stdout.decode()
+        assert "tusk-masked" in mounts or not any(p.exists() for p in isolation.MASKED_PATHS)
+    finally:
+        isolation.remove_agent_traces(dirs, user)
+        isolation.delete_run_user(user)
