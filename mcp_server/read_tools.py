@@ -21,7 +21,7 @@ from tusk.mcp_server.read_scope import ReadScope, repo_of_api_url
 from tusk.mcp_server.runtime import Runtime, tool
 
 from tusk.forks import find_fork
-from tusk.github import Gateway, next_link
+from tusk.github import Gateway
 from tusk.neutralise import Trust, neutralise, one_line
 
 READ = ToolAnnotations(
@@ -103,7 +103,7 @@ def _page(
     response = gateway.request(
         "GET", path, params={**(params or {}), "per_page": PER_PAGE, "page": page}
     )
-    return response.body, next_link(response.header("link")) is not None
+    return response.body, "next" in response.links
 
 
 def get_issue(

@@ -20,7 +20,7 @@ from typing import Any
 
 from tusk.poller.core import NotificationsResponse, Thread
 
-from tusk.github import Gateway, next_link
+from tusk.github import Gateway
 
 PER_PAGE = 50  # the notifications endpoint's maximum
 
@@ -38,11 +38,11 @@ def fetch(gateway: Gateway, *, if_modified_since: str | None) -> NotificationsRe
             status=304, threads=(), last_modified=if_modified_since, poll_interval=interval
         )
     items: list[Any] = list(first.body or [])
-    url = next_link(first.header("link"))
+    url = first.links.get("next")
     while url is not None:
         page = gateway.request("GET", url)
         items.extend(page.body or [])
-        url = next_link(page.header("link"))
+        url = page.links.get("next")
     return NotificationsResponse(
         status=first.status,
         threads=tuple(items),

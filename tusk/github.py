@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -44,18 +44,6 @@ RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
 ErrorCause = Literal[
     "auth", "permission", "not_found", "outage", "rate_limit", "invalid", "conflict", "unknown"
 ]
-
-# What each cause means for the person reading the error: a token problem or not.
-CAUSE_SUMMARY: dict[str, str] = {
-    "auth": "the token was refused",
-    "permission": "a permission problem",
-    "not_found": "not found (or not visible to the token)",
-    "outage": "GitHub is failing or unreachable: an outage or a network problem, not the token",
-    "rate_limit": "a rate limit, not a permission problem",
-    "invalid": "GitHub refused the request's content",
-    "conflict": "a conflict",
-    "unknown": "an unexpected answer",
-}
 
 # Tusk's four tokens and the environment variables that hold them.
 TOKEN_ENV_NAMES: dict[str, str] = {
@@ -119,6 +107,16 @@ class GitHubError(TuskError):
         return self.cause == "outage"
 
 
+class ErrorContext(TypedDict):
+    """What every ``GitHubError`` of a final response carries: which request, which token."""
+
+    status: int
+    method: str
+    path: str
+    github_message: str
+    token: str
+
+
 class TransportError(GitHubError):
     """GitHub could not be reached (connection refused, dropped, timed out)."""
 
@@ -151,10 +149,6 @@ class ServerError(GitHubError):
     """5xx that did not clear within the retry budget."""
 
 
-class NotModified(TuskError):
-    """Raised only by helpers that expect content; ``conditional_get`` returns 304s."""
-
-
 # --------------------------------------------------------------------------- pure decisions
 
 
@@ -165,6 +159,7 @@ class Response:
     body: Any
     text: str
     url: str
+    links: Mapping[str, str] = field(default_factory=dict)  # Link header: rel -> URL
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -259,13 +254,7 @@ def error_for(method: str, path: str, status: int, body: Any, *, token: str = ""
     who = token_label(token)
     env = TOKEN_ENV_NAMES.get(token)
     secret = f"the secret {env}" if env else "the token"
-    common = {
-        "status": status,
-        "method": method,
-        "path": path,
-        "github_message": said,
-        "token": token,
-    }
+    common = ErrorContext(status=status, method=method, path=path, github_message=said, token=token)
     if status == 401:
         return Unauthorized(
             f"GitHub refused {who}: it is wrong, expired or revoked",
@@ -347,22 +336,6 @@ def graphql_reset_delay(headers: Mapping[str, str], *, now: float) -> float:
         return max(float(lowered["x-ratelimit-reset"]) - now, 0.0) + 1.0
     except (KeyError, ValueError):
         return 60.0
-
-
-def next_link(link_header: str | None) -> str | None:
-    """The ``rel="next"`` URL of a ``Link`` header, if any."""
-    return link_targets(link_header).get("next")
-
-
-def link_targets(link_header: str | None) -> dict[str, str]:
-    """Every ``rel`` of a ``Link`` header (next, prev, first, last) mapped to its URL."""
-    targets: dict[str, str] = {}
-    for part in (link_header or "").split(","):
-        match = re.match(r'\s*<([^>]+)>\s*;\s*rel="([^"]+)"', part)
-        if match:
-            for rel in match.group(2).split():
-                targets.setdefault(rel, match.group(1))
-    return targets
 
 
 # --------------------------------------------------------------------------- accounting
@@ -492,9 +465,16 @@ class Gateway:
         notifications)."""
         method = method.upper()
         url = self.url_for(path_or_url)
-        route = route_of(method, urlsplit(url).path)
+        path = urlsplit(url).path
+        route = route_of(method, path)
         if content is None:
-            content = is_content_request(method, urlsplit(url).path)
+            content = is_content_request(method, path)
+        send = {
+            "params": params,
+            "json": json,
+            "headers": self._headers(headers, accept),
+            "allow_redirects": follow_redirects,
+        }
         attempt = 0
         while True:
             attempt += 1
@@ -502,54 +482,56 @@ class Gateway:
                 wait = self.pacer.schedule(self._clock())
                 if wait > 0:
                     self._sleep(wait)
-            status: int | None
-            transport_error: requests.RequestException | None = None
-            try:
-                raw = self._session.request(
-                    method,
-                    url,
-                    params=params,
-                    json=json,
-                    headers=self._headers(headers, accept),
-                    timeout=self.timeout,
-                    allow_redirects=follow_redirects,
+            answer = self._send(method, url, route, send)
+            if isinstance(answer, Response):
+                if answer.status < 400 or answer.status in allow_statuses:
+                    return answer
+                status, error = answer.status, None
+                delay = retry_delay(
+                    status, answer.headers, answer.body, attempt=attempt, now=self._clock()
                 )
-                status = raw.status_code
-                response_headers = {k.lower(): v for k, v in raw.headers.items()}
-                self.server_time = _http_date(response_headers.get("date")) or self.server_time
-                text = raw.text
-                body = _parse_body(raw)
-                self.ledger.record(route, status)
-            except requests.RequestException as error:
-                self.ledger.record(route, None)
-                status, response_headers, text, body = None, {}, "", None
-                transport_error = error
-            if status is not None and (status < 400 or status in allow_statuses):
-                return Response(status, response_headers, body, text, url)
-            delay = retry_delay(status, response_headers, body, attempt=attempt, now=self._clock())
-            if not may_repeat and _may_have_landed(status, transport_error):
+            else:
+                status, error = None, answer
+                delay = retry_delay(None, {}, None, attempt=attempt, now=self._clock())
+            if not may_repeat and _may_have_landed(status, error):
                 delay = None
             if delay is None or attempt >= self.max_attempts or delay > self.max_wait:
-                if status is None:
-                    failure: GitHubError = TransportError(
-                        f"could not reach GitHub after {attempt} attempt(s): a network problem "
-                        f"or an outage, not a problem with {token_label(self.token_name)} "
-                        f"({transport_error})",
-                        method=method,
-                        path=urlsplit(url).path,
-                        hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network; "
-                        "run again later",
-                        token=self.token_name,
-                        cause="outage",
-                        may_have_landed=method != "GET" and _may_have_landed(None, transport_error),
-                    )
-                else:
-                    failure = error_for(
-                        method, urlsplit(url).path, status, body, token=self.token_name
-                    )
-                raise self._scrubbed(failure)
+                raise self._scrubbed(self._failure(method, path, attempt, answer))
             self.ledger.record_retry()
             self._sleep(delay)
+
+    def _send(
+        self, method: str, url: str, route: str, send: Mapping[str, Any]
+    ) -> Response | requests.RequestException:
+        """One attempt: GitHub's answer, or the error that kept it from arriving. Counted."""
+        try:
+            raw = self._session.request(method, url, timeout=self.timeout, **send)
+            headers = {k.lower(): v for k, v in raw.headers.items()}
+            self.server_time = _http_date(headers.get("date")) or self.server_time
+            links = {rel: str(link["url"]) for rel, link in raw.links.items()}
+            answer = Response(raw.status_code, headers, _parse_body(raw), raw.text, url, links)
+        except requests.RequestException as error:
+            self.ledger.record(route, None)
+            return error
+        self.ledger.record(route, answer.status)
+        return answer
+
+    def _failure(
+        self, method: str, path: str, attempt: int, answer: Response | requests.RequestException
+    ) -> GitHubError:
+        """The error that ends a request: GitHub's final answer, or no answer at all."""
+        if isinstance(answer, Response):
+            return error_for(method, path, answer.status, answer.body, token=self.token_name)
+        return TransportError(
+            f"could not reach GitHub after {attempt} attempt(s): a network problem "
+            f"or an outage, not a problem with {token_label(self.token_name)} ({answer})",
+            method=method,
+            path=path,
+            hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network; run again later",
+            token=self.token_name,
+            cause="outage",
+            may_have_landed=method != "GET" and _may_have_landed(None, answer),
+        )
 
     def _scrubbed(self, error: GitHubError) -> GitHubError:
         """The error with the token blanked out, should any text echo it back."""
@@ -600,7 +582,7 @@ class Gateway:
             response = self.request("GET", url, params=query)
             items = response.body[item_key] if item_key else response.body
             yield from items
-            url = next_link(response.header("link"))
+            url = response.links.get("next")
             query = {}  # the next link carries the query
 
     def conditional_get(
@@ -785,10 +767,6 @@ def _parse_body(raw: requests.Response) -> Any:
         except ValueError:
             return None
     return None
-
-
-def join_url(base: str, path: str) -> str:
-    return urljoin(base.rstrip("/") + "/", path.lstrip("/"))
 
 
 TOKEN_ENV = {

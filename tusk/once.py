@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
-from tusk.github import Gateway, GitHubError, link_targets
+from tusk.github import Gateway, GitHubError
 from tusk.markers import MarkerKind, first_marker
 
 T = TypeVar("T")
@@ -133,7 +133,7 @@ def newest_first(gateway: Gateway, path: str, *, per_page: int = 100) -> Iterato
     the next page, hence the dedup by id.
     """
     first = gateway.request("GET", path, params={"per_page": per_page, "page": 1})
-    links = link_targets(first.header("link"))
+    links = first.links
     pages: Iterable[list[dict[str, Any]]]
     if "last" in links:
         last = _page_number(links["last"]) or 1
