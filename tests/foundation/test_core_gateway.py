@@ -484,3 +484,67 @@ def test_dropped_connection_is_retried_for_repeatable_requests(server: Scripted)
     sleeps = Sleeps()
     assert make_gateway(server.url, sleeps).get("/x") == {"ok": True}
     assert sleeps == [1.0]
+
+
+@pytest.fixture
+def proxy() -> Iterator[list[str]]:
+    """A stand-in proxy that records every request line it is sent (and answers 200 {})."""
+    seen: list[str] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_GET = do_POST = do_CONNECT = _serve
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    seen.append(f"http://127.0.0.1:{httpd.server_address[1]}")  # seen[0]: its URL
+    yield seen
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize("token", [TOKEN, None], ids=["bot token", "anonymous"])
+def test_gateway_ignores_proxy_settings_and_netrc_from_the_environment(
+    server: Scripted,
+    proxy: list[str],
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    token: str | None,
+) -> None:
+    """A runner's proxy variables or a .netrc must neither see the token nor replace it."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone-else password netrc-password\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, proxy[0])
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    server.script("/repos/a/b", Reply(200, {"full_name": "a/b"}))
+    gateway = Gateway(
+        api_url=server.url,
+        token=SecretStr(token) if token else None,
+        token_name="bot" if token else "anonymous",
+        sleep=Sleeps(),
+        timeout=5,
+    )
+
+    assert gateway.get("/repos/a/b") == {"full_name": "a/b"}
+
+    assert proxy[1:] == []  # nothing went through the proxy
+    sent = {k.lower(): v for k, v in server.seen[0].headers.items()}
+    if token:
+        assert sent["authorization"] == f"Bearer {TOKEN}"
+    else:
+        assert "authorization" not in sent  # no Basic auth from .netrc either
