@@ -146,7 +146,7 @@ class LeanClient:
 
     def __init__(self, url: str) -> None:
         self.parts = urlsplit(url)
-        self.conn = http.client.HTTPConnection(self.parts.hostname, self.parts.port)
+        self.conn = http.client.HTTPConnection(self.parts.hostname or "", self.parts.port)
         self.session: str | None = None
         self.next_id = 0
         self.rpc(
@@ -287,6 +287,7 @@ def bookkeeping(folder: Path) -> list[tuple[int, float]]:
         }
         args = {"repo": REPO, "number": 1, "comments_page": 1}
         samples = []
+        text = ""
         for _ in range(200):
             start = time.perf_counter()
             text = serialise(result, secrets, escaped)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import requests
 from pydantic import SecretStr
@@ -19,7 +20,11 @@ from tusk.actions.run_claude.metering import Meter, UsageTap
 from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy
 from tusk.sandbox.model_server import ModelServer
 
-BODY = {"model": "claude-opus-5-5", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+BODY: dict[str, Any] = {
+    "model": "claude-opus-5-5",
+    "stream": True,
+    "messages": [{"role": "user", "content": "x"}],
+}
 
 
 def timed(url: str, count: int, key: str = "") -> float:

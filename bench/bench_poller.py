@@ -98,7 +98,7 @@ def issue_case() -> tuple[dict[str, Any], int]:
 
 
 def pull_case() -> tuple[dict[str, Any], int]:
-    linked = [
+    linked: list[dict[str, Any]] = [
         {"number": n, "author": "bob", "title": f"Bug {n}", "body": "It breaks.", "comments": []}
         for n in (1, 2)
     ]

@@ -222,11 +222,12 @@ def nodes_of(raw: dict[str, Any]) -> list[Node]:
     thread = raw["thread"]
     number = thread.get("number")
     discussion = kind == "discussion"
-    body_type: TriggerType = {
+    body_types: dict[str, TriggerType] = {
         "issue": "issue_body",
         "pull_request": "pull_request_body",
         "discussion": "discussion_body",
-    }[kind]
+    }
+    body_type = body_types[kind]
     body_id = str(thread.get("node_id") if discussion else number)
     # A thread's updated_at moves with every comment, label or push; only an edit of
     # the body itself may make the body a new trigger (P8: never twice for one trigger).

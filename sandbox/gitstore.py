@@ -344,13 +344,13 @@ def _file_changes(diff: str, name_status: str, numstat: str) -> list[FileChange]
     parts = numstat.split("\0")
     index = 0
     while index < len(parts) and parts[index]:
-        added, deleted, name = parts[index].split("\t", 2)
+        added_text, deleted_text, name = parts[index].split("\t", 2)
         if name == "":  # a rename: the two names follow
             name = parts[index + 2]
             index += 3
         else:
             index += 1
-        counts[name] = (_int(added), _int(deleted))
+        counts[name] = (_int(added_text), _int(deleted_text))
     patches = _split_patches(diff)
     names = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "copied"}
     changes = []

@@ -39,6 +39,12 @@ if TYPE_CHECKING:
 MAX_PAGE = 100
 
 
+def _selection_name(selection: Any) -> str | None:
+    """A field's or fragment spread's name; None for an inline fragment (it has none)."""
+    name = getattr(selection, "name", None)
+    return name.value if name else None
+
+
 def execute(
     app: SandboxApp,
     token: Token,
@@ -56,7 +62,7 @@ def execute(
         validate,
     )
     from graphql import (
-        execute as run,
+        execute_sync as run,  # every resolver here is synchronous
     )
     from tusk.sandbox.spec import load_graphql_schema
 
@@ -71,7 +77,7 @@ def execute(
     op = get_operation_ast(document, operation)
     resolver = Resolver(app, token, measured)
     if op is not None and op.operation == OperationType.MUTATION:
-        fields = {getattr(s, "name", None) and s.name.value for s in op.selection_set.selections}
+        fields = {_selection_name(s) for s in op.selection_set.selections}
         if token.read_only and fields != {"addReaction"}:  # see READ_ONLY_REACTIONS
             return {
                 "errors": [

@@ -8,13 +8,13 @@ neither for us.
 from __future__ import annotations
 
 from email.message import Message
-from typing import BinaryIO
+from io import BufferedIOBase
 
 
-def read_body(headers: Message, stream: BinaryIO) -> bytes:
+def read_body(headers: Message, stream: BufferedIOBase) -> bytes:
     """The whole body of the request whose ``headers`` were just read from ``stream``."""
     if headers.get("Transfer-Encoding", "").lower() == "chunked":
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             size = int(stream.readline().split(b";")[0].strip() or b"0", 16)
             if size == 0:

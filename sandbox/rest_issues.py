@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -55,9 +56,11 @@ def list_issues(call: Call) -> Reply:
             continue
         items.append(issue)
     sort = call.arg("sort", "created")
-    key = {"updated": lambda i: i.updated_at, "comments": lambda i: len(i.comments)}.get(
-        sort or "", lambda i: i.created_at
-    )
+    keys: dict[str, Callable[[Issue], Any]] = {
+        "updated": lambda i: i.updated_at,
+        "comments": lambda i: len(i.comments),
+    }
+    key: Callable[[Issue], Any] = keys.get(sort or "", lambda i: i.created_at)
     items.sort(key=lambda i: (key(i), i.number), reverse=call.arg("direction", "desc") == "desc")
     return listing(call, [call.shapes.issue(repo, i) for i in items])
 

@@ -408,13 +408,13 @@ def get_content(call: Call) -> Reply:
         raise SandboxError(404, "Not Found")
     kind, value = found
     if kind == "file":
-        data, blob = value  # type: ignore[misc]
+        data, blob = value
         if "application/vnd.github.raw" in call.headers.get("accept", ""):
             return Reply(200, data, content_type="application/vnd.github.raw; charset=utf-8")
         return Reply(200, _content_entry(call, repo, path, "file", blob, len(data), ref, data))
     entries = [
         _content_entry(call, repo, name, entry_kind, blob, size, ref, None)
-        for name, entry_kind, blob, size in value  # type: ignore[union-attr]
+        for name, entry_kind, blob, size in value
     ]
     return Reply(200, entries)
 

@@ -515,7 +515,10 @@ class Shapes:
         base_sha, head_sha = self.sha(repo, pull.base_ref), self.sha(head_repo, pull.head_ref)
         if set(base_sha) == {"0"} or set(head_sha) == {"0"}:
             return "", []
-        return self.world.git.diff(repo.full_name, base_sha, head_repo.full_name, head_sha)
+        diff: tuple[str, list[Any]] = self.world.git.diff(
+            repo.full_name, base_sha, head_repo.full_name, head_sha
+        )
+        return diff
 
     def pull_files(self, repo: Repo, issue: Issue) -> list[Any]:
         return self.pull_diff(repo, issue)[1]

@@ -105,7 +105,8 @@ class OpenApi:
 
     @property
     def components(self) -> Mapping[str, Any]:
-        return self.document["components"]
+        components: Mapping[str, Any] = self.document["components"]
+        return components
 
     # -- lookup
 
@@ -208,14 +209,13 @@ class OpenApi:
             elif where == "query" and name not in query and param.get("required"):
                 problems.append(f"query parameter {name} is required")
         for name, values in query.items():
-            param = params.get(("query", name))
-            if param is None:
+            documented = params.get(("query", name))
+            if documented is None:
                 problems.append(f"query parameter {name!r} is not documented for {op.operation_id}")
                 continue
-            value: Any = (
-                values if param.get("schema", _ANY_SCHEMA).get("type") == "array" else values[-1]
-            )
-            problems += self._check_value(param, value, f"query parameter {name}")
+            array = documented.get("schema", _ANY_SCHEMA).get("type") == "array"
+            value: Any = values if array else values[-1]
+            problems += self._check_value(documented, value, f"query parameter {name}")
         request_body = op.spec.get("requestBody")
         if request_body is None:
             if has_body and body not in (None, {}, ""):
@@ -361,26 +361,29 @@ def _validator_class() -> Any:
     enum that lacks null, and GitHub does answer null; OpenAPI 3.0.3's strict
     reading would reject every open issue.
     """
-    from jsonschema import validators
-    from jsonschema._keywords import enum as enum_keyword
-    from jsonschema._keywords import oneOf as one_of_keyword
+    from jsonschema import _keywords, validators
     from openapi_schema_validator import OAS30Validator
     from openapi_schema_validator import _keywords as oas_keywords
+
+    # jsonschema's keyword functions are generators of errors; its stubs (types-jsonschema)
+    # say they return None, and leave validators.extend unannotated.
+    keywords: Any = _keywords
+    extend: Any = validators.extend
 
     def enum(validator: Any, enums: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
         if instance is None and schema.get("nullable"):
             return
-        yield from enum_keyword(validator, enums, instance, schema)
+        yield from keywords.enum(validator, enums, instance, schema)
 
     def one_of(validator: Any, choices: Any, instance: Any, schema: Mapping[str, Any]) -> Any:
         # get-content's oneOf maps a discriminator onto an array alternative; a
         # list has no property to discriminate on, so plain oneOf decides.
         if "discriminator" in schema and not isinstance(instance, dict):
-            yield from one_of_keyword(validator, choices, instance, schema)
+            yield from keywords.oneOf(validator, choices, instance, schema)
             return
         yield from oas_keywords.oneOf(validator, choices, instance, schema)
 
-    return validators.extend(OAS30Validator, {"enum": enum, "oneOf": one_of})
+    return extend(OAS30Validator, {"enum": enum, "oneOf": one_of})
 
 
 _INVALID = object()
@@ -421,7 +424,8 @@ def _json_type(value: Any) -> str:
 def _json_schema(content: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for media_type, entry in content.items():
         if "json" in media_type and "schema" in entry:
-            return entry["schema"]
+            schema: Mapping[str, Any] = entry["schema"]
+            return schema
     return None
 
 

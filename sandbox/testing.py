@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import requests
@@ -63,23 +63,23 @@ class LocalGitHub:
             text = scenario
         else:
             text = json.dumps(dict(scenario), default=_json_default)
-        return self._admin("POST", "scenario", data=text.encode("utf-8"))
+        return cast(dict[str, Any], self._admin("POST", "scenario", data=text.encode("utf-8")))
 
     def state(self) -> dict[str, Any]:
-        return self._admin("GET", "state")
+        return cast(dict[str, Any], self._admin("GET", "state"))
 
     def journal(self) -> list[dict[str, Any]]:
-        return self._admin("GET", "journal")
+        return cast(list[dict[str, Any]], self._admin("GET", "journal"))
 
     def dispatches(self) -> list[dict[str, Any]]:
-        return self._admin("GET", "dispatches")
+        return cast(list[dict[str, Any]], self._admin("GET", "dispatches"))
 
     def violations(self) -> list[dict[str, Any]]:
-        return self._admin("GET", "violations")
+        return cast(list[dict[str, Any]], self._admin("GET", "violations"))
 
     def notes(self) -> list[dict[str, Any]]:
         """Things the sandbox met but does not implement (operations, GraphQL fields)."""
-        return self._admin("GET", "notes")
+        return cast(list[dict[str, Any]], self._admin("GET", "notes"))
 
     def take_violations(self) -> list[dict[str, Any]]:
         """Return the violations recorded so far and forget them (for tests that provoke them)."""
@@ -121,7 +121,7 @@ class LocalGitHub:
             "lands": lands,
             "body": body,
         }
-        return self._admin("POST", "faults", json=spec)
+        return cast(dict[str, Any], self._admin("POST", "faults", json=spec))
 
     def clear_faults(self) -> None:
         self._admin("DELETE", "faults")

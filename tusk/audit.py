@@ -178,12 +178,13 @@ class AuditLog:
         with self._lock:
             # Hash exactly the JSON that is written: verification re-hashes the parsed line.
             data = {**fields, "seq": self._seq, "prev_hash": self._head}
-            data["hash"], line = seal(data)
+            hashed, line = seal(data)
+            data["hash"] = hashed
             record = AuditRecord.model_validate(data)  # the contract, checked once
             self._handle.write(line + "\n")
             self._handle.flush()
             self._seq += 1
-            self._head = data["hash"]
+            self._head = hashed
         return record
 
     def close(self) -> None:

@@ -90,8 +90,8 @@ def verify_issue(url: str) -> int:
     found, verdict = verify_comments(comments)
     where = f"{url}: audit of job {found.jobid} (run {found.run})" if found else url
     if found is not None and found.edited:
-        parts = ", ".join(map(str, found.edited))
-        print(f"{where}: audit part(s) {parts} were edited after posting", file=sys.stderr)
+        edited = ", ".join(map(str, found.edited))
+        print(f"{where}: audit part(s) {edited} were edited after posting", file=sys.stderr)
     if not verdict.ok:
         print(f"{where}: {verdict.message}", file=sys.stderr)
         return 1

@@ -197,7 +197,8 @@ def joined_text(audit_set: AuditSet) -> str | None:
 
 def verify_set(audit_set: AuditSet) -> Verdict:
     """Verify one complete set: the chain holds and ends where the markers said."""
-    from tusk.audit import GENESIS_HASH, AuditRecord
+    from tusk.audit import GENESIS_HASH
+    from tusk.contracts import AuditRecord
 
     text = joined_text(audit_set)
     if text is None:

@@ -42,16 +42,21 @@ class YamlProblem(ValueError):
         return f"{where}: {self.message}"
 
 
+def _line(mark: Any) -> int | None:
+    """The 1-based line of a parser mark (events read from a file always have one)."""
+    return mark.line + 1 if mark is not None else None
+
+
 class _StrictLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` without anchors, aliases or duplicate keys."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]  # untyped in types-PyYAML
         if isinstance(event, yaml.AliasEvent):
             raise YamlProblem(
                 f"the alias *{event.anchor} repeats another part of the file; tusk.yml allows "
                 "no anchors or aliases: write the value out where it is needed",
-                event.start_mark.line + 1,
+                _line(event.start_mark),
             )
         anchor = getattr(event, "anchor", None)
         if anchor is not None:

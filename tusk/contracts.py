@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-CONTEXT_VERSION = 1
+CONTEXT_VERSION: Final = 1
 SHARD_EVENT_TYPE = "tusk-shard"
 GO_AWAY_EVENT_TYPE = "tusk-go-away"
 MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)

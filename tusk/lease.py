@@ -59,7 +59,7 @@ def status_of(comments: Iterable[dict[str, Any]], *, bot: str, jobid: str) -> Cl
             continue
         body = str(comment.get("body") or "")
         for kind in ("progress", "takeover"):
-            marker = first_marker(body, kind)  # type: ignore[arg-type]
+            marker = first_marker(body, kind)
             if marker is not None and marker.get("jobid") == jobid:
                 return "alive" if kind == "progress" else "dead"
     return "silent"

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from tusk.config import Settings
 from tusk.errors import UserError
@@ -223,7 +223,8 @@ def claim_log_issue(
         mine = [issue for issue in (listed() if issues is None else issues) if issue.nonce == nonce]
         if not mine:
             return None
-        return gateway.get(f"{path}/{mine[0].number}")  # its own URL: read-after-write
+        issue: dict[str, Any] = gateway.get(f"{path}/{mine[0].number}")  # read-after-write
+        return issue
 
     # This very claim may exist already (the step ran again with its nonce).
     created = find_mine(existing) or create_once(
@@ -285,7 +286,8 @@ def _live_claims(
     A claim older than the lease is looked at more closely: one whose run never
     reported progress is taken over (``tusk.lease``), unless its run shows it is
     alive after all."""
-    live, dead = [], []
+    live: list[LogIssue] = []
+    dead: list[LogIssue] = []
     for issue in _claimants(issues):
         if issue.nonce == nonce or issue.state != "open" or not lease.expired(issue.created_at):
             live.append(issue)
@@ -338,13 +340,21 @@ class ListingLag(Exception):
     """The listing did not show an issue this run created, within the patience."""
 
 
+class Numbered(Protocol):
+    @property
+    def number(self) -> int: ...
+
+
+Listed = TypeVar("Listed", bound=Numbered)
+
+
 def listed_with(
-    listed: Callable[[], list[LogIssue]],
+    listed: Callable[[], list[Listed]],
     number: int,
     *,
     sleep: Callable[[float], None],
     patience: float = LISTING_PATIENCE_SECONDS,
-) -> list[LogIssue]:
+) -> list[Listed]:
     """The listing, once it shows issue ``number`` (this run's own claim).
 
     GitHub's listings can lag a write; only an issue's own URL is read-after-write.

@@ -21,14 +21,14 @@ import re
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from pydantic import ValidationError
 
 from tusk.contracts import SHARD_EVENT_TYPE, ContextDocument, Shard
 from tusk.errors import UserError
 
-ENCODING = "gzip+base64"
+ENCODING: Final = "gzip+base64"
 # gzip's own default; the benchmark compares against the same level.
 COMPRESS_LEVEL = 9
 DEFAULT_MAX_BYTES = 49152
@@ -54,9 +54,9 @@ class ShardError(UserError):
         jobid: str | None,
         problem: str,
         *,
-        missing: Sequence[int] = (),
-        conflicting: Sequence[int] = (),
-        corrupt: Sequence[int] = (),
+        missing: Iterable[int] = (),
+        conflicting: Iterable[int] = (),
+        corrupt: Iterable[int] = (),
         hint: str = RETRY_HINT,
     ) -> None:
         self.jobid = jobid

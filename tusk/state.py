@@ -328,12 +328,12 @@ def apply_change(blocklist: Blocklist, change: BlocklistChange) -> Blocklist:
     gone_users = {name.lower() for name in change.remove_users}
     repos = [e for e in blocklist.repos if e.repo.lower() not in gone_repos]
     users = [e for e in blocklist.users if e.user.lower() not in gone_users]
-    for entry in change.add_repos:
-        if all(e.repo.lower() != entry.repo.lower() for e in repos):
-            repos.append(entry)
-    for entry in change.add_users:
-        if all(e.user.lower() != entry.user.lower() for e in users):
-            users.append(entry)
+    for repo in change.add_repos:
+        if all(e.repo.lower() != repo.repo.lower() for e in repos):
+            repos.append(repo)
+    for user in change.add_users:
+        if all(e.user.lower() != user.user.lower() for e in users):
+            users.append(user)
     return Blocklist(repos=tuple(repos), users=tuple(users))
 
 
@@ -496,7 +496,8 @@ class StateStore:
                 f"The {kind} entry is too long for one comment",
                 f"Keep it under {MAX_BODY_CHARS - 200} characters.",
             )
-        return self._comment(kind, body, nonce=nonce)["html_url"]
+        url: str = self._comment(kind, body, nonce=nonce)["html_url"]
+        return url
 
     def read_entries(self, kind: EntryKind, limit: int | None = None) -> list[StateEntry]:
         """Entries newest first, across generations; at most ``limit`` of them."""
