@@ -154,7 +154,19 @@ class LocalGitHub:
         )
 
     def pygithub(self, token_name: str) -> Any:
-        return self.gateway(token_name).pygithub()
+        """A PyGithub client with the sandbox token ``token_name``, its own retry left on:
+        the local GitHub must serve a real client as GitHub does (PyGithub is a test
+        dependency; the product speaks HTTP through ``tusk.github.Gateway``)."""
+        import github  # imported lazily: slow to import, and only the tests install it
+
+        return github.Github(
+            base_url=self.url,
+            auth=github.Auth.Token(token_name),
+            user_agent="tusk-agent-platform",
+            retry=github.GithubRetry(total=4),
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
 
     def clone_url(self, full_name: str) -> str:
         return f"{self.url}/{full_name}.git"

@@ -1,11 +1,12 @@
-"""The GitHub gateway: the only code that builds GitHub clients or holds a token.
+"""The GitHub gateway: the only code that speaks GitHub's REST and GraphQL APIs.
 
-All of Tusk's GitHub traffic goes through ``Gateway``: REST with ``Link``
-pagination, conditional GETs (``If-Modified-Since`` / ``ETag`` → 304, which
-PyGithub cannot do), GraphQL, and PyGithub clients for code that prefers its
-object model. Every request is retried within bounds when GitHub asks for
-patience (``Retry-After``, an exhausted rate limit, a secondary limit, 5xx),
-and counted per route in a ``RequestLedger`` that benchmarks read (304s apart).
+All of Tusk's GitHub API traffic goes through ``Gateway``: REST with ``Link``
+pagination, conditional GETs (``If-Modified-Since`` / ``ETag`` → 304) and
+GraphQL, spoken over ``requests`` rather than PyGithub (kept to the tests; the
+measured reasons are in ARCHITECTURE.md). Every request is retried within
+bounds when GitHub asks for patience (``Retry-After``, an exhausted rate limit,
+a secondary limit, 5xx), and counted per route in a ``RequestLedger`` that
+benchmarks read (304s apart).
 
 Decisions (how long to wait, which error a response is) are pure functions
 below the ``Gateway`` class so they can be tested without a network.
@@ -671,20 +672,6 @@ class Gateway:
         if self.api_url.endswith("/api/v3"):
             return self.api_url[: -len("/v3")] + "/graphql"
         return self.api_url + "/graphql"
-
-    def pygithub(self) -> Any:
-        """A PyGithub client on the same endpoint and token, for object-model code."""
-        import github  # PyGithub; imported lazily, it is slow to import
-
-        auth = github.Auth.Token(self._token.get_secret_value()) if self._token else None
-        return github.Github(
-            base_url=self.api_url,
-            auth=auth,
-            user_agent=USER_AGENT,
-            retry=github.GithubRetry(total=self.max_attempts - 1),
-            seconds_between_requests=None,
-            seconds_between_writes=None,
-        )
 
     def download(self, path: str) -> bytes:
         """The bytes behind a redirecting download (e.g. an artifact zip).
