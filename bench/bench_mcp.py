@@ -42,8 +42,9 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 from tusk.mcp_server import server as mcp_server
+from tusk.mcp_server import transport
 from tusk.mcp_server.passes import PASS_FILE, write_pass
-from tusk.mcp_server.runtime import call_digest, escaped_forms, serialise, text_digest
+from tusk.mcp_server.results import call_digest, escaped_forms, serialise, text_digest
 
 from tusk.audit import AuditLog
 from tusk.config import Settings
@@ -339,7 +340,7 @@ def main() -> int:
         read_gw, write_gw = github.gateway(READ), github.gateway(AGENT)
         with tempfile.TemporaryDirectory() as folder:
             server = build_server(read_gw, write_gw, Path(folder) / "run")
-            url, stop = mcp_server.start_in_thread(server, bearer=BEARER)
+            url, stop = transport.start_in_thread(server, bearer=BEARER)
             try:
                 loopback = asyncio.run(measure(url, server, read_gw, write_gw, args.calls))
                 own = bookkeeping(Path(folder))

@@ -10,6 +10,7 @@ run's bearer secret (``TUSK_MCP_BEARER``) every request must carry.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import socket
 import sys
@@ -86,9 +87,12 @@ def bundle_source(args: argparse.Namespace) -> BundleSource | None:
 
 def run(args: argparse.Namespace) -> int:
     from tusk.mcp_server import server as mcp_server
+    from tusk.mcp_server import transport
 
     from tusk.state import StateStore
 
+    # Refused requests and crashed tools are logged to stderr, which run-claude keeps.
+    logging.basicConfig(level=logging.WARNING, format="tusk mcp: %(levelname)s %(message)s")
     settings = load_settings(resolve_config_path(args.config))
     secrets = load_secrets()
     tokens = secrets.require("agent_token", "read_token")
@@ -140,12 +144,12 @@ def run(args: argparse.Namespace) -> int:
         write_token=tokens["agent_token"],
     )
     server = mcp_server.build_server(runtime, pusher=pusher)
-    sock = mcp_server.bind(args.port)
-    print(mcp_server.url_of(sock), flush=True)
+    sock = transport.bind(args.port)
+    print(transport.url_of(sock), flush=True)
     print(
         f"tusk mcp: serving {len(runtime.config.permissions.operations)} write operation kind(s) "
         f"for {context.repo}; audit log {run_dir / 'audit.jsonl'}",
         file=sys.stderr,
     )
-    mcp_server.serve(server, sock, bearer=bearer)
+    transport.serve(server, sock, bearer=bearer)
     return 0

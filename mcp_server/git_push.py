@@ -34,8 +34,8 @@ from typing import Any
 
 from tusk.mcp_server import bundle, policy, push_checks
 from tusk.mcp_server.agent_git import BundleError, BundleSource
+from tusk.mcp_server.outcomes import OperationFailed, WriteOutcome
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
-from tusk.mcp_server.runtime import OperationFailed, WriteOutcome
 
 from tusk.forks import find_fork
 from tusk.git_env import basic_auth_header, config_env
@@ -352,7 +352,7 @@ class Pusher:
                     raise PushFailed(wait.gave_up) from None
                 continue
             self.wait_until_git_serves(fork["clone_url"], wait)
-            return fork
+            return dict(fork)
 
     def wait_until_git_serves(self, url: str, wait: ForkWait) -> None:
         """A new fork's git objects lag behind its REST record: wait until git sees it."""

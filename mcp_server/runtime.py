@@ -1,147 +1,37 @@
 """The server's per-run machinery around every tool call.
 
-``Runtime.read`` and ``Runtime.write`` wrap the I/O a tool does with the
-things that must happen to every call whatever the tool: the read throttle,
-the policy gate, staged mode, the audit line, loop detection, and scrubbing
-the server's tokens out of anything the model gets back. Tools only say what
-to check and what to do.
+``Runtime.read`` and ``Runtime.write`` wrap the I/O a tool does with what must
+happen to every call whatever the tool: the pass gate, the read scope and
+throttle, the policy gate, staged mode, the audit line, loop detection, and
+scrubbing the server's tokens out of anything the model gets back
+(``recorder``). Tools only say what to check and what to do.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import hashlib
-import json
-import logging
 import secrets as secrets_module
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from tusk.mcp_server import policy
 from tusk.mcp_server.blocklist_watch import BlocklistWatch
 from tusk.mcp_server.loops import LoopDetector
+from tusk.mcp_server.outcomes import Prepared, WriteOutcome
 from tusk.mcp_server.passes import read_pass
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
 from tusk.mcp_server.read_scope import ReadScope
+from tusk.mcp_server.recorder import Call, Kind, Recorder, kind_of, target_of
+from tusk.mcp_server.results import Redactor
 from tusk.mcp_server.throttle import SlidingWindow
 
-from tusk.audit import AuditLog, canonical_json, digest
+from tusk.audit import digest
 from tusk.contracts import Blocklist
-from tusk.errors import UserError
-from tusk.github import Gateway, GitHubError, NotFound
-
-logger = logging.getLogger(__name__)
-
-LOOP_FILE = "loop-detected.json"
-GO_AWAY_FILE = "go-away.json"  # run-claude ends the session when this appears
-STAGED_FILE = "staged.jsonl"
-AUDIT_FILE = "audit.jsonl"
-MAX_UNAUTHORIZED_RECORDS = 100
-MIN_REDACTED_SECRET = 8  # shorter "tokens" exist only in tests; redacting them would garble text
-
-
-def call_digest(tool: str, args: Mapping[str, Any]) -> str:
-    """A call's identity, computed once per call: the audit record's ``args_digest`` and
-    the loop detector's key."""
-    return digest({"tool": tool, **args})
-
-
-def text_digest(text: str) -> str:
-    """A result's identity for loop detection: the hash of the text the model gets."""
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def escaped_forms(secrets: Sequence[str]) -> tuple[str, ...]:
-    """Each secret as it reads inside a JSON string."""
-    return tuple(json.dumps(secret)[1:-1] for secret in secrets)
-
-
-def serialise(result: Any, secrets: Sequence[str], escaped: Sequence[str] | None = None) -> str:
-    """A read's result as the model gets it: compact JSON, serialised once, ``secrets``
-    redacted.
-
-    Redaction works on the structure (``redact_value``), so no JSON escaping can
-    hide a secret from it; it runs only when the text shows a secret as JSON spells
-    it inside a string (``escaped``), which an ordinary call never does.
-    """
-    if isinstance(result, str):
-        return redact_value(result, secrets)  # type: ignore[no-any-return]
-    text = json.dumps(result, separators=(",", ":"))
-    forms = escaped_forms(secrets) if escaped is None else escaped
-    if any(form in text for form in forms):
-        text = json.dumps(redact_value(result, secrets), separators=(",", ":"))
-    return text
-
-
-def redact_value(value: Any, secrets: Sequence[str]) -> Any:
-    """``value`` with every secret replaced in every string, mapping keys included."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, "[redacted]")
-        return value
-    if isinstance(value, Mapping):
-        return {redact_value(k, secrets): redact_value(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_value(item, secrets) for item in value]
-    return value
-
-
-class OperationFailed(GitHubError):
-    """A write that policy allowed but that could not be done; not a refusal."""
-
-    code = "FAILED"
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    """What a performed write made; ``message`` is what the model reads."""
-
-    message: str
-    url: str | None = None
-    created: str | None = None  # AuditRecord.created
-    comment_id: int | None = None
-    created_branch: bool = False
-
-
-def tool(
-    server: MCPServer, *, name: str, annotations: ToolAnnotations, description: str | None = None
-) -> Callable[[Callable[..., Any]], Any]:
-    """Register an async tool whose refusals reach the model as an error result whose
-    text starts with the refusal code (the SDK would prefix "Error executing tool")."""
-
-    def decorate(fn: Callable[..., Any]) -> Any:
-        @functools.wraps(fn)
-        async def answer(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await fn(*args, **kwargs)
-            except ToolError as error:
-                return CallToolResult(
-                    content=[TextContent(type="text", text=str(error))], is_error=True
-                )
-
-        server.tool(
-            name=name, annotations=annotations, description=description, structured_output=False
-        )(answer)
-        return fn
-
-    return decorate
-
-
-@dataclass(frozen=True)
-class StagedWrite:
-    """What a write would have done, for staged mode."""
-
-    summary: str
-    request: dict[str, Any]
+from tusk.github import Gateway, NotFound
 
 
 @dataclass
@@ -159,78 +49,65 @@ class Runtime:
     blocklist_watch: BlocklistWatch | None = None  # None: the blocklist read at start holds
     clock: Callable[[], float] = time.monotonic
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
-    audit: AuditLog = field(init=False)
-    _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+    redactor: Redactor = field(init=False)
+    recorder: Recorder = field(init=False)
     # Creates whose answer was lost and which were not found: a repeat looks first.
     uncertain: set[str] = field(init=False, default_factory=set)
+    _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
     _nonce_salt: str = field(init=False, default_factory=lambda: secrets_module.token_hex(8))
+    _repositories: dict[str, Mapping[str, Any]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.redactor = Redactor(self.secrets)
+        self.recorder = Recorder(
+            run_dir=self.run_dir,
+            loops=self.loops,
+            redactor=self.redactor,
+            clock=self.clock,
+            trigger_repo=self.config.trigger_repo,
+        )
 
     def nonce_for(self, tool: str, args: Mapping[str, Any]) -> str:
         """The nonce of one create: run-unique, and the same for an identical call, so a
         repeat of a create whose answer was lost finds the first instead of doubling it."""
         return digest({"salt": self._nonce_salt, "tool": tool, **args})[-16:]
 
-    _repositories: dict[str, Any] = field(init=False, default_factory=dict)  # for scope
-    _unauthorized: int = field(init=False, default=0)
-
-    def __post_init__(self) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.audit = AuditLog(self.run_dir / AUDIT_FILE)
-
-    # ----------------------------------------------------------------- text the model sees
-
-    @functools.cached_property
-    def _redacted(self) -> tuple[str, ...]:
-        return tuple(s for s in self.secrets if len(s) >= MIN_REDACTED_SECRET)
-
-    @functools.cached_property
-    def _escaped(self) -> tuple[str, ...]:
-        return escaped_forms(self._redacted)
-
-    def redact(self, text: str) -> str:
-        for secret in self._redacted:
-            text = text.replace(secret, "[redacted]")
-        return text
-
-    def serialise(self, result: Any) -> str:
-        """A read's result as the model gets it (``serialise``, with this run's secrets)."""
-        return serialise(result, self._redacted, self._escaped)
-
-    def _fail(self, message: str) -> ToolError:
-        return ToolError(self.redact(message))
+    def call(self, tool: str, kind: Kind, args: Mapping[str, Any]) -> Call:
+        """A call starting now, named as the audit names its target."""
+        target = (
+            policy.target_label(tool, args, self.config)
+            if kind == "write"
+            else str(args.get("repo", "")) or tool
+        )
+        return Call(tool, kind, target, args, self.clock())
 
     # ----------------------------------------------------------------- reads
 
     async def read(self, tool: str, args: Mapping[str, Any], fetch: Callable[[], Any]) -> str:
-        """Run a read on the read token behind the throttle; returns JSON text."""
-        started = self.clock()
-        target = str(args.get("repo", "")) or tool
+        """Run a read on the read token behind the scope and the throttle; returns JSON text."""
+        call = self.call(tool, "read", args)
         try:
             policy.check_read_args(args)
             await self._check_scope(args)
-        except Refused as refused:
-            return self._refuse(tool, "read", target, args, refused, started)
-        except Exception as error:  # GitHub could not say whether the repository is public
-            return self._failed(tool, "read", target, args, error, started)
+            self._take_read_slot()
+            result = await anyio.to_thread.run_sync(fetch)
+        except Refused as refused:  # also a check only the tool can make (a search's reach)
+            self.recorder.refuse(call, refused)
+        except Exception as error:  # also: GitHub could not say whether a repository is public
+            self.recorder.fail(call, error)
+        text = self.redactor.result(result)
+        self.recorder.record(call, "allowed")
+        return self.recorder.answer(call, text)
+
+    def _take_read_slot(self) -> None:
         wait = self.throttle.try_acquire()
         if wait is not None:
-            refused = Refused(
+            raise Refused(
                 "RATE_LIMITED",
                 f"too many reads: at most {self.throttle.limit} per "
                 f"{self.throttle.window:g} s. Wait about {wait:.0f} s, and read less: reuse "
                 "what you already fetched.",
             )
-            return self._refuse(tool, "read", target, args, refused, started)
-        try:
-            result = await anyio.to_thread.run_sync(fetch)
-        except Refused as refused:  # a check only the tool can make (a search's reach)
-            return self._refuse(tool, "read", target, args, refused, started)
-        except Exception as error:
-            return self._failed(tool, "read", target, args, error, started)
-        text = self.serialise(result)
-        call = call_digest(tool, args)
-        self._audit(tool, "read", target, args, "allowed", started=started, call=call)
-        return self._check_loop(tool, args, text, call=call)
 
     async def _check_scope(self, args: Mapping[str, Any]) -> None:
         """Refuse (OUT_OF_SCOPE) a read of a repository outside the run's scope."""
@@ -266,52 +143,32 @@ class Runtime:
         tool: str,
         args: Mapping[str, Any],
         *,
-        prepare: Callable[[], Mapping[str, Any]] | None = None,
-        perform: Callable[[Mapping[str, Any]], WriteOutcome],
-        stage: Callable[[Mapping[str, Any]], StagedWrite],
+        prepare: Callable[[], Prepared],
+        send: Callable[[Prepared], WriteOutcome],
     ) -> str:
-        """Gate, then perform (or stage) one write, and record it.
+        """Gate, then send (or stage) one write, and record it.
 
         ``prepare`` turns the model's arguments into what will be sent (footer,
-        neutralised mentions) and may refuse; ``perform`` does the I/O in a
-        worker thread; ``stage`` describes what it would have done.
+        neutralised mentions) and may refuse; ``send`` does the I/O in a worker
+        thread.
         """
-        started = self.clock()
-        target = policy.target_label(tool, args, self.config)
+        call = self.call(tool, "write", args)
         async with self._write_lock:
             try:
                 self.check(tool, args, await self.fresh_blocklist())
-                prepared = prepare() if prepare else dict(args)
+                prepared = prepare()
             except Refused as refused:
-                return self._refuse(tool, "write", target, args, refused, started)
+                self.recorder.refuse(call, refused)
             except Exception as error:  # the blocklist could not be checked: no write
-                return self._failed(tool, "write", target, args, error, started)
+                self.recorder.fail(call, error)
             if self.config.staged:
-                staged = stage(prepared)
-                self._record_staged(tool, target, staged)
-                policy.record_write(tool, args, self.config, self.state)
-                call = call_digest(tool, args)
-                self._audit(
-                    tool,
-                    "write",
-                    target,
-                    args,
-                    "staged",
-                    reason=staged.summary,
-                    started=started,
-                    call=call,
-                )
-                message = (
-                    f"STAGED: this installation runs in staged mode, so nothing was posted. "
-                    f"Recorded for review: {staged.summary}. Carry on as if it had been done."
-                )
-                return self._check_loop(tool, args, message, call=call)
+                return self._stage(call, prepared)
             try:
-                outcome = await anyio.to_thread.run_sync(lambda: perform(prepared))
-            except Refused as refused:  # a check only the I/O side can make (e.g. a push's files)
-                return self._refuse(tool, "write", target, args, refused, started)
+                outcome = await anyio.to_thread.run_sync(send, prepared)
+            except Refused as refused:  # a check only the I/O side can make (a push's files)
+                self.recorder.refuse(call, refused)
             except Exception as error:
-                return self._failed(tool, "write", target, args, error, started)
+                self.recorder.fail(call, error)
             policy.record_write(
                 tool,
                 args,
@@ -320,19 +177,18 @@ class Runtime:
                 comment_id=outcome.comment_id,
                 created_branch=outcome.created_branch,
             )
-            call = call_digest(tool, args)
-            self._audit(
-                tool,
-                "write",
-                target,
-                args,
-                "allowed",
-                url=outcome.url,
-                created=outcome.created,
-                started=started,
-                call=call,
-            )
-        return self._check_loop(tool, args, self.redact(outcome.message), call=call)
+            self.recorder.record(call, "allowed", url=outcome.url, created=outcome.created)
+        return self.recorder.answer(call, self.redactor.text(outcome.message))
+
+    def _stage(self, call: Call, prepared: Prepared) -> str:
+        self.recorder.staged(call, prepared.summary, prepared.request)
+        policy.record_write(call.tool, call.args, self.config, self.state)
+        self.recorder.record(call, "staged", reason=prepared.summary)
+        return self.recorder.answer(
+            call,
+            "STAGED: this installation runs in staged mode, so nothing was posted. "
+            f"Recorded for review: {prepared.summary}. Carry on as if it had been done.",
+        )
 
     async def fresh_blocklist(self) -> Blocklist:
         """The blocklist, checked with GitHub when the last check is 30 s old."""
@@ -342,26 +198,15 @@ class Runtime:
 
     def check(self, tool: str, args: Mapping[str, Any], blocklist: Blocklist) -> None:
         """``policy.check_write`` against ``blocklist``; a go-away in flight also tells
-        run-claude to end the session (``GO_AWAY_FILE``)."""
+        run-claude to end the session."""
         try:
             policy.check_write(tool, args, self.config, self.state, blocklist=blocklist)
         except Refused as refused:
             if refused.code == "BLOCKED_TARGET" and policy.sent_away(self.config, blocklist):
-                self._write_go_away_file(tool)
+                self.recorder.sent_away(tool)
             raise
 
-    def refuse_now(
-        self, tool: str, args: Mapping[str, Any], refused: Refused, started: float
-    ) -> str:
-        """Record and raise a refusal found before ``write`` could be called."""
-        return self._refuse(
-            tool, "write", policy.target_label(tool, args, self.config), args, refused, started
-        )
-
-    def fail_now(self, tool: str, args: Mapping[str, Any], error: Exception, started: float) -> str:
-        return self._failed(
-            tool, "write", policy.target_label(tool, args, self.config), args, error, started
-        )
+    # ----------------------------------------------------------------- before any tool runs
 
     def pass_refusal(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """``FORBIDDEN_OPERATION`` when the current pass does not include ``tool`` (the
@@ -377,192 +222,18 @@ class Runtime:
             else "no pass is running (the supervisor has not named one)"
         )
         refused = Refused("FORBIDDEN_OPERATION", f"{tool} is not available now: {why}")
-        repo = args.get("repo")
-        self._audit(
-            tool,
-            "write" if tool in policy.WRITE_TOOLS else "read",
-            repo if isinstance(repo, str) and repo else tool,
-            args,
-            "refused",
-            code=refused.code,
-            reason=refused.reason,
-            started=self.clock(),
-        )
-        return self.redact(str(refused))
-
-    def record_unauthorized(self, request: str, reason: str) -> None:
-        """A request without this run's bearer secret: refused with 401 and recorded
-        (the first ``MAX_UNAUTHORIZED_RECORDS``; a flood does not fill the disk)."""
-        self._unauthorized += 1
-        if self._unauthorized > MAX_UNAUTHORIZED_RECORDS:
-            return
-        logger.warning("refused an MCP request without this run's bearer: %s", request)
-        self._audit(
-            "(mcp endpoint)",
-            "read",
-            "mcp endpoint",
-            {"request": request},
-            "refused",
-            code="UNAUTHORIZED",
-            reason=f"HTTP 401: {reason}",
-            started=self.clock(),
-        )
+        call = Call(tool, kind_of(tool), target_of(tool, args), args, self.clock())
+        self.recorder.record(call, "refused", code=refused.code, reason=refused.reason)
+        return self.redactor.text(str(refused))
 
     def record_rejected(
-        self, tool: str, args: Mapping[str, Any], message: str, *, kind: str, known: bool
+        self, tool: str, args: Mapping[str, Any], reason: str, *, kind: Kind, known: bool
     ) -> None:
-        """Record a call the SDK refused before the tool ran (unknown tool, bad arguments)."""
-        repo = args.get("repo")
-        self._audit(
-            tool,
-            kind,
-            repo if isinstance(repo, str) and repo else tool,
-            args,
+        """Record a call turned away before its tool ran (unknown tool, bad arguments)."""
+        call = Call(tool, kind, target_of(tool, args), args, self.clock())
+        self.recorder.record(
+            call,
             "failed" if known else "refused",
             code=None if known else "FORBIDDEN_OPERATION",
-            reason=message[:500],
-            started=self.clock(),
+            reason=reason[:500],
         )
-
-    # ----------------------------------------------------------------- recording
-
-    def _audit(
-        self,
-        tool: str,
-        kind: str,
-        target: str,
-        args: Mapping[str, Any],
-        decision: str,
-        *,
-        started: float,
-        code: str | None = None,
-        reason: str | None = None,
-        url: str | None = None,
-        created: str | None = None,
-        call: str | None = None,
-    ) -> None:
-        """Append the call's audit record; ``call`` is its ``call_digest`` when known."""
-        self.audit.append(
-            tool=tool,
-            kind=kind,
-            target=target,
-            args={"tool": tool, **args},
-            args_digest=call,
-            decision=decision,  # type: ignore[arg-type]
-            code=code,
-            reason=self.redact(reason) if reason else None,
-            url=url,
-            created=created,
-            duration_ms=(self.clock() - started) * 1000.0,
-        )
-
-    def _refuse(
-        self,
-        tool: str,
-        kind: str,
-        target: str,
-        args: Mapping[str, Any],
-        refused: Refused,
-        started: float,
-    ) -> str:
-        call = call_digest(tool, args)
-        self._audit(
-            tool,
-            kind,
-            target,
-            args,
-            "refused",
-            code=refused.code,
-            reason=refused.reason,
-            started=started,
-            call=call,
-        )
-        self._check_loop(tool, args, str(refused), call=call)
-        raise self._fail(str(refused))
-
-    def _failed(
-        self,
-        tool: str,
-        kind: str,
-        target: str,
-        args: Mapping[str, Any],
-        error: Exception,
-        started: float,
-    ) -> str:
-        if isinstance(error, GitHubError):
-            message = f"{getattr(error, 'code', 'GITHUB_ERROR')}: {error}"
-        elif isinstance(error, UserError):
-            message = f"FAILED: {error.title}. {error.hint}".strip()
-        else:  # a bug: the traceback goes to the server's stderr, the model gets the gist
-            logger.exception("tool %s crashed", tool)
-            message = f"FAILED: internal error in {tool} ({type(error).__name__}); try another way"
-        call = call_digest(tool, args)
-        self._audit(tool, kind, target, args, "failed", reason=message, started=started, call=call)
-        self._check_loop(tool, args, message, call=call)
-        raise self._fail(message)
-
-    def _record_staged(self, tool: str, target: str, staged: StagedWrite) -> None:
-        line = {
-            "time": datetime.now(UTC).isoformat(),
-            "tool": tool,
-            "target": target,
-            "summary": staged.summary,
-            "request": staged.request,
-        }
-        with (self.run_dir / STAGED_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(self.redact(canonical_json(line)) + "\n")
-
-    def _check_loop(
-        self, tool: str, args: Mapping[str, Any], result: str, *, call: str | None = None
-    ) -> str:
-        """Pass ``result`` through unless it completes a loop (M8). The call is known by
-        its ``call_digest`` (the audit record's), the result by the hash of its text."""
-        call = call or call_digest(tool, args)
-        verdict = self.loops.observe(tool, call, text_digest(result))
-        if not verdict.looping:
-            return result
-        refused = Refused(
-            "LOOP_DETECTED",
-            f"you made this same {tool} call {verdict.repeats} times in a row and got the same "
-            "result each time. Stop repeating it; the session is being ended.",
-        )
-        self._write_loop_file(tool, call, verdict.repeats)
-        self._audit(
-            tool,
-            "read" if tool not in policy.WRITE_TOOLS else "write",
-            tool,
-            args,
-            "refused",
-            code=refused.code,
-            reason=refused.reason,
-            started=self.clock(),
-            call=call,
-        )
-        raise self._fail(str(refused))
-
-    def _write_go_away_file(self, tool: str) -> None:
-        path = self.run_dir / GO_AWAY_FILE
-        if path.exists():
-            return
-        info = {
-            "time": datetime.now(UTC).isoformat(),
-            "repo": self.config.trigger_repo,
-            "tool": tool,
-            "reason": f"{self.config.trigger_repo} sent the bot away during the run",
-        }
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
-
-    def _write_loop_file(self, tool: str, call: str, repeats: int) -> None:
-        info = {
-            "time": datetime.now(UTC).isoformat(),
-            "tool": tool,
-            "args_digest": call,  # as in the call's audit records
-            "repeats": repeats,
-            "threshold": self.loops.threshold,
-        }
-        path = self.run_dir / LOOP_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)  # run-claude sees the whole file or none

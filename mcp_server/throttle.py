@@ -35,8 +35,3 @@ class SlidingWindow:
                 self._times.append(now)
                 return None
             return max(self._times[0] + self.window - now, 0.0)
-
-    def in_window(self) -> int:
-        with self._lock:
-            now = self._clock()
-            return sum(1 for t in self._times if t > now - self.window)

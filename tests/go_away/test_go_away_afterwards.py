@@ -15,6 +15,7 @@ from mcp import Client
 from pydantic import SecretStr
 from tusk.actions.go_away import main
 from tusk.mcp_server import server as mcp_server
+from tusk.mcp_server import transport
 from tusk.mcp_server.policy import Refused, RunState, check_write
 from tusk.mcp_server.server import policy_config
 from tusk.poller.core import PollState
@@ -168,7 +169,7 @@ async def test_running_mcp_server_refuses_a_comment_there_over_http(
         run_dir=tmp_path / "run",
         secrets=(SecretStr("agent"), SecretStr("bot-read")),
     )
-    url, stop = mcp_server.start_in_thread(mcp_server.build_server(runtime))
+    url, stop = transport.start_in_thread(mcp_server.build_server(runtime))
     before = github.state()["repos"]["alice/widgets"]["issues"]["1"]["comments"]
     try:
         async with Client(url) as client:

@@ -19,6 +19,7 @@ from mcp_harness import (
 )
 from pydantic import SecretStr
 from tusk.mcp_server import server as mcp_server
+from tusk.mcp_server import transport
 from tusk.mcp_server.agent_git import AgentGit, BundleSource
 
 from tusk.contracts import Blocklist, PermissionConfig
@@ -84,7 +85,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
             write_token=SecretStr(AGENT_TOKEN),
             sleep=sleep or local_github.sleeps.append,  # waits are recorded, never slept
         )
-        url, stop = mcp_server.start_in_thread(
+        url, stop = transport.start_in_thread(
             mcp_server.build_server(runtime, pusher=pusher), bearer=bearer
         )
         stops.append(stop)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp_harness import AGENT_TOKEN, READ_TOKEN, agent_session
-from tusk.mcp_server.runtime import redact_value, serialise
+from tusk.mcp_server.results import redact_value, serialise
 
 from tusk import audit
 
