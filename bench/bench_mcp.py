@@ -43,13 +43,13 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 from tusk.mcp_server import server as mcp_server
 from tusk.mcp_server import transport
-from tusk.mcp_server.passes import PASS_FILE, write_pass
 from tusk.mcp_server.results import call_digest, escaped_forms, serialise, text_digest
 
 from tusk.audit import AuditLog
 from tusk.config import Settings
 from tusk.contracts import Blocklist, ContextDocument, PermissionConfig, Trigger
 from tusk.github import Gateway
+from tusk.passes import PASS_FILE, write_pass
 
 AGENT = "bench-agent-token-0123456789"
 READ = "bench-read-token-0123456789"

@@ -16,9 +16,8 @@ import socket
 import sys
 from pathlib import Path
 
-from tusk.mcp_server.agent_git import AgentGit, BrokerClient, BundleSource
-
 from tusk import actions_edge
+from tusk.agent_git import AgentGit, BrokerClient, BundleSource
 from tusk.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts import ContextDocument, RunMetadata
 from tusk.errors import InputError

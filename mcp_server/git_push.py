@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from tusk.mcp_server import bundle, policy, push_checks
-from tusk.mcp_server.agent_git import BundleError, BundleSource
 from tusk.mcp_server.outcomes import OperationFailed, WriteOutcome
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
 
+from tusk.agent_git import BundleError, BundleSource
 from tusk.forks import find_fork
 from tusk.git_env import basic_auth_header, config_env
 from tusk.github import Gateway, NotFound

@@ -22,7 +22,6 @@ from tusk.mcp_server import policy
 from tusk.mcp_server.blocklist_watch import BlocklistWatch
 from tusk.mcp_server.loops import LoopDetector
 from tusk.mcp_server.outcomes import Prepared, WriteOutcome
-from tusk.mcp_server.passes import read_pass
 from tusk.mcp_server.policy import PolicyConfig, Refused, RunState
 from tusk.mcp_server.read_scope import ReadScope
 from tusk.mcp_server.recorder import Call, Kind, Recorder, kind_of, target_of
@@ -32,6 +31,7 @@ from tusk.mcp_server.throttle import SlidingWindow
 from tusk.audit import digest
 from tusk.contracts import Blocklist
 from tusk.github import Gateway, NotFound
+from tusk.passes import read_pass
 
 
 @dataclass

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import SecretStr
-from tusk.mcp_server.agent_git import BundleSource
 from tusk.mcp_server.blocklist_watch import BlocklistWatch, listing_probe
 from tusk.mcp_server.dispatch import GitHubServer
 from tusk.mcp_server.git_push import Pusher
@@ -23,6 +22,7 @@ from tusk.mcp_server.read_scope import ReadScope, collaborators_of, run_reposito
 from tusk.mcp_server.runtime import Runtime
 from tusk.mcp_server.throttle import SlidingWindow
 
+from tusk.agent_git import BundleSource
 from tusk.config import Settings
 from tusk.contracts import Blocklist, ContextDocument, PermissionConfig
 from tusk.github import Gateway

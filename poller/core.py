@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
-from tusk.poller.mentions import Author, author_may_trigger, is_go_away, mentions_bot
 from tusk.poller.permissions import effective_permissions
 
 from tusk.config import Settings
@@ -30,6 +29,7 @@ from tusk.contracts import (
     TrustLevel,
     TrustSource,
 )
+from tusk.mentions import Author, author_may_trigger, is_go_away, mentions_bot
 from tusk.trust import TrustDecision
 
 DEFAULT_POLL_INTERVAL = 60.0

@@ -35,9 +35,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tusk.poller.mentions import prose
-
 from tusk.contracts import REPO_PATTERN, PermissionConfig, WriteOperation
+from tusk.mentions import prose
 from tusk.neutralise import INVISIBLE
 
 # The singular is recognised only to be refused: a typo must fail closed, not open.

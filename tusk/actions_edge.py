@@ -38,6 +38,14 @@ def _command(name: str, message: str, properties: Mapping[str, str] | None = Non
     return f"::{name}{props}::{escape_data(message)}"
 
 
+def run_url() -> str | None:
+    """This workflow run's page, from the runner's environment (None outside Actions)."""
+    server, repo, run_id = (
+        os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
+
+
 def _plain(level: str, title: str, detail: str) -> None:
     """Outside Actions: one readable line (plus the detail's own lines) on stderr."""
     text = f"{title}: {detail}" if detail else title

@@ -44,6 +44,11 @@ class InputError(UserError):
     """A step or command was given input it cannot use."""
 
 
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message, or its type's name when it has none."""
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
 def is_network_failure(error: BaseException) -> bool:
     """GitHub (or another endpoint) could not be reached: not a bug, one line is enough."""
     import requests

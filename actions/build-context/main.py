@@ -11,7 +11,6 @@ output directory. When another run owns the job it says so, sets
 from __future__ import annotations
 
 import argparse
-import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -92,17 +91,10 @@ def run(args: argparse.Namespace) -> int:
         context_file=context_file,
         out_dir=Path(args.output_dir),
         artifact_name=args.artifact_name or f"tusk-context-{doc.jobid}",
-        run_url=args.run_url or run_url_from_env(),
+        run_url=args.run_url or actions_edge.run_url(),
     )
     actions_edge.set_outputs(outputs)
     return 0
-
-
-def run_url_from_env() -> str | None:
-    server, repo, run_id = (
-        os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
-    )
-    return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None
 
 
 def build_and_claim(

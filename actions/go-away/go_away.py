@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
-from tusk.poller.mentions import is_go_away
 
 from tusk import trust
 from tusk.config import Settings
@@ -35,6 +34,7 @@ from tusk.errors import UserError
 from tusk.forks import forks_by_parent
 from tusk.github import Forbidden, Gateway, GitHubError, NotFound
 from tusk.log_issue import BODY_LIMIT, LogIssue, find_log_issues
+from tusk.mentions import is_go_away
 
 NUMBER_IN_URL_RE = re.compile(r"/(?:issues|pull|pulls)/(?P<number>\d+)(?:$|[/#?])")
 DISCUSSION_IN_URL_RE = re.compile(r"/discussions/(?P<number>\d+)(?:$|[/#?])")

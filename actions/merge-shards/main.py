@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from tusk.actions.merge_shards import merge_shards
-from tusk.actions.receive_shard import receive_shard
 
 from tusk import actions_edge, shards
-from tusk.config import load_secrets, load_settings, resolve_config_path
-from tusk.errors import InputError
-from tusk.github import Gateway, GitHubError, gateway_from_secrets
+from tusk.config import load_secrets
+from tusk.contracts import Shard
+from tusk.errors import InputError, first_line
+from tusk.github import GitHubError, gateway_from_secrets
+from tusk.shard_failures import record_shard_failure
+from tusk.shard_transport import read_event, shard_from_event, write_context
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if total == 1 and own is not None:
             # The whole context came in the dispatch itself: nothing to download.
-            receive_shard.write_context(jobid, [own], context_file)
+            write_context(jobid, [own], context_file)
         else:
             merge_shards.merge(
                 gateway,
@@ -61,35 +62,16 @@ def run(args: argparse.Namespace) -> int:
                 policy=merge_shards.WaitPolicy(timeout=args.timeout),
             )
     except shards.ShardError as error:
-        record(gateway, args.config, error)
+        record_shard_failure(gateway, args.config, error)
         raise
     except GitHubError as error:
         # GitHub refusing the listing or download loses the job just the same: record it.
-        title = str(error).splitlines()[0] if str(error) else type(error).__name__
-        record(
-            gateway, args.config, shards.ShardError(jobid, f"reading its shards failed: {title}")
-        )
+        problem = f"reading its shards failed: {first_line(error)}"
+        record_shard_failure(gateway, args.config, shards.ShardError(jobid, problem))
         raise
     print(f"job {jobid}: context written to {context_file}", flush=True)
     actions_edge.set_outputs({"context-file": context_file, "jobid": jobid, "total-shards": total})
     return 0
-
-
-def record(gateway: Gateway | None, config: str | None, error: shards.ShardError) -> None:
-    """Record a shard failure in the control repository; failing to record is reported too."""
-    try:
-        if gateway is None:
-            gateway = gateway_from_secrets(load_secrets(), "agent")
-        settings = load_settings(resolve_config_path(config))
-        url = merge_shards.record_failure_issue(gateway, settings, error, run_url=_run_url())
-    except Exception as problem:
-        actions_edge.error(
-            "could not record the shard failure in the control repository",
-            detail=f"{type(problem).__name__}: {problem}",
-        )
-        return
-    print(f"job {error.jobid}: failure recorded at {url}", file=sys.stderr, flush=True)
-    actions_edge.append_summary(f"Failure recorded: {url}\n")
 
 
 def _repository(args: argparse.Namespace) -> str:
@@ -99,7 +81,7 @@ def _repository(args: argparse.Namespace) -> str:
     return repo
 
 
-def _job_of(args: argparse.Namespace) -> tuple[str, int, shards.Shard | None]:
+def _job_of(args: argparse.Namespace) -> tuple[str, int, Shard | None]:
     if args.jobid:
         if args.total is None or args.total < 1:
             raise InputError("--jobid needs --total N (N >= 1)", "Say how many shards the job has.")
@@ -110,14 +92,5 @@ def _job_of(args: argparse.Namespace) -> tuple[str, int, shards.Shard | None]:
             "no job to merge",
             "Give --jobid and --total, or --payload FILE, or run on a repository_dispatch.",
         )
-    shard = receive_shard.shard_from_event(receive_shard.read_event(Path(source)))
+    shard = shard_from_event(read_event(Path(source)))
     return shard.jobid, shard.total_shards, shard
-
-
-def _run_url() -> str | None:
-    server, repo, run_id = (
-        os.environ.get("GITHUB_SERVER_URL"),
-        os.environ.get("GITHUB_REPOSITORY"),
-        os.environ.get("GITHUB_RUN_ID"),
-    )
-    return f"{server}/{repo}/actions/runs/{run_id}" if server and repo and run_id else None

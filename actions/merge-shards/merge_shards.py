@@ -4,7 +4,8 @@ Shards still being uploaded by other runs are waited for, bounded and with
 backoff; the clock and sleep are injected so tests run in no real time. A job
 that cannot be joined (timeout, missing, conflicting or corrupt shards) is a
 ``ShardError`` naming the job and the indices, which the edge records in the
-control repository as a failure log issue: nothing is dropped silently.
+control repository as a failure log issue (``tusk.shard_failures``): nothing
+is dropped silently.
 """
 
 from __future__ import annotations
@@ -18,12 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tusk.actions.receive_shard.receive_shard import artifact_name, live_artifacts, write_context
-
 from tusk import shards
-from tusk.config import Settings
 from tusk.contracts import Shard
 from tusk.github import Gateway
+from tusk.shard_transport import artifact_name, live_artifacts, write_context
 
 
 @dataclass(frozen=True)
@@ -201,51 +200,4 @@ def failure(
         missing=[i for i in absent if i not in elsewhere],
         conflicting=elsewhere,
         corrupt=corrupt,
-    )
-
-
-def failure_report(jobid: str, error: shards.ShardError, *, run_url: str | None) -> tuple[str, str]:
-    """Title and body of the failure log issue."""
-    title = f"[Agent Log] shards of job {jobid} could not be merged"
-    lines = [
-        "# Shard transport failed",
-        "",
-        f"Job `{jobid}` was **not run**: {error.problem}.",
-        "",
-        "| fault | shard indices |",
-        "|---|---|",
-        f"| missing | {_cell(error.missing)} |",
-        f"| conflicting | {_cell(error.conflicting)} |",
-        f"| corrupt | {_cell(error.corrupt)} |",
-        "",
-        "## What was lost",
-        "",
-        "The context this job carried never reached an agent run. No comment, issue "
-        "or pull request was made for it.",
-        "",
-        "## How to trigger it again",
-        "",
-        "Mention the bot again on the original issue, pull request or discussion; "
-        "the poller dispatches the job anew. To inspect a set of shard payloads, "
-        "save them as JSON lines and run `tusk shards join FILE`.",
-    ]
-    if run_url:
-        lines += ["", f"Workflow run: {run_url}"]
-    return title, "\n".join(lines) + "\n"
-
-
-def _cell(indices: tuple[int, ...]) -> str:
-    return shards.format_indices(indices) if indices else "—"
-
-
-def record_failure_issue(
-    gateway: Gateway, settings: Settings, error: shards.ShardError, *, run_url: str | None
-) -> str:
-    """Open the failure log issue (workflow + bug) in the control repository; its URL."""
-    from tusk.log_issue import record_failure  # imported late: built alongside build-context
-
-    jobid = error.jobid or "unknown"
-    title, body = failure_report(jobid, error, run_url=run_url)
-    return record_failure(
-        gateway, settings, jobid=jobid, repo=settings.control_repo, title=title, body=body
     )

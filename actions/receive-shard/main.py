@@ -12,13 +12,14 @@ import argparse
 import os
 from pathlib import Path
 
-from tusk.actions.merge_shards.main import record
 from tusk.actions.receive_shard import receive_shard
 
 from tusk import actions_edge, shards
 from tusk.config import load_secrets
-from tusk.errors import InputError
+from tusk.errors import InputError, first_line
 from tusk.github import GitHubError, gateway_from_secrets
+from tusk.shard_failures import record_shard_failure
+from tusk.shard_transport import read_event, shard_from_event
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,16 +50,16 @@ def run(args: argparse.Namespace) -> int:
             "Give --payload FILE, or run inside a repository_dispatch workflow.",
         )
     try:
-        shard = receive_shard.shard_from_event(receive_shard.read_event(Path(source)))
+        shard = shard_from_event(read_event(Path(source)))
         if not args.check:
             received = receive_shard.receive(
                 shard, work_dir=Path(args.work_dir), context_file=Path(args.context_file)
             )
     except shards.ShardError as error:
         # A shard that cannot be read would leave its job waiting forever: record it.
-        record(None, args.config, error)
+        record_shard_failure(None, args.config, error)
         raise
-    common = {
+    common: dict[str, str | int] = {
         "jobid": shard.jobid,
         "shard-index": shard.shard_index,
         "total-shards": shard.total_shards,
@@ -68,9 +69,8 @@ def run(args: argparse.Namespace) -> int:
             return _check(args, shard.jobid, shard.total_shards, shard.shard_index, common)
         except GitHubError as error:
             # Unlisted artifacts leave the job waiting with nobody to merge it: record it.
-            title = str(error).splitlines()[0] if str(error) else type(error).__name__
-            problem = f"listing its stored shards failed: {title}"
-            record(None, args.config, shards.ShardError(shard.jobid, problem))
+            problem = f"listing its stored shards failed: {first_line(error)}"
+            record_shard_failure(None, args.config, shards.ShardError(shard.jobid, problem))
             raise
     print(
         f"job {shard.jobid}: received shard {shard.shard_index + 1} of {shard.total_shards}",

@@ -2,8 +2,10 @@
 
 A one-shard job is decoded and written as the context file at once. Any other
 shard is written to a file for ``actions/upload-artifact`` to store as
-``<jobid>-shard-<index>``; after the upload, ``missing_indices`` lists the
-job's artifacts over REST and the job is complete once every index is there.
+``<jobid>-shard-<index>``; after the upload, ``first_missing_index`` lists
+the job's artifacts over REST and the job is complete once every index is
+there. Reading the dispatch, naming and listing the artifacts and writing the
+context are shared with merge-shards (``tusk.shard_transport``).
 
 Two deliveries may both see their job complete at the same moment; that is
 fine: merge-shards joins the same bytes in both, and the log issue claim
@@ -13,73 +15,13 @@ downstream lets exactly one run go on (ENGINEERING §2).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tusk import shards
-from tusk.contracts import SHARD_EVENT_TYPE, Shard
-from tusk.errors import InputError
+from tusk.contracts import Shard
 from tusk.github import Gateway
-
-# A dispatch's client_payload is at most 64 KB; the whole event around it (repository,
-# sender, installation) adds some. Anything much larger is not a dispatch event.
-MAX_EVENT_BYTES = 1024 * 1024
-
-
-def artifact_name(jobid: str, index: int) -> str:
-    return f"{jobid}-shard-{index}"
-
-
-def shard_from_event(event: Mapping[str, Any]) -> Shard:
-    """The shard of a ``repository_dispatch`` event (or a bare ``client_payload``).
-
-    Anything that is not one readable shard raises ``ShardError``, which the step
-    records as a failure: a payload over GitHub's dispatch limit, an index not below
-    the total, a field missing or malformed."""
-    action = event.get("action")
-    if action is not None and action != SHARD_EVENT_TYPE:
-        raise InputError(
-            f"this is a `{action}` dispatch, not `{SHARD_EVENT_TYPE}`",
-            f"Run receive-shard only for `{SHARD_EVENT_TYPE}` events "
-            f"(guard the job with `if: github.event.action == '{SHARD_EVENT_TYPE}'`).",
-        )
-    payload = event.get("client_payload", event)
-    if isinstance(payload, Mapping):
-        size = len(json.dumps(payload, separators=(",", ":")))
-        if size > shards.PAYLOAD_MAX_CHARS:
-            jobid, index = shards.best_guess_identity(payload)
-            raise shards.ShardError(
-                jobid,
-                f"the dispatched client_payload is {size} characters of JSON; GitHub carries "
-                f"at most {shards.PAYLOAD_MAX_CHARS}, so no real dispatch sent it",
-                corrupt=[index] if index is not None else [],
-            )
-    return shards.parse_shard(payload, where="the dispatched client_payload")
-
-
-def read_event(path: Path) -> Mapping[str, Any]:
-    """The event (or bare payload) in ``path``. Unreadable is a failed shard: its job
-    would wait for it forever, so the step records it (``ShardError``)."""
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_EVENT_BYTES + 1)
-    except OSError as error:
-        raise shards.ShardError(None, f"the shard payload {path} cannot be read: {error}") from None
-    if len(raw) > MAX_EVENT_BYTES:
-        raise shards.ShardError(
-            None,
-            f"the event in {path} is larger than {MAX_EVENT_BYTES // 1024} KB; a "
-            "repository_dispatch event is far smaller",
-        )
-    try:
-        event = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise shards.ShardError(None, f"the shard payload in {path} is not JSON: {error}") from None
-    if not isinstance(event, dict):
-        raise shards.ShardError(None, f"the shard payload in {path} is not a JSON object")
-    return event
+from tusk.shard_transport import artifact_name, live_artifacts, write_context
 
 
 @dataclass(frozen=True)
@@ -101,26 +43,6 @@ def receive(shard: Shard, *, work_dir: Path, context_file: Path) -> Received:
     target = work_dir / f"{name}.json"
     target.write_text(json.dumps(shards.shard_payload(shard), separators=(",", ":")) + "\n")
     return Received(shard, complete=False, artifact_name=name, artifact_file=target)
-
-
-def write_context(jobid: str, job_shards: list[Shard], context_file: Path) -> bytes:
-    """Join, verify and validate a job's shards, then write the context document."""
-    data = shards.join_shards(job_shards)
-    shards.validate_context_document(data, jobid=jobid)
-    context_file.parent.mkdir(parents=True, exist_ok=True)
-    context_file.write_bytes(data)
-    return data
-
-
-def live_artifacts(gateway: Gateway, repo: str, name: str) -> list[dict[str, Any]]:
-    """Every unexpired artifact named exactly ``name`` (several after duplicate deliveries)."""
-    return [
-        artifact
-        for artifact in gateway.paginate(
-            f"/repos/{repo}/actions/artifacts", params={"name": name}, item_key="artifacts"
-        )
-        if artifact.get("name") == name and not artifact.get("expired", False)
-    ]
 
 
 def first_missing_index(

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tusk.actions.run_claude.outcome import Outcome
-from tusk.mcp_server.agent_git import AgentGit, BundleError
 
+from tusk.agent_git import AgentGit, BundleError
 from tusk.audit import created_messages
 from tusk.contracts import AuditRecord
 from tusk.render import render

@@ -39,16 +39,16 @@ from tusk.actions.run_claude.network import NetworkPlan, open_by_need, plan_netw
 from tusk.actions.run_claude.outcome import Outcome, cancelled, classify
 from tusk.actions.run_claude.transcript import redact
 from tusk.actions.run_claude.watch import StopReason, StreamWatch
-from tusk.mcp_server.agent_git import AgentGit, broker_pair
-from tusk.mcp_server.passes import write_pass
 
 from tusk import actions_edge
+from tusk.agent_git import AgentGit, broker_pair
 from tusk.config import Secrets, Settings
 from tusk.contracts import ContextDocument, RunMetadata
 from tusk.errors import UserError
 from tusk.github import Gateway
 from tusk.lease import report_progress
 from tusk.once import new_nonce
+from tusk.passes import write_pass
 from tusk.pricing import Spend
 from tusk.render import render
 from tusk.run_facts import run_facts

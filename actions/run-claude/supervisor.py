@@ -36,10 +36,10 @@ from tusk.actions.run_claude.isolation import (
 )
 from tusk.actions.run_claude.transcript import TUSK_EVENT
 from tusk.actions.run_claude.watch import StopReason, StreamWatch
-from tusk.mcp_server.passes import PASS_FILE
 
 from tusk import actions_edge
 from tusk.errors import UserError
+from tusk.passes import PASS_FILE
 
 SERVER_NAME = "github"
 LOOP_FILE = "loop-detected.json"
@@ -107,7 +107,7 @@ def start_mcp_server(
 ) -> McpServer:
     """Start ``tusk mcp serve`` as ``runner``. It never opens the agent's workspace:
     ``bundle_socket`` leads to the broker that makes the agent's bundles as the agent
-    (``tusk.mcp_server.agent_git``), passed as an inherited descriptor."""
+    (``tusk.agent_git``), passed as an inherited descriptor."""
     argv = [
         sys.executable,
         "-m",

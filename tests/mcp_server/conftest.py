@@ -20,8 +20,8 @@ from mcp_harness import (
 from pydantic import SecretStr
 from tusk.mcp_server import server as mcp_server
 from tusk.mcp_server import transport
-from tusk.mcp_server.agent_git import AgentGit, BundleSource
 
+from tusk.agent_git import AgentGit, BundleSource
 from tusk.contracts import Blocklist, PermissionConfig
 
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import requests
 from mcp_harness import agent_session
-from tusk.mcp_server.passes import PASS_FILE, parse_pass, write_pass
+
+from tusk.passes import PASS_FILE, parse_pass, write_pass
 
 pytestmark = pytest.mark.anyio
 

@@ -294,7 +294,7 @@ async def test_a_secret_anywhere_in_the_push_is_refused(
 
 def test_the_workspace_is_not_opened_when_it_belongs_to_someone_else(tmp_path: Path) -> None:
     """Without root, git cannot become the workspace's owner, so it is not run at all."""
-    from tusk.mcp_server.agent_git import AgentGit, BundleError
+    from tusk.agent_git import AgentGit, BundleError
 
     if os.geteuid() == 0:
         work = tmp_path / "w"

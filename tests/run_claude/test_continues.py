@@ -7,7 +7,8 @@ from pathlib import Path
 
 from tusk.actions.run_claude import continues
 from tusk.actions.run_claude.outcome import Outcome
-from tusk.mcp_server.agent_git import AgentGit
+
+from tusk.agent_git import AgentGit
 
 OK = Outcome(kind="completed", headline="Completed")
 SERVER_TOOLS = ["mcp__github__get_issue", "mcp__github__create_comment", "mcp__github__history"]

@@ -23,9 +23,9 @@ from tusk.actions.run_claude import egress, isolation, job, supervisor
 from tusk.actions.run_claude.metering import Meter
 from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy
 from tusk.actions.run_claude.network import NetworkFenceError
-from tusk.mcp_server import passes
 
 from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
+from tusk import passes
 from tusk.config import DEFAULT_ALLOWED_HOSTS
 
 pytestmark = pytest.mark.e2e
@@ -755,7 +755,7 @@ def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
     """Under sudo (GitHub's runners) the MCP server runs as the runner user. It cannot
     open the agent's workspace, and needs not: the supervisor's broker makes a bundle
     there as the agent, and the server reads it from a socket it inherited."""
-    from tusk.mcp_server.agent_git import AgentGit, broker_pair
+    from tusk.agent_git import AgentGit, broker_pair
 
     agent = isolation.ensure_user(agent_user)
     parent = Path(tempfile.mkdtemp(prefix="tusk-e2e-share-"))

@@ -17,7 +17,7 @@ from shard_helpers import context_doc, noisy, shards_of
 from tusk.actions.merge_shards import merge_shards
 from tusk.actions.receive_shard import receive_shard
 
-from tusk import shards
+from tusk import shard_transport, shards
 from tusk.cli import main as tusk_main
 from tusk.config import Settings
 from tusk.contracts import Shard
@@ -132,7 +132,7 @@ def test_a_shard_delivered_twice_is_merged_once_as_an_identical_duplicate(github
     job = shards_of(doc, max_bytes=512)
     for run, shard in enumerate([job[0], job[1], job[1], *job[2:]], 1):
         deliver(github, shard, tmp_path, run)
-    listed = receive_shard.live_artifacts(github.gateway("agent"), CONTROL, "job-0001-shard-1")
+    listed = shard_transport.live_artifacts(github.gateway("agent"), CONTROL, "job-0001-shard-1")
     assert len(listed) == 2
     assert merge(github, "job-0001", len(job), tmp_path / "c.json", FakeTime()) == doc
 
@@ -352,7 +352,7 @@ def test_an_index_beyond_the_total_is_refused_and_recorded(github, tmp_path, edg
 def test_an_index_equal_to_the_total_is_refused():
     (shard,) = shards_of(context_doc(), max_bytes=60000)
     with pytest.raises(shards.ShardError, match="not below total_shards 1"):
-        receive_shard.shard_from_event({**shards.shard_payload(shard), "shard_index": 1})
+        shard_transport.shard_from_event({**shards.shard_payload(shard), "shard_index": 1})
 
 
 def test_a_payload_over_the_dispatch_limit_is_refused_and_recorded(github, tmp_path, edge_env):
@@ -367,11 +367,11 @@ def test_a_payload_over_the_dispatch_limit_is_refused_and_recorded(github, tmp_p
 def test_a_shard_data_string_over_the_shard_limit_is_refused():
     (shard,) = shards_of(context_doc(), max_bytes=60000)
     with pytest.raises(shards.ShardError, match="data"):
-        receive_shard.shard_from_event({**shards.shard_payload(shard), "data": "A" * 60_004})
+        shard_transport.shard_from_event({**shards.shard_payload(shard), "data": "A" * 60_004})
 
 
 def test_an_event_file_far_over_any_dispatch_is_refused_unread(github, tmp_path, edge_env):
-    assert receive_event(tmp_path, " " * (receive_shard.MAX_EVENT_BYTES + 10), edge_env) == 1
+    assert receive_event(tmp_path, " " * (shard_transport.MAX_EVENT_BYTES + 10), edge_env) == 1
     (issue,) = failure_issues(github)
     assert "larger than 1024 KB" in issue["body"]
 
@@ -387,7 +387,7 @@ def test_shard_from_zip_refuses_a_shard_filed_under_another_index():
 
 def test_receive_refuses_another_event_type():
     with pytest.raises(shards.UserError, match="tusk-go-away"):
-        receive_shard.shard_from_event({"action": "tusk-go-away", "client_payload": {}})
+        shard_transport.shard_from_event({"action": "tusk-go-away", "client_payload": {}})
 
 
 def test_a_redispatched_job_merges_a_complete_generation_never_a_mix(github, tmp_path):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tusk.poller.mentions import (
+
+from tusk.mentions import (
     Author,
     author_may_trigger,
     is_go_away,
