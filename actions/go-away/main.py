@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from tusk.actions.go_away import go_away
+from tusk.actions.go_away import plan
+from tusk.actions.go_away.cleanup import GoAwayRun
+from tusk.actions.go_away.verify import verify
 
 from tusk import actions_edge
 from tusk.config import (
@@ -114,14 +116,14 @@ def execute(
 ) -> int:
     """Everything after the inputs are read; tests call this with their own gateway."""
     # The payload decides what is blocked and deleted: read the comment back first.
-    verified = go_away.verify(gateway, request, bot=settings.bot, phrase=settings.go_away.phrase)
+    verified = verify(gateway, request, bot=settings.bot, phrase=settings.go_away.phrase)
     request = verified.request
     marker = log_marker(request.jobid, request.repo)
     claim = claim_log_issue(
         gateway,
         settings,
         jobid=request.jobid,
-        title=go_away.log_title(request),
+        title=plan.log_title(request),
         body=render(
             "go_away_log.md.j2", marker=marker, report=_empty(request, settings), finished=False
         ),
@@ -132,12 +134,11 @@ def execute(
         print(f"job {request.jobid}: already handled in {claim.url}; nothing to do", flush=True)
         actions_edge.set_outputs({"log-issue-url": claim.url, "handled": False, "failures": 0})
         return 0
-    store = StateStore(gateway, settings)
-    report = go_away.GoAwayRun(
+    report = GoAwayRun(
         request,
         gateway=gateway,
         settings=settings,
-        update_blocklist=store.update_blocklist,
+        update_blocklist=StateStore(gateway, settings).update_blocklist,
         sleep=sleep,
         reaction=reaction,
         author_association=verified.author_association,
@@ -145,20 +146,27 @@ def execute(
     body = render("go_away_log.md.j2", marker=marker, report=report, finished=True)
     gateway.patch(
         f"/repos/{settings.control_repo}/issues/{claim.number}",
-        json={"body": go_away.fit_body(body), "state": "closed", "state_reason": "not_planned"},
+        json={"body": plan.fit_body(body), "state": "closed", "state_reason": "not_planned"},
     )
+    _report(report, body=body, log_issue_url=claim.url)
+    return 1 if report.failures else 0
+
+
+def _report(report: plan.GoAwayReport, *, body: str, log_issue_url: str) -> None:
+    """What was done, in the step's annotations, summary, log and outputs."""
     for failure in report.failures:
         actions_edge.error(failure.what, detail=f"{failure.error}\nTo do: {failure.todo}")
     actions_edge.append_summary(body)
     blocked_repos = [r.repo for r in report.repos if not r.skipped]
     print(
-        f"job {request.jobid}: {len(blocked_repos)} repositories cleaned, "
-        f"{report.removed_count} items removed, {len(report.failures)} problem(s); {claim.url}",
+        f"job {report.request.jobid}: {len(blocked_repos)} repositories cleaned, "
+        f"{report.removed_count} items removed, {len(report.failures)} problem(s); "
+        f"{log_issue_url}",
         flush=True,
     )
     actions_edge.set_outputs(
         {
-            "log-issue-url": claim.url,
+            "log-issue-url": log_issue_url,
             "handled": True,
             "blocked-repos": " ".join(report.newly_blocked_repos),
             "blocked-users": " ".join(report.newly_blocked_users),
@@ -166,8 +174,7 @@ def execute(
             "failures": len(report.failures),
         }
     )
-    return 1 if report.failures else 0
 
 
-def _empty(request: GoAwayRequest, settings: Settings) -> go_away.GoAwayReport:
-    return go_away.GoAwayReport(request=request, bot=settings.bot)
+def _empty(request: GoAwayRequest, settings: Settings) -> plan.GoAwayReport:
+    return plan.GoAwayReport(request=request, bot=settings.bot)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from go_away_world import BOT, CONTROL, open_fork_pull, request, scenario, settings
 from tusk.actions.go_away import main
-from tusk.actions.go_away.go_away import GoAwayRun
+from tusk.actions.go_away.cleanup import GoAwayRun
 
 from tusk.contracts import Blocklist, GoAwayRequest
 from tusk.errors import UserError

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from tusk.actions.go_away import go_away
-from tusk.actions.go_away.go_away import (
+from tusk.actions.go_away import plan
+from tusk.actions.go_away.plan import (
     Scope,
     affected_repos,
     apply_scope,
@@ -210,15 +210,15 @@ def test_reaction_goes_to_the_endpoint_of_the_go_away_node(
 
 
 def test_log_title_names_the_repository_and_thread() -> None:
-    assert go_away.log_title(request()) == "[Agent Log] alice/widgets #1 go away — 2026-11-30 06:00"
+    assert plan.log_title(request()) == "[Agent Log] alice/widgets #1 go away — 2026-11-30 06:00"
 
 
 def test_oversized_report_is_cut_to_what_github_accepts() -> None:
     body = "x" * 70000
-    cut = go_away.fit_body(body)
+    cut = plan.fit_body(body)
     assert len(cut) == 65536
     assert cut.endswith("the run's step summary has it all.)\n")
-    assert go_away.fit_body("short") == "short"
+    assert plan.fit_body("short") == "short"
 
 
 EXPECTED_LOG = """\
@@ -266,7 +266,7 @@ GitHub does not delete submitted reviews. Hide or dismiss these by hand if neede
 
 
 def test_log_issue_renders_the_whole_report() -> None:
-    report = go_away.GoAwayReport(
+    report = plan.GoAwayReport(
         request=request(),
         bot="tusk-bot",
         scope=Scope(
@@ -281,7 +281,7 @@ def test_log_issue_renders_the_whole_report() -> None:
         newly_blocked_repos=["alice/widgets"],
         newly_blocked_users=["bob"],
         repos=[
-            go_away.RepoCleanup(
+            plan.RepoCleanup(
                 repo="alice/widgets",
                 fork="tusk-bot/widgets",
                 fork_deleted=True,
@@ -291,12 +291,12 @@ def test_log_issue_renders_the_whole_report() -> None:
                 discussion_comments_deleted=["d1"],
                 reviews_kept=["https://github.com/alice/widgets/pull/2#pullrequestreview-701"],
             ),
-            go_away.RepoCleanup(repo="bob/tools", fork="tusk-bot/tools"),
-            go_away.RepoCleanup(repo="ops/control", skipped="the control repository"),
+            plan.RepoCleanup(repo="bob/tools", fork="tusk-bot/tools"),
+            plan.RepoCleanup(repo="ops/control", skipped="the control repository"),
         ],
         log_issues_closed=["https://github.com/ops/control/issues/1"],
         failures=[
-            go_away.Failure(
+            plan.Failure(
                 what="could not delete the bot's fork tusk-bot/tools",
                 repo="bob/tools",
                 error="DELETE /repos/tusk-bot/tools: 403",
@@ -312,7 +312,7 @@ def test_log_issue_renders_the_whole_report() -> None:
 
 
 def test_log_issue_while_working_says_so_and_keeps_the_marker_first() -> None:
-    report = go_away.GoAwayReport(request=request(), bot="tusk-bot")
+    report = plan.GoAwayReport(request=request(), bot="tusk-bot")
     rendered = render("go_away_log.md.j2", marker="<!-- m -->", report=report, finished=False)
     assert rendered.startswith("<!-- m -->\n# Go away\n")
     assert "Working on it" in rendered and "## Problems" not in rendered

@@ -1,44 +1,41 @@
-"""go-away: block the bot where it was asked to leave, and remove its traces.
+"""go-away's cleanup: the plan carried out against GitHub (MISSION G1-G3).
 
-MISSION G1-G3. The pure part decides: who is blocked from what (``decide_scope``,
-``apply_scope``), which repositories are affected, which items are the bot's
-own (``own_items``: never anyone else's), which log issues belong to an
-affected repository. ``GoAwayRun`` is the I/O executor: every GitHub call goes
-through one ``Gateway``; each failure becomes a ``Failure`` with what to do and
-never stops the steps after it. The blocklist is written first, so a cleanup
-that fails half way still leaves the bot blocked.
+``GoAwayRun`` does the I/O: every GitHub call goes through one ``Gateway``;
+each failure becomes a ``Failure`` with what to do and never stops the steps
+after it. The blocklist is written first, so a cleanup that fails half way
+still leaves the bot blocked. What is decided (the scope, what is the bot's,
+what to close) comes from ``plan``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from tusk.actions.go_away.plan import (
+    Failure,
+    GoAwayReport,
+    RepoCleanup,
+    Scope,
+    affected_repos,
+    apply_scope,
+    decide_scope,
+    log_issues_to_close,
+    newly_blocked,
+    own_items,
+    pulls_from_fork,
+    reaction_path,
+    skip_reason,
+)
 
 from tusk import trust
 from tusk.config import Settings
-from tusk.contracts import (
-    BlockedRepo,
-    BlockedUser,
-    Blocklist,
-    GoAwayRequest,
-    TriggerType,
-    TrustLevel,
-    TrustSource,
-)
-from tusk.errors import UserError
+from tusk.contracts import Blocklist, GoAwayRequest
+from tusk.errors import UserError, first_line
 from tusk.forks import forks_by_parent
 from tusk.github import Forbidden, Gateway, GitHubError, NotFound
-from tusk.log_issue import BODY_LIMIT, LogIssue, find_log_issues
-from tusk.mentions import is_go_away
-
-NUMBER_IN_URL_RE = re.compile(r"/(?:issues|pull|pulls)/(?P<number>\d+)(?:$|[/#?])")
-DISCUSSION_IN_URL_RE = re.compile(r"/discussions/(?P<number>\d+)(?:$|[/#?])")
-REST_ID_RE = re.compile(r"\d{1,20}")
+from tusk.log_issue import find_log_issues
 
 
 class UpdateBlocklist(Protocol):
@@ -48,245 +45,6 @@ class UpdateBlocklist(Protocol):
         self, change: Callable[[Blocklist], Blocklist], *, note: str = ""
     ) -> Blocklist: ...
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Scope(_Model):
-    """What one go-away blocks (G1)."""
-
-    actor: str
-    repo: str
-    permission: str = Field(
-        description="what decided: the actor's role in repo, their author_association, "
-        "or why neither was known"
-    )
-    block_repo: bool = Field(description="the actor owns or collaborates on repo: block repo")
-    trust_level: TrustLevel = "external"
-    trust_source: TrustSource = "none"
-
-    @property
-    def user(self) -> str:
-        # Any user, collaborators included, blocks the bot from what they own.
-        return self.actor
-
-
-class Failure(_Model):
-    what: str
-    repo: str | None = None
-    error: str
-    todo: str
-
-
-class RepoCleanup(_Model):
-    repo: str
-    skipped: str | None = Field(default=None, description="why nothing was touched")
-    fork: str | None = None
-    fork_deleted: bool = False
-    closed_pulls: list[str] = Field(default_factory=list)
-    comments_deleted: list[str] = Field(default_factory=list)
-    review_comments_deleted: list[str] = Field(default_factory=list)
-    discussion_comments_deleted: list[str] = Field(default_factory=list)
-    pending_reviews_deleted: list[str] = Field(default_factory=list)
-    reviews_kept: list[str] = Field(default_factory=list)
-
-
-class GoAwayReport(_Model):
-    request: GoAwayRequest
-    bot: str
-    scope: Scope | None = None
-    blocklist_updated: bool = False
-    newly_blocked_repos: list[str] = Field(default_factory=list)
-    newly_blocked_users: list[str] = Field(default_factory=list)
-    repos: list[RepoCleanup] = Field(default_factory=list)
-    log_issues_closed: list[str] = Field(default_factory=list)
-    reaction: str | None = None
-    reaction_note: str | None = None
-    failures: list[Failure] = Field(default_factory=list)
-
-    @property
-    def added_entries(self) -> list[str]:
-        return [f"repository `{r}`" for r in self.newly_blocked_repos] + [
-            f"user `{u}` (every repository they own)" for u in self.newly_blocked_users
-        ]
-
-    @property
-    def removed_count(self) -> int:
-        return sum(
-            len(r.comments_deleted)
-            + len(r.review_comments_deleted)
-            + len(r.discussion_comments_deleted)
-            + len(r.pending_reviews_deleted)
-            for r in self.repos
-        )
-
-
-# --------------------------------------------------------------------------- pure decisions
-
-
-def decide_scope(
-    request: GoAwayRequest,
-    permission: Mapping[str, Any] | None,
-    association: str | None = None,
-) -> Scope:
-    """G1: the owner or a collaborator blocks the repository; everyone blocks what they
-    own. Both may hold.
-
-    The same decision as the poller's trust level (``tusk.trust``): ``permission``
-    is the collaborator-permission answer, None when it could not be read; then
-    ``association``, the go-away comment's ``author_association`` as GitHub showed
-    it, decides (OWNER, MEMBER, COLLABORATOR block the repository). With neither,
-    only the user-level block applies, failing narrow.
-    """
-    decision = trust.decide(
-        request.repo, request.actor, permission=permission, association=association
-    )
-    # The owner of a user repository is its admin by definition.
-    shown = {"repository_owner": "admin", "none": "unknown"}.get(decision.source, decision.detail)
-    return Scope(
-        actor=request.actor,
-        repo=request.repo,
-        permission=shown,
-        block_repo=decision.trusted,
-        trust_level=decision.level,
-        trust_source=decision.source,
-    )
-
-
-def apply_scope(blocklist: Blocklist, scope: Scope, *, at: datetime, source_url: str) -> Blocklist:
-    """The blocklist with ``scope`` added; unchanged (the same object) if already there."""
-    repos = list(blocklist.repos)
-    users = list(blocklist.users)
-    if scope.block_repo and not any(e.repo.lower() == scope.repo.lower() for e in repos):
-        repos.append(BlockedRepo(repo=scope.repo, by=scope.actor, at=at, source_url=source_url))
-    if not blocklist.blocks_user(scope.user):
-        users.append(BlockedUser(user=scope.user, at=at, source_url=source_url))
-    if len(repos) == len(blocklist.repos) and len(users) == len(blocklist.users):
-        return blocklist
-    return blocklist.model_copy(update={"repos": tuple(repos), "users": tuple(users)})
-
-
-def newly_blocked(before: Blocklist, after: Blocklist) -> tuple[list[str], list[str]]:
-    old_repos = {e.repo.lower() for e in before.repos}
-    old_users = {e.user.lower() for e in before.users}
-    return (
-        [e.repo for e in after.repos if e.repo.lower() not in old_repos],
-        [e.user for e in after.users if e.user.lower() not in old_users],
-    )
-
-
-def affected_repos(scope: Scope, owned_by_actor: Iterable[str]) -> list[str]:
-    """Every repository the bot leaves: the blocked one and all the actor owns."""
-    seen: dict[str, str] = {}
-    candidates = [scope.repo] if scope.block_repo else []
-    candidates += [
-        name for name in owned_by_actor if name.split("/")[0].lower() == scope.actor.lower()
-    ]
-    for name in candidates:
-        seen.setdefault(name.lower(), name)
-    return sorted(seen.values(), key=str.lower)
-
-
-def skip_reason(repo: str, *, bot: str, control_repo: str) -> str | None:
-    """Repositories cleanup must never touch, whatever the scope says."""
-    if repo.lower() == control_repo.lower():
-        return "the control repository holds Tusk's own state (log, history, memory issues)"
-    if repo.split("/")[0].lower() == bot.lower():
-        return "the bot's own repository; only forks of affected repositories are deleted"
-    return None
-
-
-def login_of(item: Mapping[str, Any]) -> str | None:
-    user = item.get("user")
-    return str(user["login"]) if isinstance(user, Mapping) and user.get("login") else None
-
-
-def own_items(items: Iterable[Mapping[str, Any]], bot: str) -> list[Mapping[str, Any]]:
-    """The items written by ``bot``, compared case-insensitively; nobody else's."""
-    return [item for item in items if (login_of(item) or "").lower() == bot.lower()]
-
-
-def pulls_from_fork(pulls: Iterable[Mapping[str, Any]], fork: str) -> list[Mapping[str, Any]]:
-    """Open pull requests whose head lives in ``fork``: they close when it is deleted."""
-    result = []
-    for pull in pulls:
-        head_repo = (pull.get("head") or {}).get("repo") or {}
-        if (
-            pull.get("state") == "open"
-            and str(head_repo.get("full_name", "")).lower() == fork.lower()
-        ):
-            result.append(pull)
-    return result
-
-
-def log_issues_to_close(
-    issues: Iterable[LogIssue], repos: Iterable[str], *, keep: int | None
-) -> list[LogIssue]:
-    """Open log issues about one of ``repos``, except this run's own (``keep``)."""
-    wanted = {r.lower() for r in repos}
-    return [
-        issue
-        for issue in issues
-        if issue.number != keep
-        and issue.state == "open"
-        and issue.repo is not None
-        and issue.repo.lower() in wanted
-    ]
-
-
-def reaction_path(request: GoAwayRequest) -> str | None:
-    """The REST path for reacting to the go-away comment, or None where REST has none."""
-    kind: TriggerType = request.comment_type
-    base = f"/repos/{request.repo}"
-    if kind == "issue_comment":
-        return f"{base}/issues/comments/{request.comment_id}/reactions"
-    if kind == "review_comment":
-        return f"{base}/pulls/comments/{request.comment_id}/reactions"
-    if kind in ("issue_body", "pull_request_body"):
-        match = NUMBER_IN_URL_RE.search(request.comment_url)
-        return f"{base}/issues/{match.group('number')}/reactions" if match else None
-    return None  # reviews and discussions: no REST reaction endpoint
-
-
-def log_title(request: GoAwayRequest) -> str:
-    match = NUMBER_IN_URL_RE.search(request.comment_url)
-    where = f"{request.repo} #{match.group('number')}" if match else request.repo
-    return f"[Agent Log] {where} go away — {request.timestamp:%Y-%m-%d %H:%M}"
-
-
-def fit_body(body: str, limit: int = BODY_LIMIT) -> str:
-    """``body`` cut to what GitHub accepts, saying so; the step summary keeps it whole."""
-    if len(body) <= limit:
-        return body
-    note = (
-        "\n\n(Cut here to fit GitHub's limit on issue bodies; the run's step summary has it all.)\n"
-    )
-    return body[: limit - len(note)] + note
-
-
-def describe_error(error: Exception) -> str:
-    return str(error).splitlines()[0] if str(error) else type(error).__name__
-
-
-# --------------------------------------------------------------------------- the request itself
-
-DISCUSSION_QUERY = """
-query($owner: String!, $name: String!, $number: Int!, $after: String) {
-  repository(owner: $owner, name: $name) {
-    discussion(number: $number) {
-      id url body author { login } authorAssociation
-      comments(first: 100, after: $after) {
-        pageInfo { hasNextPage endCursor }
-        nodes {
-          id url body author { login } authorAssociation
-          replies(first: 100) { nodes { id url body author { login } authorAssociation } }
-        }
-      }
-    }
-  }
-}
-"""
 
 REPOSITORY_ID = (
     "query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { id } }"
@@ -332,134 +90,6 @@ def own_discussion_comments(gateway: Gateway, repo: str, bot: str) -> list[Mappi
         variables["after"] = info["endCursor"]
 
 
-FORGED_HINT = (
-    "Nothing was blocked or deleted. The poller dispatches go-away only for a comment "
-    "that says it; check who can send repository_dispatch to the control repository."
-)
-
-
-def _refuse(request: GoAwayRequest, why: str) -> UserError:
-    return UserError(
-        f"the go-away request {request.comment_url or request.comment_id} cannot be verified: "
-        f"{why}",
-        FORGED_HINT,
-    )
-
-
-def _number(request: GoAwayRequest, pattern: re.Pattern[str]) -> int:
-    match = pattern.search(request.comment_url)
-    if not match:
-        raise _refuse(request, "its URL names no issue, pull request or discussion number")
-    return int(match.group("number"))
-
-
-def _fetch_rest(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, Any]:
-    if not REST_ID_RE.fullmatch(request.comment_id):
-        raise _refuse(request, f"{request.comment_id!r} is not a REST id")
-    base, kind, ident = f"/repos/{request.repo}", request.comment_type, request.comment_id
-    paths = {
-        "issue_comment": f"{base}/issues/comments/{ident}",
-        "review_comment": f"{base}/pulls/comments/{ident}",
-        "issue_body": f"{base}/issues/{ident}",
-        "pull_request_body": f"{base}/issues/{ident}",
-    }
-    path = paths.get(kind) or (f"{base}/pulls/{_number(request, NUMBER_IN_URL_RE)}/reviews/{ident}")
-    found = gateway.get(path)
-    return {
-        "author": login_of(found),
-        "body": found.get("body"),
-        "url": found.get("html_url"),
-        "association": found.get("author_association"),
-    }
-
-
-def _fetch_discussion(gateway: Gateway, request: GoAwayRequest) -> Mapping[str, Any] | None:
-    owner, name = request.repo.split("/", 1)
-    variables: dict[str, Any] = {
-        "owner": owner,
-        "name": name,
-        "number": _number(request, DISCUSSION_IN_URL_RE),
-        "after": None,
-    }
-    while True:
-        data = gateway.graphql(DISCUSSION_QUERY, variables)
-        discussion = ((data.get("repository") or {}).get("discussion")) or None
-        if discussion is None:
-            return None
-        if request.comment_type == "discussion_body":
-            nodes = [discussion]
-        else:
-            comments = discussion["comments"]
-            nodes = [
-                node
-                for comment in comments["nodes"]
-                for node in [comment, *((comment.get("replies") or {}).get("nodes") or [])]
-            ]
-        for node in nodes:
-            if node.get("id") == request.comment_id:
-                author = (node.get("author") or {}).get("login")
-                return {
-                    "author": author,
-                    "body": node.get("body"),
-                    "url": node.get("url"),
-                    "association": node.get("authorAssociation"),
-                }
-        page = (
-            discussion["comments"]["pageInfo"] if request.comment_type != "discussion_body" else {}
-        )
-        if not page.get("hasNextPage"):
-            return None
-        variables["after"] = page["endCursor"]
-
-
-class Verified(_Model):
-    """A go-away request as GitHub confirmed it."""
-
-    request: GoAwayRequest
-    author_association: str | None = Field(
-        default=None, description="the comment's author_association, as GitHub shows it"
-    )
-
-
-def verify(gateway: Gateway, request: GoAwayRequest, *, bot: str, phrase: str) -> Verified:
-    """The request, checked against GitHub: ``actor`` really wrote ``@bot <phrase>`` there.
-
-    A ``repository_dispatch`` payload is only as trustworthy as whoever holds a
-    dispatch token, and it decides what gets blocked and deleted; so the comment
-    is read back from GitHub (inside ``request.repo``) before anything is done.
-    Returns the request with GitHub's own URL of the comment, and the comment's
-    ``author_association`` (the scope's fallback; the payload's own trust level
-    is never believed).
-    """
-    try:
-        if request.comment_type.startswith("discussion"):
-            found = _fetch_discussion(gateway, request)
-        else:
-            found = _fetch_rest(gateway, request)
-    except NotFound:
-        found = None
-    if found is None:
-        raise _refuse(request, f"GitHub has no such {request.comment_type} in {request.repo}")
-    author = str(found.get("author") or "")
-    if author.lower() != request.actor.lower():
-        raise _refuse(request, f"it was written by `{author or 'ghost'}`, not `{request.actor}`")
-    if not is_go_away(str(found.get("body") or ""), bot=bot, phrase=phrase):
-        raise _refuse(request, f"it does not say `@{bot} {phrase}` (any more)")
-    url = found.get("url")
-    confirmed = request.model_copy(update={"comment_url": str(url)}) if url else request
-    association = found.get("association")
-    return Verified(request=confirmed, author_association=str(association) if association else None)
-
-
-def verify_request(
-    gateway: Gateway, request: GoAwayRequest, *, bot: str, phrase: str
-) -> GoAwayRequest:
-    """``verify``'s request alone."""
-    return verify(gateway, request, bot=bot, phrase=phrase).request
-
-
-# --------------------------------------------------------------------------- the executor
-
 RETRY = "run the go-away workflow again for this job (safe: it only removes what is left)"
 RETRY_TODO = RETRY[0].upper() + RETRY[1:] + "."
 
@@ -493,7 +123,7 @@ class GoAwayRun:
 
     def _fail(self, what: str, error: Exception, todo: str, repo: str | None = None) -> None:
         self.report.failures.append(
-            Failure(what=what, repo=repo, error=describe_error(error), todo=todo)
+            Failure(what=what, repo=repo, error=first_line(error), todo=todo)
         )
 
     def _pause(self) -> None:
