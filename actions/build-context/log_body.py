@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tusk.actions.build_context.build_context import safe_url
+from tusk.actions.build_context.items import safe_url
 
 from tusk.markers import render_marker
 from tusk.render import quote_markdown, render

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 from tusk.actions.build_context import build_context as bc
 from tusk.actions.build_context import log_body as lb
-from tusk.actions.build_context.views import SummaryView
+from tusk.actions.build_context.views import Sizes, SummaryView
 
 from tusk import actions_edge
 from tusk.config import Settings, load_secrets, load_settings, resolve_config_path
@@ -137,23 +137,8 @@ def build_and_claim(
         since=doc.trigger.created_at - SINCE_MARGIN,
         nonce=nonce,
     )
-    excerpt, excerpt_cut = bc.task_excerpt(built.task.text)
     actions_edge.append_summary(
-        bc.render_summary(
-            SummaryView(
-                jobid=doc.jobid,
-                task_excerpt=excerpt,
-                task_cut=excerpt_cut,
-                trigger_url=doc.trigger.url,
-                log_issue_url=claim.url,
-                log_issue_number=claim.number,
-                won=claim.won,
-                sizes=sizes,
-                log_body_chars=len(log.body),
-                log_context_cut=log.context_cut,
-                artifact_name=artifact_name if log.context_cut else None,
-            )
-        )
+        step_summary(doc, built, claim, log, sizes=sizes, artifact_name=artifact_name)
     )
     if not claim.won:
         actions_edge.notice(
@@ -178,6 +163,34 @@ def build_and_claim(
         diff=built.diff,
         full_context=context_md if log.context_cut else None,
         artifact_name=artifact_name,
+    )
+
+
+def step_summary(
+    doc: ContextDocument,
+    built: bc.Built,
+    claim: LogIssueClaim,
+    log: lb.LogBody,
+    *,
+    sizes: Sizes,
+    artifact_name: str,
+) -> str:
+    """The step summary: the task's start, the claim and what the context kept."""
+    excerpt, excerpt_cut = bc.task_excerpt(built.task.text)
+    return bc.render_summary(
+        SummaryView(
+            jobid=doc.jobid,
+            task_excerpt=excerpt,
+            task_cut=excerpt_cut,
+            trigger_url=doc.trigger.url,
+            log_issue_url=claim.url,
+            log_issue_number=claim.number,
+            won=claim.won,
+            sizes=sizes,
+            log_body_chars=len(log.body),
+            log_context_cut=log.context_cut,
+            artifact_name=artifact_name if log.context_cut else None,
+        )
     )
 
 

@@ -18,6 +18,7 @@ from bc_samples import (
     trigger_comment,
 )
 from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context.sizes import ITEM_OVERHEAD, view_size
 from tusk.actions.build_context.views import GapView, ItemView
 
 from tusk.neutralise import UNTRUSTED_FLAG
@@ -46,7 +47,7 @@ def test_comments_stay_within_the_budget_and_what_is_left_out_is_counted() -> No
     kept = [i for i in items(built.context.conversation.entries) if not i.is_trigger]
     assert built.sizes.comments_kept == len(kept)
     assert built.sizes.comments_kept + built.sizes.comments_left_out == 100
-    assert sum(len(i.text) + bc.ITEM_OVERHEAD for i in kept) <= 20000
+    assert sum(len(i.text) + ITEM_OVERHEAD for i in kept) <= 20000
     assert sum(g.count for g in gap_views(built.context.conversation.entries)) == (
         built.sizes.comments_left_out
     )
@@ -60,10 +61,10 @@ def test_three_newest_are_kept_for_each_oldest() -> None:
     everything = bc.build(doc, settings(context_chars=10**6))
     views = items(everything.context.conversation.entries)
     trigger = next(v for v in views if v.is_trigger)
-    largest = max(bc.view_size(v) for v in views if not v.is_trigger)
+    largest = max(view_size(v) for v in views if not v.is_trigger)
     assert everything.context.description is not None
     # the description is spent first, then the trigger; leave room for 8 comments, not 9
-    budget = bc.view_size(everything.context.description) + bc.view_size(trigger)
+    budget = view_size(everything.context.description) + view_size(trigger)
     budget += 8 * largest + 8
     built = bc.build(doc, settings(context_chars=max(budget, 1000)))
     kept_ids = [
@@ -383,7 +384,7 @@ def test_linked_issues_have_their_own_budget() -> None:
     kept = items(first.entries)
     assert kept[0].kind == "description"
     assert 1 < len(kept) < 11
-    assert sum(len(i.text) + bc.ITEM_OVERHEAD for i in kept) <= 3000
+    assert sum(len(i.text) + ITEM_OVERHEAD for i in kept) <= 3000
     assert second.entries == ()
     assert "Left out" in second.note
     assert built.sizes.linked_kept == 1 and built.sizes.linked_left_out == 1

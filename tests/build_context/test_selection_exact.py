@@ -14,11 +14,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tusk.actions.build_context import build_context as bc
+from tusk.actions.build_context.items import ItemFactory
 from tusk.actions.build_context.raw import LazyNodes
+from tusk.actions.build_context.sections import choose_comments
 from tusk.actions.build_context.selection import gaps, pick_by_ratio, visit_order
+from tusk.actions.build_context.sizes import comment_floor, text_floor, text_floors, view_size
 
 from tests.build_context.bc_samples import REPO
+from tusk.neutralise import Trust
 
 # --------------------------------------------------------------------------- reference
 
@@ -194,13 +197,13 @@ def test_a_comments_floor_is_never_over_its_size(
     item: dict[str, Any], collaborators: frozenset[str] | None
 ) -> None:
     comments = LazyNodes([item])
-    trust = bc.Trust(frozenset({"alice", "tusk-bot"}), collaborators)
-    make = bc.ItemFactory(trust, T0)
-    size = bc.view_size(make.item(comments[0], "comment"))
+    trust = Trust(frozenset({"alice", "tusk-bot"}), collaborators)
+    make = ItemFactory(trust, T0)
+    size = view_size(make.item(comments[0], "comment"))
     body = comments.bodies()[0]
-    cheap = bc.text_floors([body])[0]
-    assert cheap <= bc.text_floor(body) <= bc.text_floor(body, exact_html=True)
-    assert bc.comment_floor(comments, 0, trust) <= size
+    cheap = text_floors([body])[0]
+    assert cheap <= text_floor(body) <= text_floor(body, exact_html=True)
+    assert comment_floor(comments, 0, trust) <= size
 
 
 @st.composite
@@ -221,14 +224,14 @@ def thread(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_choose_comments_keeps_what_measuring_every_comment_kept(
     items: list[dict[str, Any]], budget: int, skip: int | None
 ) -> None:
-    trust = bc.Trust(frozenset({"alice"}), None)
-    make = bc.ItemFactory(trust, T0)
+    trust = Trust(frozenset({"alice"}), None)
+    make = ItemFactory(trust, T0)
     comments = LazyNodes(items)
     if skip is not None and skip >= len(items):
         skip = None
-    chosen = bc.choose_comments(comments, budget, make=make, skip=skip)
+    chosen = choose_comments(comments, budget, make=make, skip=skip)
     others = [i for i in range(len(items)) if i != skip]
-    measured = [bc.view_size(make.item(comments[i], "comment")) for i in others]
+    measured = [view_size(make.item(comments[i], "comment")) for i in others]
     # The old walk stopped below 40 characters, the least an item could cost.
     expected = [others[i] for i in reference_pick(measured, budget, floor=40)]
     assert chosen.kept == expected
@@ -237,7 +240,7 @@ def test_choose_comments_keeps_what_measuring_every_comment_kept(
         assert chosen.items[index] == make.item(comments[index], "comment")
 
 
-class CountingFactory(bc.ItemFactory):
+class CountingFactory(ItemFactory):
     built = 0
 
     def item(self, node: Any, kind: str, **kwargs: Any) -> Any:
@@ -257,8 +260,8 @@ def test_a_long_thread_builds_only_the_comments_that_may_fit() -> None:
         for i in range(5000)
     ]
     CountingFactory.built = 0
-    make = CountingFactory(bc.Trust(frozenset({"alice"}), None), T0)
-    chosen = bc.choose_comments(LazyNodes(items), 10_000, make=make)
+    make = CountingFactory(Trust(frozenset({"alice"}), None), T0)
+    chosen = choose_comments(LazyNodes(items), 10_000, make=make)
     assert 10 < len(chosen.kept) < 40
     # Each kept comment is built once; those the bounds could not rule out, a few more.
     assert CountingFactory.built < 2 * len(chosen.kept)
