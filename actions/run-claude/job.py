@@ -27,8 +27,9 @@ from tusk.actions.run_claude import (
     fence,
     finish,
     isolation,
+    mcp_process,
     progress,
-    supervisor,
+    session,
     writeup,
 )
 from tusk.actions.run_claude.cancel import Cancellation, Cancelled
@@ -254,7 +255,7 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
             isolation.delete_run_user(agent)
         raise
     _record_cleanup(run_dir, base=str(dirs.base))
-    server: supervisor.McpServer | None = None
+    server: mcp_process.McpServer | None = None
     proxy: ModelProxy | None = None
     egress_proxy: egress.EgressProxy | None = None
     fenced = fence.Fence(fence.tools())
@@ -278,12 +279,12 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
         # process is root under isolation); the server only gets them over a socket.
         broker, server_end = broker_pair(agent_git(dirs, agent))
         broker.start()
-        server = supervisor.start_mcp_server(
+        server = mcp_process.start_mcp_server(
             run_dir=run_dir,
             context_file=inputs.resolve(inputs.run.context_file),
             bundle_socket=server_end,
             config=inputs.config_path.resolve() if inputs.config_path else None,
-            env=supervisor.mcp_server_env(
+            env=mcp_process.mcp_server_env(
                 runner=runner,
                 tokens={
                     "TUSK_AGENT_TOKEN": needed["agent_token"].get_secret_value(),
@@ -298,7 +299,7 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
         )
         server_end.close()  # the server holds its own copy; the broker ends when it exits
         _record_cleanup(run_dir, mcp_pid=server.process.pid)
-        mcp_config = supervisor.write_mcp_config(
+        mcp_config = mcp_process.write_mcp_config(
             dirs.mcp_config, server.url, bearer=mcp_bearer, owner=owner
         )
         # The real key stays in this process: Claude Code talks to the proxy with this
@@ -317,7 +318,7 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
                 agent=agent,
                 run_dir=run_dir,
                 runner=runner,
-                ports=(proxy.port, supervisor.port_of(server.url)),
+                ports=(proxy.port, mcp_process.port_of(server.url)),
             )
         stage.network = network.status
         guard.fenced = network.fenced
@@ -497,7 +498,7 @@ def agent_git(dirs: RunDirs, agent: Principal | None) -> AgentGit:
 def go_away_stop(run_dir: Path) -> StopReason | None:
     """The MCP server saw the trigger's repository send the bot away mid-run (G4): it
     refuses every further write, so the session ends here, cleanly."""
-    path = run_dir / supervisor.GO_AWAY_FILE
+    path = run_dir / session.GO_AWAY_FILE
     if not path.is_file():
         return None
     try:
@@ -552,7 +553,7 @@ def _prepare_context(inputs: JobInputs, dirs: RunDirs) -> str:
         context=context,
         diff_path=diff_path,
         branch_prefix=inputs.settings.agent.branch_prefix,
-        tool_prefix=f"mcp__{supervisor.SERVER_NAME}__",
+        tool_prefix=f"mcp__{mcp_process.SERVER_NAME}__",
     )
 
 
@@ -666,9 +667,9 @@ class _Passes:
             kind,
             builtin_tools=settings.agent.builtin_tools,
             server_tools=server_tools,
-            server_pattern=supervisor.server_tool_pattern(),
+            server_pattern=mcp_process.server_tool_pattern(),
         )
-        argv = supervisor.claude_argv(
+        argv = session.claude_argv(
             self.claude,
             mcp_config=self.mcp_config,
             builtin_tools=flags.builtin_tools,
@@ -679,7 +680,7 @@ class _Passes:
             resume=resume,
         )
         watch = StreamWatch(
-            loop_threshold=settings.limits.loop_threshold, server_name=supervisor.SERVER_NAME
+            loop_threshold=settings.limits.loop_threshold, server_name=mcp_process.SERVER_NAME
         )
         # Told to the MCP server over the runner-only run folder: it refuses the rest.
         write_pass(
@@ -688,10 +689,10 @@ class _Passes:
             [continues.HISTORY_TOOL] if kind == "history" else None,
         )
         with self.events_path.open("a", encoding="utf-8") as events:
-            events.write(supervisor.tusk_event("pass", name=name, prompt=prompt))
+            events.write(session.tusk_event("pass", name=name, prompt=prompt))
             actions_edge.group(f"Claude Code: {name}")
             try:
-                session = supervisor.run_session(
+                ran = session.run_session(
                     argv,
                     prompt=prompt,
                     env=self.env,
@@ -699,7 +700,7 @@ class _Passes:
                     cwd=self.dirs.workspace,
                     watch=watch,
                     events=events,
-                    loop_file=self.inputs.run_dir / supervisor.LOOP_FILE,
+                    loop_file=self.inputs.run_dir / session.LOOP_FILE,
                     budget_seconds=budget,
                     stderr_path=self.inputs.run_dir / "claude-stderr.log",
                     scrub=self.scrub,
@@ -710,8 +711,8 @@ class _Passes:
                 )
             finally:
                 actions_edge.end_group()
-        outcome = classify(exit_code=session.exit_code, result=watch.result, stop=watch.stop)
-        print(pass_log_line(name, session.seconds, outcome), flush=True)
+        outcome = classify(exit_code=ran.exit_code, result=watch.result, stop=watch.stop)
+        print(pass_log_line(name, ran.seconds, outcome), flush=True)
         self.lines.append(
             (name, outcome.headline + (f" ({outcome.detail})" if outcome.detail else ""))
         )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tusk.actions.run_claude import egress, isolation, job, supervisor
+from tusk.actions.run_claude import egress, isolation, job, mcp_process
 from tusk.actions.run_claude.metering import Meter
 from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy
 from tusk.actions.run_claude.network import NetworkFenceError
@@ -292,12 +292,12 @@ def second_runs_mcp_server(e2e: E2E) -> Iterator[tuple[str, Path]]:
     (run_dir / "run.json").write_text(inputs.run.model_dump_json())
     passes.write_pass(run_dir, "main", None)
     me = isolation.current_principal()
-    server = supervisor.start_mcp_server(
+    server = mcp_process.start_mcp_server(
         run_dir=run_dir,
         context_file=inputs.resolve(inputs.run.context_file),
         bundle_socket=None,  # this test pushes nothing
         config=inputs.config_path,
-        env=supervisor.mcp_server_env(
+        env=mcp_process.mcp_server_env(
             runner=me,
             tokens={"TUSK_AGENT_TOKEN": AGENT_TOKEN, "TUSK_READ_TOKEN": READ_TOKEN},
             api_url=e2e.github.url,
@@ -523,12 +523,12 @@ def test_another_runs_mcp_server_refuses_this_runs_agent(e2e: E2E) -> None:
 def test_mcp_server_not_connected_stops_the_run_with_a_clear_error(
     e2e: E2E, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = supervisor.write_mcp_config
+    real = mcp_process.write_mcp_config
 
     def unreachable(path: Path, url: str, **kwargs: Any) -> Path:
         return real(path, "http://127.0.0.1:9/mcp", **kwargs)  # nothing listens on port 9
 
-    monkeypatch.setattr(supervisor, "write_mcp_config", unreachable)
+    monkeypatch.setattr(mcp_process, "write_mcp_config", unreachable)
     e2e.model.tolerate_failures()
     result = e2e.run({"steps": [tool(f"{GH}get_issue", repo="alice/widgets", number=1)]})
     assert result.outcome.kind == "mcp_not_connected"

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 from tusk.actions.run_claude import isolation
-from tusk.actions.run_claude.supervisor import claude_argv, write_mcp_config
+from tusk.actions.run_claude.mcp_process import write_mcp_config
+from tusk.actions.run_claude.session import claude_argv
 
 
 def test_isolation_is_mandatory_under_actions() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from tusk.actions.run_claude.isolation import Principal, end_processes_of
-from tusk.actions.run_claude.supervisor import run_session
+from tusk.actions.run_claude.session import run_session
 from tusk.actions.run_claude.watch import StreamWatch
 
 CHILD = """
