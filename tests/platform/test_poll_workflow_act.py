@@ -17,6 +17,7 @@ SECRETS = {"TUSK_BOT_TOKEN": "bot-read", "TUSK_DISPATCH_TOKEN": "dispatch"}
 
 def scenario() -> dict[str, Any]:
     return {
+        "now": "2026-11-30T09:00:00Z",  # GitHub's clock moves only as the test lets it
         "users": [{"login": "alice"}, {"login": "tusk-bot"}],
         "tokens": {
             "bot-read": {"user": "tusk-bot", "scopes": ["notifications", "repo"]},
@@ -48,6 +49,7 @@ def test_scheduled_polls_keep_their_state_in_the_actions_cache(
     control = ControlRepo(tmp_path / "control", repo=CONTROL, config_text=yaml.safe_dump(CONFIG))
     outputs = []
     for run_id in (101, 102, 103):  # the work, its own mark-read, then an idle poll
+        local_github.advance(300)  # the schedule's five minutes, on GitHub's clock
         result = control.run(
             "schedule",
             {"schedule": "*/5 * * * *"},
