@@ -219,35 +219,133 @@ def _context_document(inputs: JobInputs) -> ContextDocument | None:
         return None
 
 
+@dataclass(frozen=True)
+class _Placement:
+    """Where and as whom the agent runs: decided and made before anything is started."""
+
+    isolation_note: str
+    network: NetworkPlan
+    runner: Principal
+    agent: Principal | None  # this run's own user; None without isolation
+    owner: Principal  # who owns the agent's folders: the agent, or this process's user
+    dirs: RunDirs
+
+
+@dataclass
+class _Services:
+    """What this run starts beside the agent, each stopped whatever happens."""
+
+    fenced: fence.Fence
+    server: mcp_process.McpServer | None = None
+    proxy: ModelProxy | None = None
+    egress_proxy: egress.EgressProxy | None = None
+
+    def stop_servers(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        if self.proxy is not None:
+            self.proxy.stop()
+
+
 def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
-    settings, secrets = inputs.settings, inputs.secrets
-    needed = secrets.require("agent_token", "read_token")
-    credentials = model_credentials(secrets)
+    needed = inputs.secrets.require("agent_token", "read_token")
+    credentials = model_credentials(inputs.secrets)
+    place = _place(inputs, stage)
+    services = _Services(fenced=fence.Fence(fence.tools()))
+    meter = Meter(
+        budget_usd=inputs.settings.agent.max_budget_usd,
+        prices=inputs.settings.agent.prices,
+        on_exceeded=announce_budget,
+    )
+    stage.meter = meter
+    mcp_bearer = secrets_module.token_urlsafe(32)  # this run's MCP endpoint only
+    try:
+        prompt, claude = _prepare_workspace(inputs, place, read_token=needed["read_token"])
+        server = _start_mcp_server(inputs, place, tokens=needed, bearer=mcp_bearer)
+        services.server = server
+        mcp_config = mcp_process.write_mcp_config(
+            place.dirs.mcp_config, server.url, bearer=mcp_bearer, owner=place.owner
+        )
+        proxy = _model_proxy(inputs, credentials, meter)
+        services.proxy = proxy
+        proxy_url = proxy.start()
+        network = _settle_network(inputs, place, services)
+        stage.network = network.status
+        env = isolation.agent_env(
+            home=place.dirs.home,
+            model_proxy_url=proxy_url,
+            model_key=proxy.client_key,
+            max_retries=inputs.max_retries,
+            egress_proxy_url=services.egress_proxy.url if services.egress_proxy else None,
+        )
+        passes = _Passes(
+            inputs=inputs,
+            claude=claude,
+            mcp_config=mcp_config,
+            env=env,
+            agent=place.agent,
+            dirs=place.dirs,
+            meter=meter,
+            lines=stage.passes,
+            stage=stage,
+            confine=confinement(place.agent),
+        )
+        outcome, session_id = _run_passes(inputs, passes, prompt)
+        services.stop_servers()
+        return _conclude(
+            inputs,
+            stage,
+            cancel,
+            outcome=outcome,
+            session_id=session_id,
+            passes=passes,
+            place=place,
+            network=network,
+        )
+    finally:
+        _tear_down(inputs.run_dir, place, services)
+
+
+def _place(inputs: JobInputs, stage: _Stage) -> _Placement:
+    """Decide isolation and the network, then make this run's user and its folders."""
     decision = isolation.decide(
         in_actions=isolation.isolation_required(inputs.environ), euid=os.geteuid()
     )
     stage.isolation = decision.reason
     if not decision.enabled:
         actions_edge.warning("User isolation is off", detail=decision.reason)
-    network = decide_network(settings, isolated=decision.enabled)
+    network = decide_network(inputs.settings, isolated=decision.enabled)
     stage.network = network.status
     runner = isolation.runner_principal(inputs.environ)
-    run_dir = inputs.run_dir
+    _own_run_dir(inputs.run_dir, runner)
+    agent = _create_agent(inputs, runner) if decision.enabled else None
+    owner = agent or isolation.current_principal()
+    dirs = _agent_dirs(inputs.run_dir, agent, owner)
+    return _Placement(decision.reason, network, runner, agent, owner, dirs)
+
+
+def _own_run_dir(run_dir: Path, runner: Principal) -> None:
+    """The run folder: the runner's user's alone."""
     run_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(run_dir, 0o700)
     if runner.uid != os.getuid():
         os.chown(run_dir, runner.uid, runner.gid)
-    agent: Principal | None = None
-    if decision.enabled:
-        # This run's own user, recorded at once so that even a crash leaves it to cleanup.
-        agent = isolation.create_run_user(
-            settings.agent.linux_user,
-            isolation.run_key(inputs.environ),
-            forbidden_uids=(runner.uid,),
-        )
-        _record_cleanup(run_dir, agent_user=agent.name, agent_uid=agent.uid)
+
+
+def _create_agent(inputs: JobInputs, runner: Principal) -> Principal:
+    """This run's own user, recorded at once so that even a crash leaves it to cleanup."""
+    agent = isolation.create_run_user(
+        inputs.settings.agent.linux_user,
+        isolation.run_key(inputs.environ),
+        forbidden_uids=(runner.uid,),
+    )
+    _record_cleanup(inputs.run_dir, agent_user=agent.name, agent_uid=agent.uid)
+    return agent
+
+
+def _agent_dirs(run_dir: Path, agent: Principal | None, owner: Principal) -> RunDirs:
+    """The agent's home and workspace; the run's user goes again if they cannot be made."""
     base = isolation.agent_base(agent) if agent else run_dir / "agent"
-    owner = agent or isolation.current_principal()
     try:
         dirs = isolation.prepare_run_dirs(base, agent=owner)
     except Exception:
@@ -255,132 +353,156 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
             isolation.delete_run_user(agent)
         raise
     _record_cleanup(run_dir, base=str(dirs.base))
-    server: mcp_process.McpServer | None = None
-    proxy: ModelProxy | None = None
-    egress_proxy: egress.EgressProxy | None = None
-    fenced = fence.Fence(fence.tools())
-    meter = Meter(
-        budget_usd=settings.agent.max_budget_usd,
-        prices=settings.agent.prices,
-        on_exceeded=announce_budget,
+    return dirs
+
+
+def _guarded_dirs(environ: Mapping[str, str], runner: Principal, run_dir: Path) -> list[Path]:
+    """The runner's folders the agent's user must not read or write."""
+    named = [Path(environ[key]) for key in _RUNNER_DIRS if environ.get(key)]
+    return [*named, runner.home, run_dir]
+
+
+def _prepare_workspace(
+    inputs: JobInputs, place: _Placement, *, read_token: SecretStr
+) -> tuple[str, Path]:
+    """Close the runner's folders to the agent, lay out the context and the clone; the
+    first prompt and the Claude Code binary the agent can run."""
+    run_dir = inputs.run_dir
+    if place.agent is not None:
+        isolation.close_to_others(
+            _guarded_dirs(inputs.environ, place.runner, run_dir), user=place.agent
+        )
+    # The MCP server finds the log issue it stamps on every post in RUN_DIR/run.json.
+    (run_dir / "run.json").write_text(inputs.run.model_dump_json(indent=2), encoding="utf-8")
+    prompt = _prepare_context(inputs, place.dirs)
+    _clone(inputs, place.dirs, runner=place.runner, agent=place.agent, read_token=read_token)
+    claude = isolation.reachable_claude(inputs.claude, agent=place.owner, dirs=place.dirs)
+    return prompt, claude
+
+
+def _start_mcp_server(
+    inputs: JobInputs, place: _Placement, *, tokens: Mapping[str, SecretStr], bearer: str
+) -> mcp_process.McpServer:
+    """The MCP server as the runner's user, with its bundle broker; recorded for cleanup."""
+    run_dir = inputs.run_dir
+    config = inputs.config_path.resolve() if inputs.config_path else None
+    # push_branch's bundles are made here, by git run as the workspace's owner (this
+    # process is root under isolation); the server only gets them over a socket.
+    broker, server_end = broker_pair(agent_git(place.dirs, place.agent))
+    broker.start()
+    server = mcp_process.start_mcp_server(
+        run_dir=run_dir,
+        context_file=inputs.resolve(inputs.run.context_file),
+        bundle_socket=server_end,
+        config=config,
+        env=mcp_process.mcp_server_env(
+            runner=place.runner,
+            tokens={
+                "TUSK_AGENT_TOKEN": tokens["agent_token"].get_secret_value(),
+                "TUSK_READ_TOKEN": tokens["read_token"].get_secret_value(),
+            },
+            api_url=inputs.secrets.github_api_url,
+            config=config,
+            bearer=bearer,
+        ),
+        runner=place.runner,
+        log_path=run_dir / "mcp-server.log",
     )
-    stage.meter = meter
-    mcp_bearer = secrets_module.token_urlsafe(32)  # this run's MCP endpoint only
+    server_end.close()  # the server holds its own copy; the broker ends when it exits
+    _record_cleanup(run_dir, mcp_pid=server.process.pid)
+    return server
+
+
+def _model_proxy(inputs: JobInputs, credentials: Credentials, meter: Meter) -> ModelProxy:
+    """The real key stays in this process: Claude Code talks to the proxy with this run's
+    own proxy key. Until the fence is known to be up, the proxy lets the API reach
+    nothing for the agent (fenced) either."""
+    guard = RequestGuard(fenced=True, web_search="WebSearch" in inputs.settings.agent.builtin_tools)
+    return ModelProxy(
+        upstream=inputs.anthropic_base_url, credentials=credentials, meter=meter, guard=guard
+    )
+
+
+def _settle_network(inputs: JobInputs, place: _Placement, services: _Services) -> NetworkPlan:
+    """Put the fence up where planned (or open where the settings allow it when it cannot
+    be), then let the model proxy's guard follow what the network really is."""
+    network = place.network
+    assert services.proxy is not None and services.server is not None  # started before
+    if network.fenced and place.agent is not None:
+        network, services.egress_proxy = _put_up_fence(
+            network,
+            services.fenced,
+            settings=inputs.settings,
+            agent=place.agent,
+            run_dir=inputs.run_dir,
+            runner=place.runner,
+            ports=(services.proxy.port, mcp_process.port_of(services.server.url)),
+        )
+    services.proxy.guard.fenced = network.fenced
+    actions_edge.notice(f"Agent network: {network.status}")
+    return network
+
+
+def _run_passes(inputs: JobInputs, passes: _Passes, prompt: str) -> tuple[Outcome, str | None]:
+    """The sessions, with the live status on the progress comment kept up meanwhile."""
+    reporter = _progress_reporter(inputs, passes.meter)
+    final = "❌ The run stopped before it finished."
     try:
-        if agent is not None:
-            guarded = [Path(inputs.environ[k]) for k in _RUNNER_DIRS if inputs.environ.get(k)]
-            isolation.close_to_others([*guarded, runner.home, run_dir], user=agent)
-        # The MCP server finds the log issue it stamps on every post in RUN_DIR/run.json.
-        (run_dir / "run.json").write_text(inputs.run.model_dump_json(indent=2), encoding="utf-8")
-        prompt = _prepare_context(inputs, dirs)
-        _clone(inputs, dirs, runner=runner, agent=agent, read_token=needed["read_token"])
-        claude = isolation.reachable_claude(inputs.claude, agent=owner, dirs=dirs)
-        # push_branch's bundles are made here, by git run as the workspace's owner (this
-        # process is root under isolation); the server only gets them over a socket.
-        broker, server_end = broker_pair(agent_git(dirs, agent))
-        broker.start()
-        server = mcp_process.start_mcp_server(
-            run_dir=run_dir,
-            context_file=inputs.resolve(inputs.run.context_file),
-            bundle_socket=server_end,
-            config=inputs.config_path.resolve() if inputs.config_path else None,
-            env=mcp_process.mcp_server_env(
-                runner=runner,
-                tokens={
-                    "TUSK_AGENT_TOKEN": needed["agent_token"].get_secret_value(),
-                    "TUSK_READ_TOKEN": needed["read_token"].get_secret_value(),
-                },
-                api_url=secrets.github_api_url,
-                config=inputs.config_path.resolve() if inputs.config_path else None,
-                bearer=mcp_bearer,
-            ),
-            runner=runner,
-            log_path=run_dir / "mcp-server.log",
-        )
-        server_end.close()  # the server holds its own copy; the broker ends when it exits
-        _record_cleanup(run_dir, mcp_pid=server.process.pid)
-        mcp_config = mcp_process.write_mcp_config(
-            dirs.mcp_config, server.url, bearer=mcp_bearer, owner=owner
-        )
-        # The real key stays in this process: Claude Code talks to the proxy with this
-        # run's own proxy key. Until the fence is known to be up, the proxy lets the API
-        # reach nothing for the agent (fenced) either.
-        guard = RequestGuard(fenced=True, web_search="WebSearch" in settings.agent.builtin_tools)
-        proxy = ModelProxy(
-            upstream=inputs.anthropic_base_url, credentials=credentials, meter=meter, guard=guard
-        )
-        proxy_url = proxy.start()
-        if network.fenced and agent is not None:
-            network, egress_proxy = _put_up_fence(
-                network,
-                fenced,
-                settings=settings,
-                agent=agent,
-                run_dir=run_dir,
-                runner=runner,
-                ports=(proxy.port, mcp_process.port_of(server.url)),
-            )
-        stage.network = network.status
-        guard.fenced = network.fenced
-        actions_edge.notice(f"Agent network: {network.status}")
-        env = isolation.agent_env(
-            home=dirs.home,
-            model_proxy_url=proxy_url,
-            model_key=proxy.client_key,
-            max_retries=inputs.max_retries,
-            egress_proxy_url=egress_proxy.url if egress_proxy else None,
-        )
-        passes = _Passes(
-            inputs=inputs,
-            claude=claude,
-            mcp_config=mcp_config,
-            env=env,
-            agent=agent,
-            dirs=dirs,
-            meter=meter,
-            lines=stage.passes,
-            stage=stage,
-            confine=confinement(agent),
-        )
-        reporter = _progress_reporter(inputs, meter)
-        final = "❌ The run stopped before it finished."
-        try:
-            outcome, session_id = passes.run_all(prompt)
-            final = ("✅ " if outcome.ok else "❌ ") + outcome.headline + "."
-        finally:
-            if reporter is not None:
-                reporter.stop(final)
-                reporter.gateway.close()
-        server.stop()
-        proxy.stop()
-        spend = meter.spend()
-        _save_spend(run_dir, spend)
-        cancel.shield()  # from here on a signal cannot cut the write-up short
-        stage.writing_up = True
-        result = _write_up(
-            inputs,
-            outcome=outcome,
-            session_id=session_id,
-            passes=passes.lines,
-            isolation_note=decision.reason,
-            spend=spend,
-            network=network.status,
-        )
-        return result
+        outcome, session_id = passes.run_all(prompt)
+        final = final_status(outcome)
     finally:
-        if server is not None:
-            server.stop()
-        if proxy is not None:
-            proxy.stop()
-        if agent is not None:
-            isolation.end_processes_of(agent)
-            fenced.remove(agent.uid)  # before the uid can go to another run's user
-            _record_cleanup(run_dir, fence_uid=None)  # the cleanup step must not touch it
-        if egress_proxy is not None:
-            egress_proxy.stop()
-        isolation.remove_agent_traces(dirs, agent)
-        if agent is not None:
-            isolation.delete_run_user(agent)  # its unique name is never seen again
+        if reporter is not None:
+            reporter.stop(final)
+            reporter.gateway.close()
+    return outcome, session_id
+
+
+def final_status(outcome: Outcome) -> str:
+    """The progress comment's last line."""
+    return ("✅ " if outcome.ok else "❌ ") + outcome.headline + "."
+
+
+def _conclude(
+    inputs: JobInputs,
+    stage: _Stage,
+    cancel: Cancellation,
+    *,
+    outcome: Outcome,
+    session_id: str | None,
+    passes: _Passes,
+    place: _Placement,
+    network: NetworkPlan,
+) -> JobResult:
+    """Record the spend and write the run up, past the reach of a cancelling signal."""
+    spend = passes.meter.spend()
+    _save_spend(inputs.run_dir, spend)
+    cancel.shield()  # from here on a signal cannot cut the write-up short
+    stage.writing_up = True
+    return _write_up(
+        inputs,
+        outcome=outcome,
+        session_id=session_id,
+        passes=passes.lines,
+        isolation_note=place.isolation_note,
+        spend=spend,
+        network=network.status,
+    )
+
+
+def _tear_down(run_dir: Path, place: _Placement, services: _Services) -> None:
+    """Stop what the run started, end the agent's processes, lift its fence, remove its
+    traces and its user: in this order, whatever state the run ended in."""
+    services.stop_servers()
+    agent = place.agent
+    if agent is not None:
+        isolation.end_processes_of(agent)
+        services.fenced.remove(agent.uid)  # before the uid can go to another run's user
+        _record_cleanup(run_dir, fence_uid=None)  # the cleanup step must not touch it
+    if services.egress_proxy is not None:
+        services.egress_proxy.stop()
+    isolation.remove_agent_traces(place.dirs, agent)
+    if agent is not None:
+        isolation.delete_run_user(agent)  # its unique name is never seen again
 
 
 def _progress_reporter(inputs: JobInputs, meter: Meter) -> progress.ProgressReporter | None:

@@ -36,8 +36,8 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -50,6 +50,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from tusk.actions.run_claude.metering import Meter, UsageTap
+
+from tusk.pricing import Spend
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 MAX_IN_FLIGHT = 4  # requests upstream at once; more wait for a slot
@@ -211,90 +213,174 @@ def build_app(
     guard: RequestGuard | None = None,
     client: httpx.AsyncClient | None = None,
 ) -> Starlette:
-    base = upstream.rstrip("/")
-    shared: dict[str, httpx.AsyncClient] = {}
-    guard = guard if guard is not None else RequestGuard()
-    slots = asyncio.Semaphore(MAX_IN_FLIGHT)
-
-    def http() -> httpx.AsyncClient:
-        if client is not None:
-            return client
-        if "client" not in shared:
-            shared["client"] = httpx.AsyncClient(timeout=UPSTREAM_TIMEOUT)
-        return shared["client"]
-
-    async def send_upstream(request: Request, body: bytes) -> Response | httpx.Response:
-        """The upstream's answer (its body not read yet), or the proxy's refusal. The
-        budget is checked here, holding a slot, so requests in flight are bounded."""
-        spend = meter.spend()
-        if spend.exceeded:
-            # 400 and not 429: Claude Code would retry a 429, and nothing will change.
-            return _error(
-                400,
-                "invalid_request_error",
-                f"budget exceeded: this run spent {spend.line()}; no more model requests",
+    forwarder = _Forwarder(
+        base=upstream.rstrip("/"),
+        credentials=credentials,
+        meter=meter,
+        client_key=client_key,
+        guard=guard if guard is not None else RequestGuard(),
+        client=client,
+    )
+    return Starlette(
+        routes=[
+            Route(
+                "/{path:path}", forwarder.forward, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]
             )
-        headers = {
-            k: v for k, v in request.headers.items() if k.lower() not in DROPPED_REQUEST_HEADERS
-        }
-        headers.update(credentials.headers())
-        headers["accept-encoding"] = "identity"  # metering reads the bytes as they pass
-        target = base + request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        outgoing = http().build_request("POST", target, content=body, headers=headers)
+        ],
+        lifespan=forwarder.lifespan,
+    )
+
+
+def admission_refusal(
+    method: str, path: str, *, key_given: str, client_key: str
+) -> JSONResponse | None:
+    """Why a request may not even be read: not one the proxy forwards, or not its run's key."""
+    if method != "POST" or path not in FORWARDED_PATHS:
+        return _error(
+            404,
+            "not_found_error",
+            f"the model proxy forwards only POST {', '.join(sorted(FORWARDED_PATHS))}",
+        )
+    if not hmac.compare_digest(key_given.encode(), client_key.encode()):
+        # Claude Code does not retry a 401.
+        return _error(
+            401, "authentication_error", "this model proxy answers only its own run's key"
+        )
+    return None
+
+
+def guard_refusal(problem: str) -> JSONResponse:
+    return _error(
+        400,
+        "invalid_request_error",
+        f"the model proxy refuses {problem}. Behind the network fence the model API "
+        "may not reach the network for the agent either; agent.network: open allows it",
+    )
+
+
+def budget_refusal(spend: Spend) -> JSONResponse:
+    # 400 and not 429: Claude Code would retry a 429, and nothing will change.
+    return _error(
+        400,
+        "invalid_request_error",
+        f"budget exceeded: this run spent {spend.line()}; no more model requests",
+    )
+
+
+def upstream_headers(given: Iterable[tuple[str, str]], credentials: Credentials) -> dict[str, str]:
+    """The client's headers without the hop-by-hop ones and its own key; the real
+    credentials instead."""
+    headers = {k: v for k, v in given if k.lower() not in DROPPED_REQUEST_HEADERS}
+    headers.update(credentials.headers())
+    headers["accept-encoding"] = "identity"  # metering reads the bytes as they pass
+    return headers
+
+
+def response_headers(given: Iterable[tuple[str, str]]) -> dict[str, str]:
+    return {k: v for k, v in given if k.lower() not in DROPPED_RESPONSE_HEADERS}
+
+
+def upstream_target(base: str, path: str, query: str) -> str:
+    return base + path + (f"?{query}" if query else "")
+
+
+@dataclass
+class _Forwarder:
+    """The proxy's one endpoint: admit, guard, forward under a slot, meter the answer."""
+
+    base: str
+    credentials: Credentials
+    meter: Meter
+    client_key: str
+    guard: RequestGuard
+    client: httpx.AsyncClient | None = None  # given: the caller's to close
+    slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_IN_FLIGHT))
+    _own_client: httpx.AsyncClient | None = None
+
+    def http(self) -> httpx.AsyncClient:
+        if self.client is not None:
+            return self.client
+        if self._own_client is None:
+            self._own_client = httpx.AsyncClient(timeout=UPSTREAM_TIMEOUT)
+        return self._own_client
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app: Starlette) -> AsyncIterator[None]:
         try:
-            return await http().send(outgoing, stream=True)
-        except httpx.HTTPError as error:
-            return _error(502, "api_error", f"the model proxy could not reach the API: {error}")
+            yield
+        finally:
+            if self._own_client is not None:
+                await self._own_client.aclose()
 
-    async def forward(request: Request) -> Response:
-        path = request.url.path
-        if request.method != "POST" or path not in FORWARDED_PATHS:
-            return _error(
-                404,
-                "not_found_error",
-                f"the model proxy forwards only POST {', '.join(sorted(FORWARDED_PATHS))}",
-            )
-        if not hmac.compare_digest(_key_given(request).encode(), client_key.encode()):
-            # Claude Code does not retry a 401.
-            return _error(
-                401, "authentication_error", "this model proxy answers only its own run's key"
-            )
+    async def forward(self, request: Request) -> Response:
+        refused = admission_refusal(
+            request.method,
+            request.url.path,
+            key_given=_key_given(request),
+            client_key=self.client_key,
+        )
+        if refused is not None:
+            return refused
         body = await request.body()
-        problem = guard.problem(body)
+        problem = self.guard.problem(body)
         if problem is not None:
-            return _error(
-                400,
-                "invalid_request_error",
-                f"the model proxy refuses {problem}. Behind the network fence the model API "
-                "may not reach the network for the agent either; agent.network: open allows it",
-            )
-        await slots.acquire()
-        slot = _Slot(slots)
+            return guard_refusal(problem)
+        await self.slots.acquire()
+        slot = _Slot(self.slots)
         try:
-            answer = await send_upstream(request, body)
+            answer = await self._send_upstream(request, body)
         except BaseException:
             slot.release()
             raise
         if not isinstance(answer, httpx.Response):
             slot.release()  # refused or unreachable: nothing is upstream
             return answer
-        upstream_response = answer
-        metered = path == METERED_PATH and upstream_response.status_code == 200
-        request = _request_of(body)
-        tap = UsageTap(
-            streaming="text/event-stream" in upstream_response.headers.get("content-type", ""),
-            request_model=request.get("model"),
-            request_bytes=len(body),
-            request_max_tokens=request.get("max_tokens"),
+        return await self._relay(answer, path=request.url.path, body=body, slot=slot)
+
+    async def _send_upstream(self, request: Request, body: bytes) -> Response | httpx.Response:
+        """The upstream's answer (its body not read yet), or the proxy's refusal. The
+        budget is checked here, holding a slot, so requests in flight are bounded."""
+        spend = self.meter.spend()
+        if spend.exceeded:
+            return budget_refusal(spend)
+        outgoing = self.http().build_request(
+            "POST",
+            upstream_target(self.base, request.url.path, request.url.query),
+            content=body,
+            headers=upstream_headers(request.headers.items(), self.credentials),
         )
-        response_headers = {
-            k: v
-            for k, v in upstream_response.headers.items()
-            if k.lower() not in DROPPED_RESPONSE_HEADERS
-        }
+        try:
+            return await self.http().send(outgoing, stream=True)
+        except httpx.HTTPError as error:
+            return _error(502, "api_error", f"the model proxy could not reach the API: {error}")
+
+    async def _relay(
+        self, answer: httpx.Response, *, path: str, body: bytes, slot: _Slot
+    ) -> Response:
+        """The upstream's answer back to the client, metered, the slot given back after."""
+        asked = _request_of(body)
+        tap = UsageTap(
+            streaming="text/event-stream" in answer.headers.get("content-type", ""),
+            request_model=asked.get("model"),
+            request_bytes=len(body),
+            request_max_tokens=asked.get("max_tokens"),
+        )
+        metered = path == METERED_PATH and answer.status_code == 200
+        headers = response_headers(answer.headers.items())
         if not tap.streaming:
-            return await whole_answer(upstream_response, tap, metered, slot, response_headers)
-        raw = upstream_response.aiter_raw()
+            return await self._whole_answer(answer, tap, metered, slot, headers)
+        return self._streamed_answer(answer, tap, metered, slot, headers)
+
+    def _streamed_answer(
+        self,
+        answer: httpx.Response,
+        tap: UsageTap,
+        metered: bool,
+        slot: _Slot,
+        headers: dict[str, str],
+    ) -> StreamingResponse:
+        raw = answer.aiter_raw()
+        meter = self.meter
 
         async def release_slot() -> None:
             slot.release()
@@ -312,18 +398,19 @@ def build_app(
                 with anyio.CancelScope(shield=True):
                     if metered:
                         meter.add(tap.model, tap.usage())
-                    await upstream_response.aclose()
+                    await answer.aclose()
                     slot.release()
 
         return StreamingResponse(
             chunks(),
-            status_code=upstream_response.status_code,
-            headers=response_headers,
+            status_code=answer.status_code,
+            headers=headers,
             background=BackgroundTask(release_slot),  # should the stream never start
         )
 
-    async def whole_answer(
-        upstream_response: httpx.Response,
+    async def _whole_answer(
+        self,
+        answer: httpx.Response,
         tap: UsageTap,
         metered: bool,
         slot: _Slot,
@@ -337,27 +424,14 @@ def build_app(
             with anyio.CancelScope(shield=True):
                 with anyio.move_on_after(DRAIN_SECONDS):
                     with contextlib.suppress(httpx.HTTPError):
-                        content = await upstream_response.aread()
+                        content = await answer.aread()
                 if metered:
                     tap.feed(content)
-                    meter.add(tap.model, tap.usage())
-                await upstream_response.aclose()
+                    self.meter.add(tap.model, tap.usage())
+                await answer.aclose()
         finally:
             slot.release()
-        return Response(content, status_code=upstream_response.status_code, headers=headers)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            if "client" in shared:
-                await shared["client"].aclose()
-
-    return Starlette(
-        routes=[Route("/{path:path}", forward, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])],
-        lifespan=lifespan,
-    )
+        return Response(content, status_code=answer.status_code, headers=headers)
 
 
 def _request_of(body: bytes) -> dict[str, Any]:
