@@ -54,7 +54,9 @@ class BundleSource(Protocol):
         ...
 
 
-def _request_problem(branch: str, exclude: Sequence[str]) -> str | None:
+def _request_problem(branch: str, exclude: Sequence[object]) -> str | None:
+    """What is wrong with a bundle request; its exclusions checked one by one, since
+    they arrive as JSON from the other end of the broker's socket."""
     if not _BRANCH.match(branch) or ".." in branch or branch.startswith(("-", "/")):
         return f"{branch!r} is not a plain branch name"
     if len(exclude) > 100 or not all(isinstance(o, str) and _OID.match(o) for o in exclude):
@@ -108,13 +110,13 @@ class AgentGit:
 
     def run(self, args: Sequence[str], *, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
         """``git ARGS`` in the workspace as its owner; never raises on git's exit code."""
-        as_user: dict[str, object] = {}
         command = ["git", *args]
+        drop = False  # to the owner, by Popen in the child; else stay this process's user
         if self.uid is not None and self.uid != os.geteuid():
             if self.confine is not None:
                 command = self.confine(command)  # becomes the agent itself
             else:
-                as_user = {"user": self.uid, "group": self.gid, "extra_groups": []}
+                drop = True
         try:
             return subprocess.run(
                 command,
@@ -125,7 +127,9 @@ class AgentGit:
                 timeout=self.timeout,
                 check=False,
                 start_new_session=True,
-                **as_user,  # type: ignore[arg-type]
+                user=self.uid if drop else None,
+                group=self.gid if drop else None,
+                extra_groups=() if drop else None,  # () drops the supplementary groups
             )
         except subprocess.TimeoutExpired:
             raise BundleError(

@@ -51,10 +51,13 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         shard = shard_from_event(read_event(Path(source)))
-        if not args.check:
-            received = receive_shard.receive(
+        received = (
+            None  # --check: only whether the job's shards are all stored
+            if args.check
+            else receive_shard.receive(
                 shard, work_dir=Path(args.work_dir), context_file=Path(args.context_file)
             )
+        )
     except shards.ShardError as error:
         # A shard that cannot be read would leave its job waiting forever: record it.
         record_shard_failure(None, args.config, error)
@@ -64,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         "shard-index": shard.shard_index,
         "total-shards": shard.total_shards,
     }
-    if args.check:
+    if received is None:
         try:
             return _check(args, shard.jobid, shard.total_shards, shard.shard_index, common)
         except GitHubError as error:

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tusk.actions.run_claude.isolation import Spawn
+
 from tusk.errors import UserError
 
 SBIN_PATH = "/usr/sbin:/sbin:/usr/bin:/bin"
@@ -107,7 +109,7 @@ def start(
     hosts: Sequence[str],
     *,
     run_dir: Path,
-    spawn: dict[str, object],
+    spawn: Spawn,
     attempts: int = 3,
     timeout: float = 10.0,
 ) -> EgressProxy:
@@ -122,7 +124,7 @@ def start(
     filter_path.write_text(filter_text(hosts), encoding="utf-8")
     # tinyproxy reads its config and filter before it drops to nobody: they may stay
     # in the runner-only run folder.
-    as_root = spawn.get("user") is None and os.geteuid() == 0
+    as_root = spawn.user is None and os.geteuid() == 0
     drop_to = _nobody() if as_root else None
     last = ""
     for _ in range(attempts):
@@ -138,7 +140,11 @@ def start(
             stdout=log,
             stderr=log,
             env={"PATH": SBIN_PATH, "LANG": "C.UTF-8"},
-            **spawn,  # type: ignore[arg-type]
+            user=spawn.user,
+            group=spawn.group,
+            extra_groups=spawn.extra_groups,
+            umask=spawn.umask,
+            start_new_session=True,
         )
         log.close()
         if _listening(process, port, timeout):

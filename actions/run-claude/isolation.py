@@ -196,6 +196,7 @@ def create_run_user(
 ) -> Principal:
     """Create this run's own user; its passwd home is ``/home/<name>/home`` (made by
     ``prepare_run_dirs``). Never reuses a user: a taken name means another run."""
+    said = "nothing (no attempt made)"
     for attempt in range(attempts):
         name = run_user_name(prefix, key, secrets.token_hex(3))
         completed = subprocess.run(
@@ -225,12 +226,13 @@ def create_run_user(
                 )
             clear_uid(user)  # a uid once another run's: nothing of that run may remain
             return user
+        said = completed.stderr.strip()
         if completed.returncode not in (NAME_IN_USE, PASSWD_LOCKED):
             break
         sleep(0.05 * (attempt + 1))  # another run is adding its own user right now
     raise IsolationError(
         "Could not create this run's agent user",
-        f"useradd said: {completed.stderr.strip()}. The step must run as root (or with "
+        f"useradd said: {said}. The step must run as root (or with "
         "passwordless sudo) on a machine with useradd (package passwd).",
     )
 
@@ -238,6 +240,7 @@ def create_run_user(
 def delete_run_user(user: Principal, *, sleep: Callable[[float], None] = time.sleep) -> bool:
     """Delete this run's user and its group; its files go with ``remove_agent_traces``.
     Returns whether the user existed."""
+    said = ""
     for attempt in range(8):
         completed = subprocess.run(
             ["userdel", user.name],
@@ -250,10 +253,11 @@ def delete_run_user(user: Principal, *, sleep: Callable[[float], None] = time.sl
             return True
         if completed.returncode == NO_SUCH_USER:
             return False
+        said = completed.stderr.strip()
         sleep(0.05 * (attempt + 1))  # /etc/passwd locked, or the last process still exiting
     raise IsolationError(
         f"Could not delete the agent user {user.name!r}",
-        f"userdel said: {completed.stderr.strip()}. Delete it by hand: userdel {user.name}",
+        f"userdel said: {said}. Delete it by hand: userdel {user.name}",
     )
 
 
@@ -462,7 +466,7 @@ def clone_workspace(
         "GIT_CONFIG_NOSYSTEM": "1",
         **git_auth_env(clean_url, token),
     }
-    as_runner = {} if runner.uid == os.getuid() else {"user": runner.uid, "group": runner.gid}
+    as_runner = runner.uid != os.getuid()
     if as_runner:
         os.chown(dest, runner.uid, runner.gid)
     completed = subprocess.run(
@@ -471,7 +475,8 @@ def clone_workspace(
         capture_output=True,
         text=True,
         check=False,
-        **as_runner,  # type: ignore[arg-type]
+        user=runner.uid if as_runner else None,  # None: stay this process's user
+        group=runner.gid if as_runner else None,
     )
     if completed.returncode != 0:
         raise IsolationError(
@@ -552,19 +557,24 @@ def agent_env(
     return env
 
 
-def spawn_kwargs(user: Principal | None, *, extra_groups: Sequence[int] = ()) -> dict[str, object]:
-    """Popen arguments that drop to ``user`` in the child itself: no runuser or sudo
-    process in between whose command line would carry anything."""
-    # umask 027: nothing the agent writes is readable by others.
+@dataclass(frozen=True)
+class Spawn:
+    """Who a child runs as, given to Popen as ``user``, ``group``, ``extra_groups`` and
+    ``umask`` (with ``start_new_session=True``). None keeps this process's own user,
+    group and groups; a user dropped to gets only ``extra_groups`` beside its group."""
+
+    user: int | None = None
+    group: int | None = None
+    extra_groups: tuple[int, ...] | None = None
+    umask: int = 0o027  # nothing the agent writes is readable by others
+
+
+def spawn_as(user: Principal | None, *, extra_groups: Sequence[int] = ()) -> Spawn:
+    """The child drops to ``user`` itself: no runuser or sudo process in between whose
+    command line would carry anything."""
     if user is None or user.uid == os.getuid():
-        return {"start_new_session": True, "umask": 0o027}
-    return {
-        "user": user.uid,
-        "group": user.gid,
-        "extra_groups": list(extra_groups),
-        "start_new_session": True,
-        "umask": 0o027,
-    }
+        return Spawn()
+    return Spawn(user=user.uid, group=user.gid, extra_groups=tuple(extra_groups))
 
 
 # --------------------------------------------------------------------------- confinement
@@ -637,10 +647,10 @@ def confined(
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start a process as the agent: the command and Popen's arguments."""
+    """How to start a process as the agent: the command and who it starts as."""
 
     argv: list[str]
-    kwargs: dict[str, object]
+    spawn: Spawn
 
 
 def agent_launch(
@@ -651,13 +661,11 @@ def agent_launch(
     masked: Sequence[Path] = MASKED_PATHS,
 ) -> Launch:
     """Confined when this process is root and ``tools`` were found; else dropped to
-    ``user`` directly (``spawn_kwargs``), without the covered-up sockets."""
+    ``user`` directly (``spawn_as``), without the covered-up sockets."""
     if user is None or user.uid == os.getuid() or os.geteuid() != 0 or tools is None:
-        return Launch(list(argv), spawn_kwargs(user))
-    return Launch(
-        confined(argv, user, tools=tools, masked=masked),
-        {"start_new_session": True, "umask": 0o027},
-    )
+        return Launch(list(argv), spawn_as(user))
+    # Started as root: the confinement itself becomes the agent (setpriv).
+    return Launch(confined(argv, user, tools=tools, masked=masked), Spawn())
 
 
 # --------------------------------------------------------------------------- cleanup

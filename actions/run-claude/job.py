@@ -563,7 +563,7 @@ def _put_up_fence(
         started = egress.start(
             network.hosts,
             run_dir=run_dir,
-            spawn=isolation.spawn_kwargs(runner if runner.uid != 0 else None),
+            spawn=isolation.spawn_as(runner if runner.uid != 0 else None),
         )
         _record_cleanup(run_dir, egress_pid=started.pid, egress_config=str(started.config))
         _record_cleanup(run_dir, fence_uid=agent.uid)  # before the first rule goes in

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
 def _after_the_run(args: argparse.Namespace) -> int:
     """``--cleanup`` (the ``if: always()`` step) and ``--write-up``: clean up what a run
     left behind and finish its write-up if the run step could not (SIGKILL)."""
-    from tusk.actions.run_claude import job
+    from tusk.actions.run_claude import job, writeup
 
     secrets = load_secrets()
     gateway = None
@@ -158,7 +158,7 @@ def _after_the_run(args: argparse.Namespace) -> int:
             gateway.close()
     for line in lines:
         print(line)
-    state = job.writeup.load_state(args.run_dir)
+    state = writeup.load_state(args.run_dir)
     if state is None:
         return 0
     outputs: dict[str, str] = {

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
-from tusk.actions.run_claude.isolation import SAFE_PATH, Principal, spawn_kwargs
+from tusk.actions.run_claude.isolation import SAFE_PATH, Principal, spawn_as
 
 from tusk.errors import UserError
 from tusk.passes import PASS_FILE
@@ -110,6 +110,7 @@ def start_mcp_server(
     if config is not None:
         argv += ["--config", str(config)]
     log = log_path.open("a", encoding="utf-8")
+    spawn = spawn_as(runner)
     process = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -118,7 +119,11 @@ def start_mcp_server(
         env=dict(env),
         text=True,
         pass_fds=inherited,
-        **spawn_kwargs(runner),  # type: ignore[arg-type]
+        user=spawn.user,
+        group=spawn.group,
+        extra_groups=spawn.extra_groups,
+        umask=spawn.umask,
+        start_new_session=True,
     )
     assert process.stdout is not None
     first: queue.Queue[str] = queue.Queue()

@@ -128,7 +128,11 @@ def run_session(
             cwd=cwd,
             text=True,
             bufsize=1,
-            **launch.kwargs,  # type: ignore[arg-type]
+            user=launch.spawn.user,
+            group=launch.spawn.group,
+            extra_groups=launch.spawn.extra_groups,
+            umask=launch.spawn.umask,
+            start_new_session=True,
         )
     session = _Session(
         process,

@@ -22,9 +22,11 @@ after this one was cancelled or killed.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from tusk.actions.run_claude import finish
@@ -147,7 +149,8 @@ def part_marker(jobid: str, key: str, nonce: str) -> str:
 
 def part_of(comment: dict[str, object], *, jobid: str, bot: str) -> str | None:
     """The part key a log issue comment holds, if the bot wrote it for this job."""
-    author = str((comment.get("user") or {}).get("login") or "")  # type: ignore[union-attr]
+    user = comment.get("user")
+    author = str(user.get("login") or "") if isinstance(user, dict) else ""
     if author.lower() != bot.lower():
         return None
     marker = first_marker(str(comment.get("body") or ""), "writeup")
@@ -159,11 +162,11 @@ def part_of(comment: dict[str, object], *, jobid: str, bot: str) -> str | None:
 # --------------------------------------------------------------------------- I/O
 
 
-def existing_parts(gateway: Gateway, run: RunMetadata, *, bot: str) -> dict[str, dict]:
+def existing_parts(gateway: Gateway, run: RunMetadata, *, bot: str) -> dict[str, dict[str, Any]]:
     """The parts already on the log issue, by key. A part that exists twice (a copy that
     showed up after its look-up gave up) keeps its first comment; the others are deleted."""
     path = f"/repos/{run.control_repo}/issues/{run.log_issue_number}/comments"
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     extra: list[int] = []
     for comment in gateway.paginate(path):
         key = part_of(comment, jobid=run.jobid, bot=bot)
@@ -236,7 +239,7 @@ def publish(
                 flagged = not unflag.ok
             closed = {**CLOSED, "state_reason": part.state_reason}
             report.results.append(
-                _step("close", lambda closed=closed: gateway.patch(issue, json=closed))
+                _step("close", functools.partial(gateway.patch, issue, json=closed))
             )
     return report, flagged
 
@@ -245,7 +248,7 @@ def _comment_part(
     gateway: Gateway,
     run: RunMetadata,
     part: Part,
-    existing: dict[str, dict],
+    existing: dict[str, dict[str, Any]],
     *,
     bot: str,
     nonce: str,
@@ -256,10 +259,10 @@ def _comment_part(
     path = f"/repos/{run.control_repo}/issues/{run.log_issue_number}/comments"
     body = f"{part_marker(run.jobid, part.key, nonce)}\n{part.body}"
 
-    def send() -> dict:
+    def send() -> dict[str, Any]:
         return dict(gateway.post(path, json={"body": body}, may_repeat=False).body)
 
-    def find() -> dict | None:
+    def find() -> dict[str, Any] | None:
         return find_comment(
             gateway,
             run.control_repo,

@@ -545,19 +545,34 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
     other = isolation.create_run_user(agent_user, "77-1")  # another run, same run id
     assert agent.name != other.name and agent.uid != other.uid
     dirs = isolation.prepare_run_dirs(isolation.agent_base(agent), agent=agent)
+    as_agent, as_other = isolation.spawn_as(agent), isolation.spawn_as(other)
     leftover = subprocess.Popen(
         ["cat"],
         stdin=subprocess.PIPE,
-        **isolation.spawn_kwargs(agent),  # type: ignore[arg-type]
+        user=as_agent.user,
+        group=as_agent.group,
+        extra_groups=as_agent.extra_groups,
+        umask=as_agent.umask,
+        start_new_session=True,
     )
     neighbour = subprocess.Popen(
         ["cat"],
         stdin=subprocess.PIPE,
-        **isolation.spawn_kwargs(other),  # type: ignore[arg-type]
+        user=as_other.user,
+        group=as_other.group,
+        extra_groups=as_other.extra_groups,
+        umask=as_other.umask,
+        start_new_session=True,
     )
     subprocess.run(
-        ["touch", f"/tmp/left-by-{agent.name}"], check=True, **isolation.spawn_kwargs(agent)
-    )  # type: ignore[arg-type]
+        ["touch", f"/tmp/left-by-{agent.name}"],
+        check=True,
+        user=as_agent.user,
+        group=as_agent.group,
+        extra_groups=as_agent.extra_groups,
+        umask=as_agent.umask,
+        start_new_session=True,
+    )
     run_dir = tmp_path / "run"
     run_dir.mkdir()
 
@@ -775,6 +790,7 @@ def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
             agent=agent,
             committer="tusk-bot",
         )
+        as_agent = isolation.spawn_as(agent)
         subprocess.run(
             [
                 "bash",
@@ -785,14 +801,26 @@ def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
             cwd=dirs.workspace,
             env={"PATH": "/usr/bin:/bin", "HOME": str(dirs.home)},
             check=True,
-            **isolation.spawn_kwargs(agent),  # type: ignore[arg-type]
+            user=as_agent.user,
+            group=as_agent.group,
+            extra_groups=as_agent.extra_groups,
+            umask=as_agent.umask,
+            start_new_session=True,
         )
         broker, server_end = broker_pair(AgentGit.as_owner(dirs.workspace))
         broker.start()
-        as_runner = isolation.spawn_kwargs(runner_user)
+        as_runner = isolation.spawn_as(runner_user)
         peek = subprocess.run(
-            ["ls", str(dirs.workspace)], capture_output=True, text=True, check=False, **as_runner
-        )  # type: ignore[arg-type]
+            ["ls", str(dirs.workspace)],
+            capture_output=True,
+            text=True,
+            check=False,
+            user=as_runner.user,
+            group=as_runner.group,
+            extra_groups=as_runner.extra_groups,
+            umask=as_runner.umask,
+            start_new_session=True,
+        )
         assert "Permission denied" in peek.stderr  # the runner cannot even list it
         client = (  # the MCP server's side of the protocol, as the runner user
             "import json, socket, sys\n"
@@ -808,7 +836,11 @@ def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
             capture_output=True,
             text=True,
             check=False,
-            **as_runner,  # type: ignore[arg-type]
+            user=as_runner.user,
+            group=as_runner.group,
+            extra_groups=as_runner.extra_groups,
+            umask=as_runner.umask,
+            start_new_session=True,
         )
         assert fetched.returncode == 0, fetched.stderr
         heads = subprocess.run(

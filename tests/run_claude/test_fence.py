@@ -59,6 +59,7 @@ def listener() -> Iterator[int]:
 
 
 def probe(user: isolation.Principal, kind: str, target: str) -> str:
+    spawn = isolation.spawn_as(user)
     done = subprocess.run(
         ["/usr/bin/python3", "-I", "-c", PROBE, kind, target],  # a python the user can run
         capture_output=True,
@@ -66,7 +67,11 @@ def probe(user: isolation.Principal, kind: str, target: str) -> str:
         timeout=30,
         env={"PATH": "/usr/bin:/bin"},
         cwd="/",
-        **isolation.spawn_kwargs(user),  # type: ignore[arg-type]
+        user=spawn.user,
+        group=spawn.group,
+        extra_groups=spawn.extra_groups,
+        umask=spawn.umask,
+        start_new_session=True,
     )
     return (done.stdout + done.stderr).strip()
 
@@ -90,7 +95,7 @@ def test_a_fenced_user_reaches_only_the_runs_ports_and_allowed_hosts(agent_user:
         with listener() as allowed_port, listener() as other_port:
             # "localhost" is no hostname tusk.yml accepts; here it stands for an allowed
             # registry, since the tests have no internet.
-            proxy = egress.start(["localhost"], run_dir=run_dir, spawn={})
+            proxy = egress.start(["localhost"], run_dir=run_dir, spawn=isolation.Spawn())
             the_fence.apply(fence.FencePlan(uid=user.uid, ports=(allowed_port, proxy.port)))
             assert probe(user, "tcp", str(allowed_port)) == "open"
             assert probe(user, "tcp", str(other_port)).startswith("refused: ConnectionRefused")

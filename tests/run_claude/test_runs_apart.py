@@ -31,7 +31,8 @@ pytestmark = pytest.mark.e2e
 FORK_CHAIN = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
 
 
-def as_user(user: isolation.Principal, argv: list[str], **kwargs: object) -> str:
+def as_user(user: isolation.Principal, argv: list[str]) -> str:
+    spawn = isolation.spawn_as(user)
     done = subprocess.run(
         argv,
         capture_output=True,
@@ -39,13 +40,18 @@ def as_user(user: isolation.Principal, argv: list[str], **kwargs: object) -> str
         check=True,
         env={"PATH": isolation.SAFE_PATH},
         cwd="/",
-        **{**isolation.spawn_kwargs(user), **kwargs},  # type: ignore[arg-type]
+        user=spawn.user,
+        group=spawn.group,
+        extra_groups=spawn.extra_groups,
+        umask=spawn.umask,
+        start_new_session=True,
     )
     return done.stdout
 
 
 def start(user: isolation.Principal, argv: list[str]) -> subprocess.Popen[bytes]:
     """A process of the user holding a pipe's write end, as each process it forks does."""
+    spawn = isolation.spawn_as(user)
     return subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -53,7 +59,11 @@ def start(user: isolation.Principal, argv: list[str]) -> subprocess.Popen[bytes]
         stderr=subprocess.DEVNULL,
         env={"PATH": isolation.SAFE_PATH},
         cwd="/",
-        **isolation.spawn_kwargs(user),  # type: ignore[arg-type]
+        user=spawn.user,
+        group=spawn.group,
+        extra_groups=spawn.extra_groups,
+        umask=spawn.umask,
+        start_new_session=True,
     )
 
 
@@ -235,7 +245,11 @@ def test_the_agent_cannot_reach_local_services_that_reach_the_network(agent_user
                 text=True,
                 env={"PATH": isolation.SAFE_PATH},
                 cwd="/",
-                **launch.kwargs,  # type: ignore[arg-type]
+                user=launch.spawn.user,
+                group=launch.spawn.group,
+                extra_groups=launch.spawn.extra_groups,
+                umask=launch.spawn.umask,
+                start_new_session=True,
             )
             return done.stdout + done.stderr
 
