@@ -2,9 +2,11 @@
 
 Pure functions over markdown. A mention counts only where GitHub itself would
 link it and a person meant it: whole word, case-insensitive, in prose. Text
-inside fenced or indented code, inline code, block quotes and HTML comments
-is not prose; an e-mail address (``me@bot.dev``), a longer login
-(``@bot-helper``) or a team (``@bot/team``) is not the bot.
+inside fenced or indented code, inline code, block quotes (with their lazy
+lines) and HTML comments is not prose; an e-mail address (``me@bot.dev``), a
+longer login (``@bot-helper``) or a team (``@bot/team``) is not the bot. What
+is code or quote is CommonMark's answer (markdown-it, with GFM tables), not a
+guess by line.
 """
 
 from __future__ import annotations
@@ -12,15 +14,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_QUOTE = re.compile(r"^ {0,3}>")
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.backticks import backtick as _commonmark_backtick
+from markdown_it.rules_inline.image import image as _commonmark_image
+from markdown_it.token import Token
+
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_BACKTICKS = re.compile(r"`+")
 # Characters that may not touch a login on either side for it to be a mention:
 # word characters and hyphens make a longer login or an e-mail address, ``/``
 # a URL or a team, ``@`` and ``.``/``+`` the inside of an address.
 _BEFORE = r"(?<![A-Za-z0-9_.+\-/@`])"
 _AFTER = r"(?![A-Za-z0-9_\-/@`]|\.[A-Za-z0-9])"
+# Blocks none of whose lines is prose: code, and quotes with their lazy lines.
+_NOT_PROSE = frozenset({"fence", "code_block", "blockquote_open"})
 
 
 def mention_pattern(bot: str) -> re.Pattern[str]:
@@ -30,79 +37,80 @@ def mention_pattern(bot: str) -> re.Pattern[str]:
 def prose(markdown: str) -> str:
     """``markdown`` with everything that is not prose blanked out.
 
-    Blanked, not removed: offsets stay the same, and text on either side of a
-    removed span cannot join into a new word.
+    Blanked, not removed: offsets and line breaks stay the same (``\\r\\n`` counts
+    as one ``\\n``), and text on either side of a removed span cannot join into
+    a new word.
     """
     text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), markdown.replace("\r\n", "\n"))
-    lines = text.split("\n")
-    out: list[str] = []
-    fence: str | None = None
-    in_quote = False
-    previous_blank = True
-    in_indented_code = False
-    for line in lines:
-        blank = not line.strip()
-        if fence is not None:
-            out.append(_blank(line))
-            stripped = line.strip()
-            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
-                fence = None
-            previous_blank = False
+    lines = text.replace("\r", "\n")  # markdown-it ends a line at a lone CR too
+    starts = [0] + [index + 1 for index, char in enumerate(lines) if char == "\n"]
+    starts.append(len(text) + 1)
+    chars = list(text)
+
+    def blank(start: int, end: int) -> None:
+        chars[start:end] = _blank(text[start:end])
+
+    ticks: dict[int, list[int]] = {}  # by first line: backticks no inline token took yet
+    for token in _PARSER.parse(lines):
+        if token.map is None:
             continue
-        opened = _FENCE_OPEN.match(line)
-        if opened and not (opened.group("fence")[0] == "`" and "`" in opened.group("info")):
-            fence = opened.group("fence")
-            out.append(_blank(line))
-            in_quote = False
-            previous_blank = False
-            continue
-        if _QUOTE.match(line):
-            in_quote = True
-        elif blank:
-            in_quote = False
-        # A non-blank line right after a quote line continues it (a "lazy" line).
-        if in_quote:
-            out.append(_blank(line))
-            previous_blank = blank
-            continue
-        indented = line.startswith(("    ", "\t"))
-        if indented and not blank and (previous_blank or in_indented_code):
-            in_indented_code = True
-            out.append(_blank(line))
-            previous_blank = False
-            continue
-        if not blank:
-            in_indented_code = False
-        out.append(_strip_inline_code(line))
-        previous_blank = blank
-    return "\n".join(out)
+        first, last = token.map
+        if token.type in _NOT_PROSE:
+            blank(starts[first], starts[last] - 1)
+        elif token.type == "inline":
+            # The cells of a table row share its line and take its backticks in turn.
+            source = ticks.setdefault(
+                first, [i for i in range(starts[first], starts[last] - 1) if text[i] == "`"]
+            )
+            nth = {i: n for n, i in enumerate(i for i, c in enumerate(token.content) if c == "`")}
+            for start, end in _code_spans(token.children or []):
+                blank(source[nth[start]], source[nth[end - 1]] + 1)
+            del source[: len(nth)]
+    return "".join(chars)
 
 
 def _blank(text: str) -> str:
     return re.sub(r"[^\n]", " ", text)
 
 
-def _strip_inline_code(line: str) -> str:
-    """Blank backtick code spans: a run of N backticks up to the next run of exactly N."""
-    result = list(line)
-    position = 0
-    while True:
-        opening = _BACKTICKS.search(line, position)
-        if opening is None:
-            break
-        width = len(opening.group(0))
-        closing = None
-        for candidate in _BACKTICKS.finditer(line, opening.end()):
-            if len(candidate.group(0)) == width:
-                closing = candidate
-                break
-        if closing is None:
-            position = opening.end()
-            continue
-        for index in range(opening.start(), closing.end()):
-            result[index] = " "
-        position = closing.end()
-    return "".join(result)
+def _code_spans(children: list[Token], base: int = 0) -> list[tuple[int, int]]:
+    """[start, end) of each code span in an inline token's content, backticks included."""
+    spans = []
+    for child in children:
+        if child.type == "code_inline":
+            spans.append((base + child.meta["start"], base + child.meta["end"]))
+        elif child.type == "image" and child.children:  # alt text, parsed on its own
+            spans.extend(_code_spans(child.children, base + child.meta["alt_start"]))
+    return spans
+
+
+def _backtick(state: StateInline, silent: bool) -> bool:
+    """markdown-it's code span rule, noting where the span lies in the inline content.
+
+    Inline tokens carry no source offsets, but block parsing takes only markers,
+    indentation and (in a table cell) the backslash of ``\\|`` from a line, never a
+    backtick: the n-th backtick of an inline token's content is the n-th of its
+    source lines (after those of the row's earlier cells, in a table).
+    """
+    start, count = state.pos, len(state.tokens)
+    found = _commonmark_backtick(state, silent)
+    if len(state.tokens) > count and state.tokens[-1].type == "code_inline":
+        state.tokens[-1].meta.update(start=start, end=state.pos)
+    return found
+
+
+def _image(state: StateInline, silent: bool) -> bool:
+    """markdown-it's image rule, noting where the alt text starts (after ``![``)."""
+    start, count = state.pos, len(state.tokens)
+    found = _commonmark_image(state, silent)
+    if len(state.tokens) > count and state.tokens[-1].type == "image":
+        state.tokens[-1].meta["alt_start"] = start + 2
+    return found
+
+
+_PARSER = MarkdownIt("commonmark").enable("table")
+_PARSER.inline.ruler.at("backticks", _backtick)
+_PARSER.inline.ruler.at("image", _image)
 
 
 def mention_offsets(markdown: str | None, bot: str) -> list[int]:

@@ -159,7 +159,11 @@ def _may_link(text: str) -> bool:
 
 def _code_spans(text: str) -> list[tuple[bool, str]]:
     """``text`` as (is_code, piece) pieces: a run of backticks opens a code span only
-    when the same run closes it later on the line (CommonMark's rule, per line)."""
+    when the same run closes it later on the line (CommonMark's rule, per line).
+
+    By hand, per line: the caller rewrites line by line, and markdown-it's inline tokens
+    carry no source offsets (``tusk.mentions`` recovers them, but for whole paragraphs).
+    """
     pieces: list[tuple[bool, str]] = []
     start = position = 0
     while (opening := _BACKTICKS.search(text, position)) is not None:

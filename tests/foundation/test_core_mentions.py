@@ -93,6 +93,51 @@ def test_prose_keeps_offsets_and_blanks_code() -> None:
     assert cleaned.split("\n")[-1] == "d"
 
 
+# Where a line-by-line reading of markdown and CommonMark (GFM) disagree, GitHub
+# follows CommonMark: each case cites the rule.
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A list item may open with a fenced code block (spec 5.2, list items).
+        "- ```\n  @tusk-bot fix\n  ```",
+        # A code span may run over a line ending (spec 6.1, code spans).
+        "`run\n@tusk-bot fix`",
+    ],
+)
+def test_code_the_way_commonmark_reads_it_does_not_trigger(body: str) -> None:
+    assert not mentions_bot(body, BOT)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # The backtick opening the second line closes the span the first opened.
+        "`run\nthis` @tusk-bot fix `it`",
+        # Only a paragraph continues lazily (spec 5.1): the fence's quote ends here.
+        "> ```\n> code\n@tusk-bot fix",
+        # Four spaces inside a "1. " item are the item's paragraph, not code (spec 5.2).
+        "1. first\n\n    @tusk-bot fix",
+        # A table row splits into cells before code spans are found (GFM 4.10).
+        "| `x | @tusk-bot fix ` |\n| --- | --- |",
+    ],
+)
+def test_prose_the_way_commonmark_reads_it_triggers(body: str) -> None:
+    assert mentions_bot(body, BOT)
+
+
+def test_offsets_skip_code_in_table_cells_and_image_text() -> None:
+    row = "| `a` | @tusk-bot `a @tusk-bot b` |\n|---|---|"
+    assert mention_offsets(row, BOT) == [row.index("@tusk-bot")]
+    image = "`x` ![`a @tusk-bot b`](x) and @tusk-bot\r\n`a @tusk-bot b` @tusk-bot"
+    cleaned = image.replace("\r\n", "\n")
+    assert mention_offsets(image, BOT) == [
+        cleaned.index("@tusk-bot", 12),
+        cleaned.rindex("@tusk-bot"),
+    ]
+
+
 def test_bot_own_text_never_triggers() -> None:
     assert not author_may_trigger(Author("Tusk-Bot"), bot=BOT, allow_bot_accounts=True)
 
