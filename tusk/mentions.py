@@ -14,11 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline
-from markdown_it.rules_inline.backticks import backtick as _commonmark_backtick
-from markdown_it.rules_inline.image import image as _commonmark_image
-from markdown_it.token import Token
+from tusk.inline_code import code_spans, line_starts, parser
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # Characters that may not touch a login on either side for it to be a mention:
@@ -43,29 +39,18 @@ def prose(markdown: str) -> str:
     """
     text = _HTML_COMMENT.sub(lambda m: _blank(m.group(0)), markdown.replace("\r\n", "\n"))
     lines = text.replace("\r", "\n")  # markdown-it ends a line at a lone CR too
-    starts = [0] + [index + 1 for index, char in enumerate(lines) if char == "\n"]
-    starts.append(len(text) + 1)
+    starts = line_starts(lines)
     chars = list(text)
 
     def blank(start: int, end: int) -> None:
         chars[start:end] = _blank(text[start:end])
 
-    ticks: dict[int, list[int]] = {}  # by first line: backticks no inline token took yet
-    for token in _PARSER.parse(lines):
-        if token.map is None:
-            continue
-        first, last = token.map
-        if token.type in _NOT_PROSE:
-            blank(starts[first], starts[last] - 1)
-        elif token.type == "inline":
-            # The cells of a table row share its line and take its backticks in turn.
-            source = ticks.setdefault(
-                first, [i for i in range(starts[first], starts[last] - 1) if text[i] == "`"]
-            )
-            nth = {i: n for n, i in enumerate(i for i, c in enumerate(token.content) if c == "`")}
-            for start, end in _code_spans(token.children or []):
-                blank(source[nth[start]], source[nth[end - 1]] + 1)
-            del source[: len(nth)]
+    tokens = _PARSER.parse(lines)
+    for token in tokens:
+        if token.type in _NOT_PROSE and token.map is not None:
+            blank(starts[token.map[0]], starts[token.map[1]] - 1)
+    for start, end in code_spans(tokens, lines, starts):
+        blank(start, end)
     return "".join(chars)
 
 
@@ -73,44 +58,7 @@ def _blank(text: str) -> str:
     return re.sub(r"[^\n]", " ", text)
 
 
-def _code_spans(children: list[Token], base: int = 0) -> list[tuple[int, int]]:
-    """[start, end) of each code span in an inline token's content, backticks included."""
-    spans = []
-    for child in children:
-        if child.type == "code_inline":
-            spans.append((base + child.meta["start"], base + child.meta["end"]))
-        elif child.type == "image" and child.children:  # alt text, parsed on its own
-            spans.extend(_code_spans(child.children, base + child.meta["alt_start"]))
-    return spans
-
-
-def _backtick(state: StateInline, silent: bool) -> bool:
-    """markdown-it's code span rule, noting where the span lies in the inline content.
-
-    Inline tokens carry no source offsets, but block parsing takes only markers,
-    indentation and (in a table cell) the backslash of ``\\|`` from a line, never a
-    backtick: the n-th backtick of an inline token's content is the n-th of its
-    source lines (after those of the row's earlier cells, in a table).
-    """
-    start, count = state.pos, len(state.tokens)
-    found = _commonmark_backtick(state, silent)
-    if len(state.tokens) > count and state.tokens[-1].type == "code_inline":
-        state.tokens[-1].meta.update(start=start, end=state.pos)
-    return found
-
-
-def _image(state: StateInline, silent: bool) -> bool:
-    """markdown-it's image rule, noting where the alt text starts (after ``![``)."""
-    start, count = state.pos, len(state.tokens)
-    found = _commonmark_image(state, silent)
-    if len(state.tokens) > count and state.tokens[-1].type == "image":
-        state.tokens[-1].meta["alt_start"] = start + 2
-    return found
-
-
-_PARSER = MarkdownIt("commonmark").enable("table")
-_PARSER.inline.ruler.at("backticks", _backtick)
-_PARSER.inline.ruler.at("image", _image)
+_PARSER = parser(html=True)  # a tag or comment holds no code span, as GitHub renders it
 
 
 def mention_offsets(markdown: str | None, bot: str) -> list[int]:

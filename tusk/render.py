@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from bisect import bisect_right
 from functools import cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from tusk import inline_code
 
 TEMPLATE_PACKAGE = "tusk.templates"
 
@@ -47,7 +50,7 @@ def render(template_name: str, **context: Any) -> str:
 # Characters that are invisible or reorder text: zero-width, bidi controls,
 # variation selectors, tag characters. Shown as [U+XXXX] so nothing hides.
 _VARIATION_SELECTORS = (range(0xFE00, 0xFE10), range(0xE0100, 0xE01F0))
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")  # as markdown-it ends a line
 _HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
 # A setext underline or a thematic break: a line of only = - * _ (and spaces).
@@ -136,18 +139,19 @@ def quote_block(text: str | None, *, neutralise_mentions: bool = True) -> str:
 
 _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*")
 _FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
-# A backslash before a backtick makes it literal: never count it as a delimiter (when in
-# doubt the text is treated as prose, whose mentions get wrapped: the safe side).
-_BACKTICKS = re.compile(r"(?<!\\)`+")
+# A backtick outside code with no backslash escaping it (none, or an even run before it).
+_BARE_BACKTICK = re.compile(r"(?<!\\)((?:\\\\)*)`")
+# A run of backslashes just before a match: an odd run escapes the match's first character.
+_TRAILING_BACKSLASHES = re.compile(r"\\+\Z")
 # What GitHub turns into a notification or a cross-reference when it stands in text
 # (not in code): the URL of an issue, pull request or discussion, @user and
 # @org/team, #12, owner/repo#12, GH-12. Wrapped in a code span they read the same and
 # link nothing.
 _LINKABLE = re.compile(
-    r"https?://[^\s/<>]+/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/[0-9]+[^\s<>()\[\]`]*"
-    r"|(?<![A-Za-z0-9_`/])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
-    r"|(?<![A-Za-z0-9_`&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
-    r"|(?<![A-Za-z0-9_`])GH-[0-9]+(?![\w])"
+    r"https?://[^\s/<>]+/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/[0-9]+[^\s<>()\[\]`\\]*"
+    r"|(?<![A-Za-z0-9_/])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
+    r"|(?<![A-Za-z0-9_&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
+    r"|(?<![A-Za-z0-9_])GH-[0-9]+(?![\w])"
 )
 
 
@@ -157,25 +161,34 @@ def _may_link(text: str) -> bool:
     return "@" in text or "#" in text or "GH-" in text or "://" in text
 
 
-def _code_spans(text: str) -> list[tuple[bool, str]]:
-    """``text`` as (is_code, piece) pieces: a run of backticks opens a code span only
-    when the same run closes it later on the line (CommonMark's rule, per line).
+_PARSER = inline_code.parser(html=False)
 
-    By hand, per line: the caller rewrites line by line, and markdown-it's inline tokens
-    carry no source offsets (``tusk.mentions`` recovers them, but for whole paragraphs).
-    """
+
+def _code_ranges(text: str) -> list[tuple[int, int]]:
+    """[start, end) of every code span in ``text`` (lines ending at ``\n``), as CommonMark
+    reads it: a span may cross line endings within its paragraph (section 6.1).
+
+    Parsed without HTML and autolinks: the posted text has every ``<`` outside code
+    escaped, so no tag or autolink can hide a backtick there."""
+    if "`" not in text:
+        return []
+    starts = inline_code.line_starts(text)
+    return sorted(inline_code.code_spans(_PARSER.parse(text), text, starts))
+
+
+def _pieces(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[bool, str]]:
+    """``line``, which starts at offset ``start`` of the text, as (is_code, piece) pieces."""
+    end = start + len(line)
     pieces: list[tuple[bool, str]] = []
-    start = position = 0
-    while (opening := _BACKTICKS.search(text, position)) is not None:
-        run = re.escape(opening.group(0))
-        closing = re.compile(f"(?<![`\\\\]){run}(?!`)").search(text, opening.end())
-        if closing is None:
-            position = opening.end()
+    position = start
+    for span_start, span_end in spans:
+        if span_end <= position or span_start >= end:
             continue
-        pieces.append((False, text[start : opening.start()]))
-        pieces.append((True, text[opening.start() : closing.end()]))
-        start = position = closing.end()
-    pieces.append((False, text[start:]))
+        if span_start > position:
+            pieces.append((False, line[position - start : span_start - start]))
+        position = min(span_end, end)
+        pieces.append((True, line[max(span_start, start) - start : position - start]))
+    pieces.append((False, line[position - start :]))
     return [(code, piece) for code, piece in pieces if piece]
 
 
@@ -188,7 +201,15 @@ _LINK_DESTINATION = re.compile(
 def _neutral_text(text: str) -> str:
     """Prose outside code: mentions and references in code spans, HTML and entities
     escaped (so no tag hides anything and ``&#64;`` cannot spell a mention); link
-    destinations kept."""
+    destinations kept.
+
+    A backtick here is literal (markdown-it found it opens no code span), and gets a
+    backslash so that it stays literal next to the code spans added around mentions:
+    a lone backtick before ``@bob`` would otherwise pair with the added opening one
+    and leave ``@bob`` live (CommonMark 0.31.2, 6.1: a backtick string closes the
+    first open one of its length). A backslash-escaped backtick is the same character, in a link
+    destination too (section 2.4)."""
+    text = _BARE_BACKTICK.sub(r"\1\\`", text)
     out = []
     position = 0
     for destination in _LINK_DESTINATION.finditer(text):
@@ -204,11 +225,19 @@ def _neutral_prose(text: str) -> str:
         return text.replace("&", "&amp;").replace("<", "&lt;")
     out = []
     position = 0
-    for match in _LINKABLE.finditer(text):
-        plain = text[position : match.start()]
-        out.append(plain.replace("&", "&amp;").replace("<", "&lt;"))
+    # Searched afresh after each match: text right after an added code span starts a new
+    # text node, where GitHub links ``@bob`` even after a letter (``@a@bob``).
+    while (match := _LINKABLE.search(text[position:])) is not None:
+        plain = text[position : position + match.start()]
+        backslashes = _TRAILING_BACKSLASHES.search(plain)
+        if backslashes is not None and len(backslashes.group(0)) % 2:
+            # It would escape the opening backtick. Before ``@`` or ``#`` it escapes
+            # nothing visible: drop it; before a letter it shows: escape it instead.
+            plain = plain[:-1] if match.group(0)[0] in "@#" else plain + "\\"
+        # The text before an added span ends a text node too (``#12`` before a URL).
+        out.append(_neutral_prose(plain) if plain else "")
         out.append(f"`{match.group(0)}`")
-        position = match.end()
+        position += match.end()
     out.append(text[position:].replace("&", "&amp;").replace("<", "&lt;"))
     return "".join(out)
 
@@ -240,11 +269,38 @@ def neutral_markdown_lines(text: str | None) -> list[str]:
     ``[U+XXXX]``. Code spans and fenced blocks are left exactly as written: GitHub
     links nothing there. One output line per input line.
     """
+    lines = _LINE_BREAKS.split(text or "")
+    source = "\n".join(lines)
+    starts = inline_code.line_starts(source)
+    fenced = _fenced(lines)
+    spans = [
+        (start, end)
+        for start, end in _code_ranges(source)
+        # A span markdown-it saw running into a line kept as fenced code would not close
+        # where it is posted: its other part is treated as text, the safe side.
+        if not any(fenced[bisect_right(starts, start) - 1 : bisect_right(starts, end - 1)])
+    ]
     out: list[str] = []
-    fence: tuple[int, str, int] | None = None  # quote depth, marker character, length
-    for raw in _LINE_BREAKS.split(text or ""):
-        if fence is None and _plain(raw[_QUOTE_PREFIX.match(raw).end() :]):  # type: ignore[union-attr]
+    for index, raw in enumerate(lines):
+        prefix = _QUOTE_PREFIX.match(raw).group(0)  # type: ignore[union-attr]
+        if fenced[index]:
+            out.append(reveal_hidden(raw))
+        elif _plain(raw[len(prefix) :]):
             out.append(raw)  # quote markers and plain text: nothing below would change it
+        else:
+            out.append(
+                prefix + _neutral_body(raw[len(prefix) :], starts[index] + len(prefix), spans)
+            )
+    return out
+
+
+def _fenced(lines: list[str]) -> list[bool]:
+    """Which lines are a fenced code block's, its fences included: kept as written."""
+    fenced: list[bool] = []
+    fence: tuple[int, str, int] | None = None  # quote depth, marker character, length
+    for raw in lines:
+        if fence is None and "`" not in raw and "~" not in raw:
+            fenced.append(False)  # opens no fence
             continue
         line = reveal_hidden(raw)
         prefix = _QUOTE_PREFIX.match(line).group(0)  # type: ignore[union-attr]
@@ -260,21 +316,39 @@ def neutral_markdown_lines(text: str | None) -> list[str]:
                 and not body.startswith("    ")
             ):
                 fence = None
-            out.append(line)
+            fenced.append(True)
             continue
         opening = _FENCE_OPEN.match(body)
         if opening is not None and not (
             opening.group(1)[0] == "`" and "`" in body[opening.end() :]
         ):
             fence = (depth, opening.group(1)[0], len(opening.group(1)))
-            out.append(line)
-            continue
-        body = _LINK_DEFINITION.sub(
-            lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)) :], body
-        )
-        body = "".join(piece if code else _neutral_text(piece) for code, piece in _code_spans(body))
-        out.append(prefix + body)
-    return out
+        fenced.append(fence is not None)
+    return fenced
+
+
+def _neutral_body(body: str, start: int, spans: list[tuple[int, int]]) -> str:
+    """A line's text after its quote markers, which starts at ``start`` of the text:
+    code kept, the rest neutral, a line that may define a link shown as text."""
+    out: list[str] = []
+    wrapped_last = False  # the text so far ends with a code span added around a mention
+    for index, (code, piece) in enumerate(_pieces(body, start, spans)):
+        if code:
+            text = reveal_hidden(piece)
+            touching = wrapped_last
+        else:
+            if index == 0:
+                piece = _LINK_DEFINITION.sub(
+                    lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)) :], piece
+                )
+            text = _neutral_text(reveal_hidden(piece))
+            # Literal backticks come out escaped: a bare one at either end is an added span's.
+            touching = index > 0 and text.startswith("`")
+            wrapped_last = text.endswith("`") and not piece.endswith("`")
+        # Backtick strings that touch merge into a longer one and no longer close the
+        # span they belong to (CommonMark 0.31.2, 6.1): a space keeps them apart.
+        out.append(" " + text if touching else text)
+    return "".join(out)
 
 
 def quote_markdown(text: str | None) -> str:

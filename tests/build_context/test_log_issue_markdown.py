@@ -168,3 +168,59 @@ def test_the_shortcuts_for_plain_text_change_nothing(text: str) -> None:
         mock.patch.object(render, "_may_link", lambda text: True),
     ):
         assert neutral_markdown_lines(text) == fast
+
+
+# What is code is CommonMark's answer per paragraph, not per line. Each case cites the
+# rule (CommonMark 0.31.2; the table case, GFM 0.29's tables extension); every posted
+# page is read back with the GFM renderer: nothing live, the expected code spans there.
+CODE_ACROSS_LINES = [
+    # 6.1 Code spans: a span may hold a line ending (example 335); the backtick closing
+    # line 1's span opens nothing on line 2, so the mention after it is text.
+    ("`a\nb` @alice `c`", ["`a", "b` `@alice` `c`"], ["a b", "@alice", "c"]),
+    # 6.1: a mention inside a span that crosses a line ending is code, kept as written.
+    ("`a\n@bob b`", ["`a", "@bob b`"], ["a @bob b"]),
+    # 5.2 List items: the item's paragraph continues on its indented line (6.1 as above).
+    ("- `a\n  @bob` @carol", ["- `a", "  @bob` `@carol`"], ["a @bob", "@carol"]),
+    # 5.1 Block quotes: the quoted paragraph continues on the next quoted line...
+    ("> `a\n> @bob` @carol", ["> `a", "> @bob` `@carol`"], ["a @bob", "@carol"]),
+    # ...and on a lazy continuation line (5.1, laziness).
+    ("> `a\n@bob` @carol", ["> `a", "@bob` `@carol`"], ["a @bob", "@carol"]),
+    # 4.8 Paragraphs: a blank line ends the paragraph, so no span crosses it; 6.1: an
+    # unclosed backtick string is literal, and stays literal next to the added spans.
+    ("`a\n\n@bob `", ["\\`a", "", "`@bob` \\`"], ["@bob"]),
+    ("` @bob", ["\\` `@bob`"], ["@bob"]),
+    # 4.5 Fenced code blocks interrupt a paragraph: the span cannot reach into the fence.
+    ("a `x\n```\n@bob\n```", ["a \\`x", "```", "@bob", "```"], []),
+    # GFM tables: the row is split into cells at pipes before inline parsing.
+    (
+        "| a | b |\n|---|---|\n| `x | @bob` |",
+        ["| a | b |", "|---|---|", "| \\`x | `@bob`\\` |"],
+        ["@bob"],
+    ),
+    # 2.4 Backslash escapes: `\@` is a plain "@", and must not escape the added backtick.
+    ("\\@bob and \\GH-4", ["`@bob` and \\\\`GH-4`"], ["@bob", "GH-4"]),
+    # 6.1: backtick strings that touch merge into a longer one; an added span keeps apart.
+    ("@bob`x`", ["`@bob` `x`"], ["@bob", "x"]),
+    # 6.3 Links: a literal backtick in a destination is escaped, the same URL (2.4).
+    ("x](b`c) @bob", ["x](b\\`c) `@bob`"], ["@bob"]),
+]
+
+
+@pytest.mark.parametrize(("text", "shown", "code"), CODE_ACROSS_LINES)
+def test_code_spans_are_found_per_paragraph_as_commonmark_reads_them(
+    text: str, shown: list[str], code: list[str]
+) -> None:
+    lines = neutral_markdown_lines(text)
+    assert lines == shown
+    tokens, _ = gfm_page.parse("\n".join(lines))
+    assert gfm_page.live_text(tokens) == []
+    spans = [c.content for t in tokens if t.type == "inline" for c in t.children or []]
+    kinds = [c.type for t in tokens if t.type == "inline" for c in t.children or []]
+    assert [s for s, k in zip(spans, kinds, strict=True) if k == "code_inline"] == code
+
+
+def test_a_quoted_context_keeps_a_span_across_lines_whole() -> None:
+    quoted = quote_markdown("see `a\n@bob` and @carol")
+    assert quoted == "> see `a\n> @bob` and `@carol`"
+    tokens, _ = gfm_page.parse(quoted)
+    assert gfm_page.live_text(tokens) == []
