@@ -49,7 +49,7 @@ from tusk.sandbox.scenario import (
     read_scenario_file,
 )
 from tusk.sandbox.shapes import Shapes
-from tusk.sandbox.spec import OpenApi, load_openapi
+from tusk.sandbox.spec import OpenApi, Operation, load_openapi
 from tusk.sandbox.world import SandboxError, Token, World
 
 VIOLATION_PREFIX = "sandbox spec violation:"
@@ -307,9 +307,28 @@ class SandboxApp:
                 return json_outcome(500, {"message": message})
         if auth_problem:
             return json_outcome(401, {"message": auth_problem, "documentation_url": DOCS})
+        counted = path not in ratelimit.UNCOUNTED_PATHS
+        reply, ran = self._limited_or_run(
+            op, method, path, query, headers, body, token, counted=counted
+        )
+        return self._respond(op, method, path, headers, reply, token, charge=counted and ran)
+
+    def _limited_or_run(
+        self,
+        op: Operation,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        headers: Mapping[str, str],
+        body: Any,
+        token: Token | None,
+        *,
+        counted: bool,
+    ) -> tuple[Reply, bool]:
+        """The operation's reply, or GitHub's refusal past a primary or secondary limit;
+        and whether it ran (refusals past a limit are not charged)."""
         who = token.name if token else ""
         resource = ratelimit.resource_for(path)
-        counted = path not in ratelimit.UNCOUNTED_PATHS
         refusal: secondary.Refusal | None = None
         with self.lock:
             limited = counted and ratelimit.exhausted(self.world, who, resource)
@@ -322,23 +341,34 @@ class SandboxApp:
                     and op.operation_id not in INBOX_OPERATIONS,
                 )
         if limited:
-            reply = Reply(
-                403,
-                {
-                    "message": ratelimit.exceeded_message(who),
-                    "documentation_url": RATE_LIMIT_DOCS,
-                },
-            )
-        elif refusal is not None:
-            reply = Reply(
-                refusal.status,
-                {"message": refusal.message, "documentation_url": secondary.DOCS},
-                refusal.headers(),
-            )
-        else:
-            reply = self._run(
-                op.operation_id, method, path, op.path_params, query, headers, body, token
-            )
+            message = {
+                "message": ratelimit.exceeded_message(who),
+                "documentation_url": RATE_LIMIT_DOCS,
+            }
+            return Reply(403, message), False
+        if refusal is not None:
+            message = {"message": refusal.message, "documentation_url": secondary.DOCS}
+            return Reply(refusal.status, message, refusal.headers()), False
+        reply = self._run(
+            op.operation_id, method, path, op.path_params, query, headers, body, token
+        )
+        return reply, True
+
+    def _respond(
+        self,
+        op: Operation,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        reply: Reply,
+        token: Token | None,
+        *,
+        charge: bool,
+    ) -> Outcome:
+        """The reply completed and checked against the description, with its ETag (a 304
+        when it matches), the rate-limit headers and the token's scopes."""
+        who = token.name if token else ""
+        resource = ratelimit.resource_for(path)
         if isinstance(reply.body, (dict, list)) and reply.status < 300:
             reply.body = self.spec.complete(op, reply.status, reply.body)
         is_json = reply.content_type.startswith("application/json")
@@ -349,7 +379,7 @@ class SandboxApp:
             if headers.get("if-none-match") in (etag, etag.removeprefix("W/")):
                 reply = Reply(304, None, {"ETag": etag})
         with self.lock:
-            if reply.status != 304 and counted and not limited and refusal is None:
+            if reply.status != 304 and charge:
                 # GitHub counts neither conditional hits nor refusals past the limit.
                 ratelimit.spend(self.world, who, resource)
             rate_headers = ratelimit.headers(self.world, who, resource)

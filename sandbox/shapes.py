@@ -39,6 +39,68 @@ REACTION_KEYS = {
 }
 
 
+# The repository object's ``<key>_url`` links (``git_*`` ones are paths under ``git/``).
+REPO_LINKS = (
+    "archive",
+    "assignees",
+    "blobs",
+    "branches",
+    "collaborators",
+    "comments",
+    "commits",
+    "compare",
+    "contents",
+    "contributors",
+    "deployments",
+    "downloads",
+    "events",
+    "forks",
+    "git_commits",
+    "git_refs",
+    "git_tags",
+    "hooks",
+    "issue_comment",
+    "issue_events",
+    "issues",
+    "keys",
+    "labels",
+    "languages",
+    "merges",
+    "milestones",
+    "notifications",
+    "pulls",
+    "releases",
+    "stargazers",
+    "statuses",
+    "subscribers",
+    "subscription",
+    "tags",
+    "teams",
+    "trees",
+)
+
+
+# A pull request repeats these fields of its issue.
+PULL_FIELDS_OF_ISSUE = (
+    "id",
+    "number",
+    "state",
+    "title",
+    "body",
+    "user",
+    "labels",
+    "assignee",
+    "assignees",
+    "milestone",
+    "locked",
+    "active_lock_reason",
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "author_association",
+)
+
+
 def node_id(kind: str, number: int) -> str:
     return base64.b64encode(f"{kind}:{number}".encode()).decode().rstrip("=")
 
@@ -121,9 +183,8 @@ class Shapes:
 
     def repo(self, repo: Repo, viewer: str | None, *, full: bool = True) -> dict[str, Any]:
         url = self.repo_url(repo)
-        permission = self.world.permission(repo, viewer)
-        order = ["none", "read", "triage", "write", "maintain", "admin"]
-        rank = order.index(permission)
+        open_issues = sum(1 for i in repo.issues.values() if i.state == "open")
+        forks = len(self.world.forks_of(repo))
         shape: dict[str, Any] = {
             "id": repo.id,
             "node_id": node_id("Repository", repo.id),
@@ -154,13 +215,13 @@ class Shapes:
             "has_discussions": repo.has_discussions,
             "is_template": False,
             "topics": [],
-            "forks_count": len(self.world.forks_of(repo)),
-            "forks": len(self.world.forks_of(repo)),
+            "forks_count": forks,
+            "forks": forks,
             "stargazers_count": 0,
             "watchers_count": 0,
             "watchers": 0,
-            "open_issues_count": sum(1 for i in repo.issues.values() if i.state == "open"),
-            "open_issues": sum(1 for i in repo.issues.values() if i.state == "open"),
+            "open_issues_count": open_issues,
+            "open_issues": open_issues,
             "size": 0,
             "pushed_at": iso(repo.pushed_at),
             "created_at": iso(repo.created_at),
@@ -170,52 +231,9 @@ class Shapes:
             "license": None,
             "subscribers_count": 0,
             "network_count": 0,
-            "permissions": {
-                "admin": rank >= order.index("admin"),
-                "maintain": rank >= order.index("maintain"),
-                "push": permission in PUSH_PERMISSIONS,
-                "triage": rank >= order.index("triage"),
-                "pull": rank >= order.index("read"),
-            },
+            "permissions": self.repo_permissions(repo, viewer),
         }
-        for key in (
-            "archive",
-            "assignees",
-            "blobs",
-            "branches",
-            "collaborators",
-            "comments",
-            "commits",
-            "compare",
-            "contents",
-            "contributors",
-            "deployments",
-            "downloads",
-            "events",
-            "forks",
-            "git_commits",
-            "git_refs",
-            "git_tags",
-            "hooks",
-            "issue_comment",
-            "issue_events",
-            "issues",
-            "keys",
-            "labels",
-            "languages",
-            "merges",
-            "milestones",
-            "notifications",
-            "pulls",
-            "releases",
-            "stargazers",
-            "statuses",
-            "subscribers",
-            "subscription",
-            "tags",
-            "teams",
-            "trees",
-        ):
+        for key in REPO_LINKS:
             shape[f"{key}_url"] = (
                 f"{url}/{key.replace('_', '/') if key.startswith('git_') else key}"
             )
@@ -228,6 +246,19 @@ class Shapes:
                     root = self.world.repos[root.fork_of.lower()]
                 shape["source"] = self.repo(root, viewer, full=False)
         return shape
+
+    def repo_permissions(self, repo: Repo, viewer: str | None) -> dict[str, bool]:
+        """The viewer's rights as the repository object lists them."""
+        permission = self.world.permission(repo, viewer)
+        order = ["none", "read", "triage", "write", "maintain", "admin"]
+        rank = order.index(permission)
+        return {
+            "admin": rank >= order.index("admin"),
+            "maintain": rank >= order.index("maintain"),
+            "push": permission in PUSH_PERMISSIONS,
+            "triage": rank >= order.index("triage"),
+            "pull": rank >= order.index("read"),
+        }
 
     def branch_short(self, repo: Repo, name: str, sha: str) -> dict[str, Any]:
         return {
@@ -413,28 +444,7 @@ class Shapes:
         html = f"{self.base}/{repo.full_name}/pull/{issue.number}"
         head_repo = self.world.repos.get(pull.head_repo.lower()) if pull.head_repo else None
         head_sha = self.sha(head_repo, pull.head_ref) if head_repo else "0" * 40
-        base_sha = self.sha(repo, pull.base_ref)
-        shape = {
-            key: base_shape[key]
-            for key in (
-                "id",
-                "number",
-                "state",
-                "title",
-                "body",
-                "user",
-                "labels",
-                "assignee",
-                "assignees",
-                "milestone",
-                "locked",
-                "active_lock_reason",
-                "created_at",
-                "updated_at",
-                "closed_at",
-                "author_association",
-            )
-        }
+        shape = {key: base_shape[key] for key in PULL_FIELDS_OF_ISSUE}
         shape.update(
             {
                 "node_id": node_id("PullRequest", issue.id),
@@ -463,42 +473,51 @@ class Shapes:
                 "base": {
                     "label": f"{repo.owner}:{pull.base_ref}",
                     "ref": pull.base_ref,
-                    "sha": base_sha,
+                    "sha": self.sha(repo, pull.base_ref),
                     "user": self.user(repo.owner),
                     "repo": self.repo(repo, viewer, full=False),
                 },
-                "_links": {
-                    "self": {"href": url},
-                    "html": {"href": html},
-                    "issue": {"href": f"{self.repo_url(repo)}/issues/{issue.number}"},
-                    "comments": {"href": f"{self.repo_url(repo)}/issues/{issue.number}/comments"},
-                    "review_comments": {"href": f"{url}/comments"},
-                    "review_comment": {"href": f"{self.repo_url(repo)}/pulls/comments{{/number}}"},
-                    "commits": {"href": f"{url}/commits"},
-                    "statuses": {"href": f"{self.repo_url(repo)}/statuses/{head_sha}"},
-                },
+                "_links": self.pull_links(repo, issue.number, head_sha),
                 "auto_merge": None,
             }
         )
         if full:
-            files = self.pull_files(repo, issue)
-            shape.update(
-                {
-                    "merged": pull.merged,
-                    "mergeable": None if pull.merged or issue.state == "closed" else True,
-                    "rebaseable": None,
-                    "mergeable_state": "clean" if issue.state == "open" else "unknown",
-                    "merged_by": None,
-                    "comments": len(issue.comments),
-                    "review_comments": len(pull.review_comments),
-                    "maintainer_can_modify": pull.maintainer_can_modify,
-                    "commits": 1 if files else 0,
-                    "additions": sum(f.additions for f in files),
-                    "deletions": sum(f.deletions for f in files),
-                    "changed_files": len(files),
-                }
-            )
+            shape.update(self.pull_details(repo, issue))
         return shape
+
+    def pull_links(self, repo: Repo, number: int, head_sha: str) -> dict[str, Any]:
+        """The pull request's hypermedia ``_links``."""
+        url = f"{self.repo_url(repo)}/pulls/{number}"
+        return {
+            "self": {"href": url},
+            "html": {"href": f"{self.base}/{repo.full_name}/pull/{number}"},
+            "issue": {"href": f"{self.repo_url(repo)}/issues/{number}"},
+            "comments": {"href": f"{self.repo_url(repo)}/issues/{number}/comments"},
+            "review_comments": {"href": f"{url}/comments"},
+            "review_comment": {"href": f"{self.repo_url(repo)}/pulls/comments{{/number}}"},
+            "commits": {"href": f"{url}/commits"},
+            "statuses": {"href": f"{self.repo_url(repo)}/statuses/{head_sha}"},
+        }
+
+    def pull_details(self, repo: Repo, issue: Issue) -> dict[str, Any]:
+        """What only a single pull request's own URL answers: merge state and counts."""
+        assert issue.pull is not None
+        pull = issue.pull
+        files = self.pull_files(repo, issue)
+        return {
+            "merged": pull.merged,
+            "mergeable": None if pull.merged or issue.state == "closed" else True,
+            "rebaseable": None,
+            "mergeable_state": "clean" if issue.state == "open" else "unknown",
+            "merged_by": None,
+            "comments": len(issue.comments),
+            "review_comments": len(pull.review_comments),
+            "maintainer_can_modify": pull.maintainer_can_modify,
+            "commits": 1 if files else 0,
+            "additions": sum(f.additions for f in files),
+            "deletions": sum(f.deletions for f in files),
+            "changed_files": len(files),
+        }
 
     def sha(self, repo: Repo, ref: str) -> str:
         if self.world.git is None:

@@ -217,31 +217,60 @@ def claim_log_issue(
     if live and live[0].nonce != nonce:
         owner = live[0]
         return LogIssueClaim(owner.number, owner.url, won=False, nonce=nonce)
+    issue = {"title": title, "body": body, "labels": list(labels)}
+    created = _create_claim(
+        gateway, settings, issue, listed, existing, jobid=jobid, nonce=nonce, sleep=sleep
+    )
+    _require_labels(created, labels, settings)
+    issues = _listing_with_claim(gateway, settings, listed, created, jobid=jobid, sleep=sleep)
+    return _decide_claim(gateway, settings, issues, created, lease=lease, nonce=nonce)
+
+
+def _create_claim(
+    gateway: Gateway,
+    settings: Settings,
+    issue: dict[str, Any],
+    listed: Callable[[], list[LogIssue]],
+    existing: list[LogIssue],
+    *,
+    jobid: str,
+    nonce: str,
+    sleep: Callable[[float], None],
+) -> dict[str, Any]:
+    """This run's claim: found by its nonce when it exists already (the step ran again,
+    or a create's answer was lost), else created once."""
     path = f"/repos/{settings.control_repo}/issues"
 
     def find_mine(issues: list[LogIssue] | None = None) -> dict[str, Any] | None:
         mine = [issue for issue in (listed() if issues is None else issues) if issue.nonce == nonce]
         if not mine:
             return None
-        issue: dict[str, Any] = gateway.get(f"{path}/{mine[0].number}")  # read-after-write
-        return issue
+        found: dict[str, Any] = gateway.get(f"{path}/{mine[0].number}")  # read-after-write
+        return found
 
-    # This very claim may exist already (the step ran again with its nonce).
-    created = find_mine(existing) or create_once(
-        lambda: dict(
-            gateway.post(
-                path, json={"title": title, "body": body, "labels": list(labels)}, may_repeat=False
-            ).body
-        ),
+    return find_mine(existing) or create_once(
+        lambda: dict(gateway.post(path, json=issue, may_repeat=False).body),
         find_mine,
         sleep=sleep,
         patience=CLAIM_PATIENCE,
         what=f"the log issue of job {jobid}",
     )
+
+
+def _listing_with_claim(
+    gateway: Gateway,
+    settings: Settings,
+    listed: Callable[[], list[LogIssue]],
+    created: dict[str, Any],
+    *,
+    jobid: str,
+    sleep: Callable[[float], None],
+) -> list[LogIssue]:
+    """The listing once it shows this run's claim; when it never does, the claim is
+    released and the run stops with a clear error."""
     number = int(created["number"])
-    _require_labels(created, labels, settings)
     try:
-        issues = listed_with(listed, number, sleep=sleep)
+        return listed_with(listed, number, sleep=sleep)
     except ListingLag as lag:
         # Undecidable: release this claim rather than hold it blind (a rival that saw it
         # has stopped; a later delivery of the job claims it afresh), and say so.
@@ -252,6 +281,20 @@ def claim_log_issue(
             "Nothing ran. Mention the bot again, or re-run this workflow run, once GitHub's "
             "issue listing has caught up.",
         ) from lag
+
+
+def _decide_claim(
+    gateway: Gateway,
+    settings: Settings,
+    issues: list[LogIssue],
+    created: dict[str, Any],
+    *,
+    lease: Lease,
+    nonce: str,
+) -> LogIssueClaim:
+    """The lowest-numbered live claim wins; the loser closes its own copies as duplicates,
+    the winner its late copies, the claims it took over and settled failure records."""
+    number = int(created["number"])
     try:
         live, dead = _live_claims(gateway, settings, issues, lease=lease, nonce=nonce)
     except HandshakeUndecided:
