@@ -247,7 +247,3 @@ class Poller:
             self._sent.add(work.jobid)
             report.dispatched.append(work.jobid)
             self._to_acknowledge.append(work)  # 👀 once the cycle's work is done
-
-
-def run_once(poller: Poller, state: PollState | None = None) -> tuple[PollState, CycleReport]:
-    return poller.cycle(state or PollState())

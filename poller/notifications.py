@@ -15,7 +15,6 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 from typing import Any
 
 from tusk.poller.core import NotificationsResponse, Thread
@@ -56,10 +55,6 @@ def _poll_interval(value: str | None) -> float | None:
     if value and re.fullmatch(r"[0-9]+", value.strip()):
         return float(value)
     return None
-
-
-def http_date(moment: datetime) -> str:
-    return format_datetime(moment, usegmt=True)
 
 
 # --------------------------------------------------------------------------- marking read

@@ -145,12 +145,6 @@ class OpenApi:
             return self._operation(best[1], method, best[2])
         return None
 
-    def path_exists(self, path: str) -> bool:
-        segments = tuple(s for s in path.split("/") if s)
-        return any(
-            _bind(e.segments, segments) is not None for e in self._by_length.get(len(segments), [])
-        )
-
     def _operation(self, entry: _Template, method: str, params: dict[str, str]) -> Operation:
         op = dict(entry.methods[method])
         op["parameters"] = [*entry.shared_params, *op.get("parameters", [])]

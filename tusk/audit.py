@@ -227,10 +227,6 @@ def refusals(records: Iterable[AuditRecord]) -> list[Refusal]:
     ]
 
 
-def staged_writes(records: Iterable[AuditRecord]) -> list[AuditRecord]:
-    return [r for r in records if r.decision == "staged"]
-
-
 def head_hash(records: list[AuditRecord]) -> str:
     """The hash of the last record (``GENESIS_HASH`` for an empty log): pin it elsewhere."""
     return records[-1].hash if records else GENESIS_HASH

@@ -175,14 +175,6 @@ def parse_shard(payload: Any, *, where: str = "payload") -> Shard:
         ) from None
 
 
-def parse_shard_line(line: str, *, where: str = "line") -> Shard:
-    try:
-        payload = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ShardError(None, f"{where} is not JSON: {error}") from None
-    return parse_shard(payload, where=where)
-
-
 def best_guess_identity(payload: Any) -> tuple[str | None, int | None]:
     """The job id and index a broken payload claims, for a useful error message."""
     if not isinstance(payload, Mapping):

@@ -15,7 +15,6 @@ applies them.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
@@ -161,7 +160,3 @@ def probe(found: dict[str, str | None], run: Runner = _run) -> str | None:
     if done.returncode != 0:
         return f"iptables cannot be used here: {done.stderr.strip()[-300:]}"
     return None
-
-
-def is_root() -> bool:
-    return os.geteuid() == 0
