@@ -24,6 +24,7 @@ import pytest
 from mcp_harness import agent_session, scenario
 from test_server import fork_branches, git, make_workspace
 
+from tests.root import require_root as _require_root
 from tusk import audit
 
 pytestmark = pytest.mark.anyio
@@ -33,13 +34,7 @@ SECRET_TEXT = "the control repository's private notes"
 
 
 def require_root() -> None:
-    if os.geteuid() == 0:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail("these tests need root in CI (they create the agent user)")
-    reason = "needs root to create a separate agent user; run as root (CI does)"
-    print(f"skipping: {reason}")
-    pytest.skip(reason)
+    _require_root("these tests (they create a separate agent user)")
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ import yaml
 from pydantic import SecretStr
 from tusk.actions.run_claude import isolation, job
 
+from tests.root import require_root as _require_root
 from tusk.config import Secrets, load_settings
 from tusk.contracts import ContextDocument, PermissionConfig, RunMetadata, Trigger
 from tusk.markers import first_marker, job_marker
@@ -47,13 +48,7 @@ JOBID = "job-e2e-widgets-1"
 
 
 def require_root() -> None:
-    if os.geteuid() == 0:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail("the end-to-end tests need root in CI (they create the agent user)")
-    reason = "end-to-end tests need root to create the agent user; run them as root (CI does)"
-    print(f"skipping: {reason}")
-    pytest.skip(reason)
+    _require_root("the end-to-end tests (they create the agent user)")
 
 
 @pytest.fixture(scope="session")
