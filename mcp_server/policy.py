@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tusk import inline_code
 from tusk.contracts import Blocklist, PermissionConfig, WriteOperation, is_valid_repo
 from tusk.markers import backlink_footer, neutralise_markers
 
@@ -79,26 +80,29 @@ SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
 # like "agent" would refuse every ordinary sentence.
 MIN_LITERAL_SECRET = 12
 
-# A GitHub @mention: '@' not preceded by a word character, '@', '/' or '.'.
+# A GitHub @mention: '@' not preceded by a letter, digit, '@', '/' or '.'. A '_' does
+# not protect it: as emphasis markup it ends an HTML text node, and GitHub looks for
+# mentions per text node (``_a_@bob`` is ``<em>a</em>@bob``, which notifies bob). Only
+# a full emphasis parse could tell a literal '_' (``snake_@bob``), and the cap counts
+# when in doubt: a literal one costs a slot, a missed one would let a post notify
+# any number of people.
 # The literal '@' comes first so the regex engine can jump between candidates.
 _MENTION_RE = re.compile(
-    r"@(?<![A-Za-z0-9_@/.]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
+    r"@(?<![A-Za-z0-9@/.]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
     r"(?![A-Za-z0-9-])"
 )
 # Tusk's own hidden markers (tusk.markers) are trusted on anything the bot authors,
 # and everything the agent posts is authored by the bot: a forged one in a body
 # would become a memory entry, a blocklist change or a job claim
 # (tusk.markers.neutralise_markers breaks them).
-# Code, roughly as CommonMark sees it: a fence only at the start of a line (closed by
-# a fence at least as long, or the end); an inline span between equal backtick runs
-# that are not escaped and do not cross a blank line. Where unsure it is not code, so
-# its mentions count.
-_CODE_RE = re.compile(
-    r"^ {0,3}(?P<bt>`{3,})[^`\n]*(?:\n.*?(?:\n {0,3}(?P=bt)`*[ \t\r]*(?=\n|\Z)|\Z)|\Z)"
-    r"|^ {0,3}(?P<tl>~{3,})[^\n]*(?:\n.*?(?:\n {0,3}(?P=tl)~*[ \t\r]*(?=\n|\Z)|\Z)|\Z)"
-    r"|(?<![`\\])(?P<ticks>`+)(?!`)(?:(?!\n[ \t\r]*\n).)*?(?<!`)(?P=ticks)(?!`)",
-    re.DOTALL | re.MULTILINE,
-)
+
+# What is code is CommonMark's answer (markdown-it, with GFM tables), the same one the
+# poller's mention finder and the markdown neutraliser use (tusk.inline_code). The body
+# is posted as written, so its HTML is HTML: a backtick inside a tag or comment opens
+# no code span. Where GitHub finds less code than CommonMark says, the spans of that
+# paragraph are not trusted (_code_spans); the old hand-written pattern had both of
+# those gaps too, and knew neither indented code nor HTML.
+_CODE_PARSER = inline_code.parser(html=True)
 
 
 class Refused(Exception):
@@ -447,13 +451,52 @@ def find_secret(text: str, literals: Sequence[str] = ()) -> str | None:
 
 def _outside_code(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that are not code (mentions in code notify nobody)."""
-    if "`" not in text and "~~~" not in text:
+    # Code needs a fence, a backtick or four columns of indentation.
+    if not any(mark in text for mark in ("`", "~~~", "    ", "\t")):
         return [(0, len(text))]
+    # markdown-it ends a line at "\r\n" or "\r"; a space for the "\r" of "\r\n" keeps
+    # the offsets, and trailing spaces change no code span, fence or indented block.
+    lines = text.replace("\r\n", " \n").replace("\r", "\n")
+    starts = inline_code.line_starts(lines)
+    tokens = _CODE_PARSER.parse(lines)
+    code = sorted([*inline_code.code_blocks(tokens, starts), *_code_spans(tokens, lines, starts)])
     spans, start = [], 0
-    for match in _CODE_RE.finditer(text):
-        spans.append((start, match.start()))
-        start = match.end()
+    for code_start, code_end in code:
+        spans.append((start, code_start))
+        start = code_end
     spans.append((start, len(text)))
+    return spans
+
+
+# A backtick run in a URL GitHub autolinks without angle brackets (GFM's extension,
+# which reads ``http://x`...`` as one link while inlines are parsed).
+_AUTOLINKED_BACKTICK = re.compile(r"(?:://|www\.)[^\s<]*`")
+
+
+def _code_spans(tokens: list[Any], text: str, starts: list[int]) -> list[tuple[int, int]]:
+    """markdown-it's code spans, but only of paragraphs (or cells) where GitHub surely
+    pairs the backticks the same way; elsewhere their mentions count.
+
+    GitHub's cmark-gfm differs from CommonMark in two ways that turn a span into text:
+    a backtick in an autolinked URL opens nothing (``see http://x` @a @b `` notifies
+    both), and once a backtick run found no closer, a memo of where runs lie can
+    refuse later openers (``a ``` b `c` d `@a <b title='`'>`` links ``@a``). A
+    paragraph with a backtick outside its spans, or in a URL outside them, is not trusted.
+    """
+    spans = sorted(inline_code.code_spans(tokens, text, starts))
+    for token in tokens:
+        if token.type != "inline" or token.map is None:
+            continue
+        start, end = starts[token.map[0]], starts[token.map[1]] - 1
+        inside = [(a, b) for a, b in spans if start <= a < end]
+        stray = sum(text.count("`", a, b) for a, b in inside) < text.count("`", start, end)
+        # A URL inside a span is code on GitHub too: the span opened before it.
+        linked = any(
+            not any(a <= url.start() < b for a, b in inside)
+            for url in _AUTOLINKED_BACKTICK.finditer(text, start, end)
+        )
+        if stray or linked:
+            spans = [span for span in spans if span not in inside]
     return spans
 
 
@@ -487,7 +530,8 @@ def neutralise_self_mentions(text: str, bot: str) -> str:
     """
     if "@" not in text:
         return text
-    pattern = re.compile(r"(?<![A-Za-z0-9_])@(" + re.escape(bot) + r")(?![A-Za-z0-9-])", re.I)
+    # Not even a '_' protects it: ``_a_@bot`` is ``<em>a</em>@bot`` (see _MENTION_RE).
+    pattern = re.compile(r"(?<![A-Za-z0-9])@(" + re.escape(bot) + r")(?![A-Za-z0-9-])", re.I)
     changed = 1
     while changed:  # "@@bot" would otherwise leave "@bot" behind
         text, changed = pattern.subn(r"\1", text)

@@ -6,7 +6,7 @@ inside fenced or indented code, inline code, block quotes (with their lazy
 lines) and HTML comments is not prose; an e-mail address (``me@bot.dev``), a
 longer login (``@bot-helper``) or a team (``@bot/team``) is not the bot. What
 is code or quote is CommonMark's answer (markdown-it, with GFM tables), not a
-guess by line.
+guess by line; so is which ``_`` is emphasis markup rather than a word character.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tusk.inline_code import code_spans, line_starts, parser
+from tusk.inline_code import code_spans, line_starts, parser, underscore_marks
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # Characters that may not touch a login on either side for it to be a mention:
@@ -51,6 +51,10 @@ def prose(markdown: str) -> str:
             blank(starts[token.map[0]], starts[token.map[1]] - 1)
     for start, end in code_spans(tokens, lines, starts):
         blank(start, end)
+    # Emphasis markup is no text: ``_a_@bot`` is ``<em>a</em>@bot``, where ``@bot``
+    # starts a text node and GitHub links it; a literal ``_`` (``snake_@bot``) stays.
+    for position in underscore_marks(tokens, lines, starts):
+        chars[position] = " "
     return "".join(chars)
 
 

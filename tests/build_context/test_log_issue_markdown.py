@@ -62,6 +62,29 @@ def test_an_unclosed_fence_ends_with_the_quote_that_holds_it() -> None:
     assert neutral_markdown_lines(text)[-1] == "> `@outside`"
 
 
+@pytest.mark.parametrize(
+    ("text", "shown", "live"),
+    [
+        # CommonMark 0.31.2, 6.2: the second "_" is right-flanking (after "a") and not
+        # left-flanking (before the punctuation "@"), so it closes: <em>a</em>@bob. "@bob"
+        # then starts a text node, where GitHub links it.
+        ("_a_@bob", "_a_`@bob`", ["@bob"]),
+        ("__a__@bob", "__a__`@bob`", ["@bob"]),
+        ("*a*@bob", "*a*`@bob`", ["@bob"]),
+        # No opener: a literal "_" before "@", GitHub links nothing. Wrapped all the same
+        # (telling needs the whole paragraph's emphasis); it reads the same.
+        ("snake_@bob", "snake_`@bob`", []),
+        ("a_@bob", "a_`@bob`", []),
+    ],
+)
+def test_a_mention_right_after_emphasis_is_made_neutral(
+    text: str, shown: str, live: list[str]
+) -> None:
+    assert gfm_page.live_text(gfm_page.parse(text)[0]) == live
+    assert neutral_markdown_lines(text) == [shown]
+    assert gfm_page.live_text(gfm_page.parse(shown)[0]) == []
+
+
 def context_doc(comment_body: str, permission_config: PermissionConfig | None = None) -> bc.Built:
     raw = {
         "issue": issue(body="## Steps\n\n1. open\n2. resize @bob\n\n```\n@code stays\n```"),

@@ -179,3 +179,32 @@ def test_go_away_needs_the_phrase_right_after_a_prose_mention(body: str) -> None
 def test_go_away_phrase_is_configurable() -> None:
     assert is_go_away("@tusk-bot leave us", bot=BOT, phrase="leave us")
     assert not is_go_away("@tusk-bot go away", bot=BOT, phrase="leave us")
+
+
+# GitHub links @login at the start of an HTML text node or after a non-word character
+# ((?:^|\W)@login on text nodes outside pre, code and a). Emphasis markup ends a text node,
+# so what matters is whether a "_" before "@" is markup (CommonMark 0.31.2, 6.2).
+@pytest.mark.parametrize(
+    ("body", "triggers"),
+    [
+        # The second "_" is right-flanking (after "a") and not left-flanking (punctuation
+        # "@" follows, a letter precedes): it closes the opener, <em>a</em>@tusk-bot.
+        ("_a_@tusk-bot fix it", True),
+        ("__a__@tusk-bot fix it", True),  # the same with <strong>
+        ("_@tusk-bot_ fix it", True),  # <em>@tusk-bot</em>: the opener ends a node too
+        ("*a*@tusk-bot fix it", True),  # "*" is no word character anyway
+        # No opener: the "_" is a literal word character in the same text node.
+        ("snake_@tusk-bot fix it", False),
+        ("a_@tusk-bot fix it", False),
+        # Both flanking and between letters, the first "_" cannot open: no emphasis.
+        ("foo_a_@tusk-bot fix it", False),
+    ],
+)
+def test_a_mention_right_after_emphasis_triggers_as_github_links_it(
+    body: str, triggers: bool
+) -> None:
+    assert mentions_bot(body, BOT) is triggers
+
+
+def test_go_away_in_emphasis_is_still_go_away() -> None:
+    assert is_go_away("@tusk-bot _go away_", bot=BOT, phrase="go away")

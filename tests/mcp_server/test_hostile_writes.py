@@ -218,3 +218,26 @@ async def test_a_marker_look_alike_fails_closed(start_mcp, local_github) -> None
         await agent.ok("create_comment", repo="alice/widgets", number=1, body="one reply")
         await agent.refused("memory", "PERMISSION_DENIED", text="a lesson")
     assert comment_count(local_github, 2) == 0
+
+
+async def test_mentions_after_emphasis_are_capped_and_self_mentions_neutralised(
+    start_mcp, local_github
+) -> None:
+    """``_x_@user1`` renders as ``<em>x</em>@user1``, where GitHub links the mention: six
+    of them are refused by the cap, and ``_a_@bot`` is posted without its '@'."""
+    from mcp_harness import BOT
+
+    running = start_mcp()
+    start = len(local_github.journal())
+    async with agent_session(running.url) as agent:
+        body = " ".join(f"_x_@user{n}" for n in range(1, 7))
+        await agent.refused(
+            "create_comment", "LIMIT_EXCEEDED", repo="alice/widgets", number=1, body=body
+        )
+        assert [e for e in local_github.journal()[start:] if e["method"] != "GET"] == []
+        made = await agent.ok(
+            "create_comment", repo="alice/widgets", number=1, body=f"_a_@{BOT} done"
+        )
+    posted = comment_body(local_github, comment_id_of(made))
+    assert posted.startswith(f"_a_{BOT} done")
+    assert f"@{BOT} done" not in posted

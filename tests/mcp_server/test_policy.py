@@ -287,6 +287,9 @@ def test_servers_own_token_is_refused_even_without_a_known_format() -> None:
             "x ```\n\ntusk-bot\n\n``` across paragraphs",
         ),
         ("@@tusk-bot twice", "tusk-bot twice"),
+        # <em>a</em>@tusk-bot: the closing "_" ends the text node, GitHub links the rest.
+        ("_a_@tusk-bot done", "_a_tusk-bot done"),
+        ("__a__@tusk-bot done", "__a__tusk-bot done"),
         ("mail tusk@tusk-bot.dev", "mail tusk@tusk-bot.dev"),
         ("@tusk-botany is someone else", "@tusk-botany is someone else"),
     ],
@@ -451,3 +454,57 @@ def test_total_write_cap_spares_history_and_memory() -> None:
     )
     assert refusal_code("history", {"text": "done"}, cfg, state) is None
     assert refusal_code("memory", {"text": "a lesson"}, cfg, state) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "logins"),
+    [
+        # CommonMark 0.31.2, 6.2: right-flanking, not left-flanking, the second "_" closes
+        # (<em>a</em>@bob) and "@bob" starts a text node: GitHub notifies bob.
+        ("_a_@bob", {"bob"}),
+        ("__a__@bob", {"bob"}),
+        ("*a*@bob", {"bob"}),
+        # No opener, so literal: GitHub notifies nobody, but telling needs the whole
+        # paragraph's emphasis, and the cap counts when in doubt.
+        ("snake_@bob", {"bob"}),
+        ("a_@bob", {"bob"}),
+    ],
+)
+def test_a_mention_right_after_emphasis_counts(body: str, logins: set[str]) -> None:
+    assert policy.mentioned_logins(body) == logins
+
+
+def test_mentions_after_emphasis_cannot_pass_the_cap() -> None:
+    body = " ".join(f"_x_@user{n}" for n in range(1, 7))
+    with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
+        policy.prepare_body(body, config(mentions_per_post=5))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A backtick inside an HTML tag opens no code span (CommonMark 6.6, 6.1).
+        '<a title="`">@a @b @c</a>`',
+        # GitHub autolinks http://x` with its backtick; what follows is text.
+        "see http://x` @a @b @c `",
+        # GitHub's cmark-gfm refuses this opener after the unclosed ``` (its backtick
+        # memo); CommonMark would make it a span.
+        "a ``` b `c` d `@a @b @c \n<a title='`'>",
+    ],
+)
+def test_mentions_github_shows_outside_code_are_counted(body: str) -> None:
+    with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
+        policy.prepare_body(body, config(mentions_per_post=2))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Example:\n\n    @a @b @c\n",  # indented code
+        "> ```\n> @a @b @c\n> ```",  # a fence inside a quote
+        "- item\n\n  ```\n  @a @b @c\n  ```",  # a fence inside a list item
+        "a `@a\n@b @c` span across a line ending",
+    ],
+)
+def test_mentions_in_code_as_commonmark_reads_it_do_not_count(body: str) -> None:
+    assert policy.mentioned_logins(body) == set()
