@@ -80,7 +80,8 @@ SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
 # like "agent" would refuse every ordinary sentence.
 MIN_LITERAL_SECRET = 12
 
-# A GitHub @mention: '@' not preceded by a letter, digit, '@', '/' or '.'. A '_' does
+# A GitHub @mention: '@' not preceded by a letter or digit (GitHub's mention filter
+# takes any non-word character before it: '.', '/' and '@' too). A '_' does
 # not protect it: as emphasis markup it ends an HTML text node, and GitHub looks for
 # mentions per text node (``_a_@bob`` is ``<em>a</em>@bob``, which notifies bob). Only
 # a full emphasis parse could tell a literal '_' (``snake_@bob``), and the cap counts
@@ -88,7 +89,7 @@ MIN_LITERAL_SECRET = 12
 # any number of people.
 # The literal '@' comes first so the regex engine can jump between candidates.
 _MENTION_RE = re.compile(
-    r"@(?<![A-Za-z0-9@/.]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
+    r"@(?<![A-Za-z0-9]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
     r"(?![A-Za-z0-9-])"
 )
 # Tusk's own hidden markers (tusk.markers) are trusted on anything the bot authors,

@@ -474,6 +474,21 @@ def test_a_mention_right_after_emphasis_counts(body: str, logins: set[str]) -> N
     assert policy.mentioned_logins(body) == logins
 
 
+@pytest.mark.parametrize(
+    ("body", "logins"),
+    [
+        # GitHub's mention filter (html-pipeline's MentionFilter) takes "@login" after
+        # the start of a text node or any non-word character: ".", "/" and "@" too.
+        ("x.@bob", {"bob"}),
+        ("x/@bob", {"bob"}),
+        ("@@bob", {"bob"}),
+        ("me@bob.com", set()),  # after a word character: an address, not a mention
+    ],
+)
+def test_a_mention_after_any_non_word_character_counts(body: str, logins: set[str]) -> None:
+    assert policy.mentioned_logins(body) == logins
+
+
 def test_mentions_after_emphasis_cannot_pass_the_cap() -> None:
     body = " ".join(f"_x_@user{n}" for n in range(1, 7))
     with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
