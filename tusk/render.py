@@ -146,14 +146,15 @@ _TRAILING_BACKSLASHES = re.compile(r"\\+\Z")
 # What GitHub turns into a notification or a cross-reference when it stands in text
 # (not in code): the URL of an issue, pull request or discussion, @user and
 # @org/team, #12, owner/repo#12, GH-12. Wrapped in a code span they read the same and
-# link nothing. A ``_`` before ``@`` does not protect it: as emphasis markup it ends a
-# text node (``_a_@bob`` is ``<em>a</em>@bob``, and GitHub links ``@bob``); wrapping a
-# literal one (``snake_@bob``) as well costs nothing.
+# link nothing. A ``_`` before one does not protect it: as emphasis markup it ends a
+# text node (``_a_@bob`` is ``<em>a</em>@bob``, and GitHub links ``@bob``; ``_a_#12``
+# likewise); wrapping a literal one (``snake_@bob``) as well costs nothing. Nor does a
+# ``/`` before ``@``: GitHub's mention filter takes any non-word character there.
 _LINKABLE = re.compile(
     r"https?://[^\s/<>]+/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/[0-9]+[^\s<>()\[\]`\\]*"
-    r"|(?<![A-Za-z0-9/])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
-    r"|(?<![A-Za-z0-9_&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
-    r"|(?<![A-Za-z0-9_])GH-[0-9]+(?![\w])"
+    r"|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
+    r"|(?<![A-Za-z0-9&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
+    r"|(?<![A-Za-z0-9])GH-[0-9]+(?![\w])"
 )
 
 

@@ -75,6 +75,11 @@ def test_an_unclosed_fence_ends_with_the_quote_that_holds_it() -> None:
         # (telling needs the whole paragraph's emphasis); it reads the same.
         ("snake_@bob", "snake_`@bob`", []),
         ("a_@bob", "a_`@bob`", []),
+        # References the same way: "#12" starts a text node after </em>.
+        ("_a_#12", "_a_`#12`", ["#12"]),
+        # Before a letter the "_" cannot close (6.2: left- and right-flanking, not
+        # followed by punctuation): literal, nothing linked; wrapped all the same.
+        ("_a_GH-12", "_a_`GH-12`", []),
     ],
 )
 def test_a_mention_right_after_emphasis_is_made_neutral(
@@ -83,6 +88,12 @@ def test_a_mention_right_after_emphasis_is_made_neutral(
     assert gfm_page.live_text(gfm_page.parse(text)[0]) == live
     assert neutral_markdown_lines(text) == [shown]
     assert gfm_page.live_text(gfm_page.parse(shown)[0]) == []
+
+
+def test_a_mention_after_a_slash_is_made_neutral() -> None:
+    """GitHub's mention filter (html-pipeline's MentionFilter) takes ``@login`` after
+    any non-word character, ``/`` included; outside a link it may notify."""
+    assert neutral_markdown_lines("see x/@bob") == ["see x/`@bob`"]
 
 
 def context_doc(comment_body: str, permission_config: PermissionConfig | None = None) -> bc.Built:
