@@ -645,6 +645,30 @@ def confined(
     ]
 
 
+def confinement_problem(
+    user: Principal,
+    *,
+    tools: Mapping[str, str],
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> str | None:
+    """Why the confinement cannot start here (None when it can), found by starting it
+    once around ``true``. Root in a container without CAP_SYS_ADMIN (a self-hosted
+    runner in Docker, say) has the tools but may not make a mount namespace."""
+    try:
+        done = run(
+            confined(["true"], user, tools=tools),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return str(error)
+    if done.returncode == 0:
+        return None
+    return done.stderr.strip()[-300:] or f"exit status {done.returncode}"
+
+
 @dataclass(frozen=True)
 class Launch:
     """How to start a process as the agent: the command and who it starts as."""

@@ -229,6 +229,9 @@ class _Placement:
     agent: Principal | None  # this run's own user; None without isolation
     owner: Principal  # who owns the agent's folders: the agent, or this process's user
     dirs: RunDirs
+    # The tools that confine the agent (``confinement``), or None: one decision for
+    # Claude Code and for git run as the agent.
+    confine: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -288,7 +291,7 @@ def _run(inputs: JobInputs, stage: _Stage, cancel: Cancellation) -> JobResult:
             meter=meter,
             lines=stage.passes,
             stage=stage,
-            confine=confinement(place.agent),
+            confine=place.confine,
         )
         outcome, session_id = _run_passes(inputs, passes, prompt)
         services.stop_servers()
@@ -321,7 +324,7 @@ def _place(inputs: JobInputs, stage: _Stage) -> _Placement:
     agent = _create_agent(inputs, runner) if decision.enabled else None
     owner = agent or isolation.current_principal()
     dirs = _agent_dirs(inputs.run_dir, agent, owner)
-    return _Placement(decision.reason, network, runner, agent, owner, dirs)
+    return _Placement(decision.reason, network, runner, agent, owner, dirs, confinement(agent))
 
 
 def _own_run_dir(run_dir: Path, runner: Principal) -> None:
@@ -388,7 +391,7 @@ def _start_mcp_server(
     config = inputs.config_path.resolve() if inputs.config_path else None
     # push_branch's bundles are made here, by git run as the workspace's owner (this
     # process is root under isolation); the server only gets them over a socket.
-    broker, server_end = broker_pair(agent_git(place.dirs, place.agent))
+    broker, server_end = broker_pair(agent_git(place.dirs, place.agent, place.confine))
     broker.start()
     server = mcp_process.start_mcp_server(
         run_dir=run_dir,
@@ -578,17 +581,30 @@ def _put_up_fence(
 def confinement(agent: Principal | None) -> Mapping[str, str] | None:
     """The tools that put the agent in its own mount namespace, where the local sockets
     that reach the network (DNS over D-Bus, snapd...) are covered up; None without an
-    agent user, or, said in the step log, where util-linux lacks them."""
+    agent user, or, said in the step log, where util-linux lacks them or the kernel
+    refuses them."""
     if agent is None or os.geteuid() != 0:
         return None
     tools = isolation.confinement_tools()
+    exposed = (
+        "so local services that reach the network over a Unix socket (systemd-resolved, "
+        "snapd) stay reachable to the agent."
+    )
     if tools is None:
         actions_edge.warning(
             "The agent runs without its own mount namespace",
-            detail="unshare, setpriv or mount (util-linux) is missing, so local services "
-            "that reach the network over a Unix socket (systemd-resolved, snapd) stay "
-            "reachable to the agent. Install util-linux.",
+            detail=f"unshare, setpriv or mount (util-linux) is missing, {exposed} "
+            "Install util-linux.",
         )
+        return None
+    problem = isolation.confinement_problem(agent, tools=tools)
+    if problem is not None:
+        actions_edge.warning(
+            "The agent runs without its own mount namespace",
+            detail=f"it could not be made here ({problem}), {exposed} In a container, "
+            "give the runner CAP_SYS_ADMIN or run it on the host.",
+        )
+        return None
     return tools
 
 
@@ -599,21 +615,22 @@ def budget_stop(meter: Meter) -> StopReason | None:
     return StopReason("budget", f"budget exceeded: {spend.line()} (agent.max_budget_usd)")
 
 
-def agent_git(dirs: RunDirs, agent: Principal | None) -> AgentGit:
+def agent_git(
+    dirs: RunDirs, agent: Principal | None, confine: Mapping[str, str] | None
+) -> AgentGit:
     """git in the workspace as the agent: the user named here, never whoever the path
     turns out to belong to (the agent owns its home, so it could re-point the folders
     above the workspace), and in the agent's confinement like the agent itself. Without
     isolation, as this process, like the agent itself."""
     if agent is None:
         return AgentGit(dirs.workspace)
-    tools = isolation.confinement_tools() if os.geteuid() == 0 else None
-    if tools is None:
+    if confine is None:
         return AgentGit(dirs.workspace, uid=agent.uid, gid=agent.gid)
     return AgentGit(
         dirs.workspace,
         uid=agent.uid,
         gid=agent.gid,
-        confine=lambda argv: isolation.confined(argv, agent, tools=tools),
+        confine=lambda argv: isolation.confined(argv, agent, tools=confine),
     )
 
 
@@ -745,7 +762,7 @@ class _Passes:
             return outcome, session_id
         records, _ = finish.read_audit(self.inputs.run_dir / AUDIT_FILE)
         planned = continues.plan(outcome=outcome, messages_created=continues.messages_left(records))
-        state = continues.workspace_state(agent_git(self.dirs, self.agent))
+        state = continues.workspace_state(agent_git(self.dirs, self.agent, self.confine))
         for kind in planned:
             if self.meter.exceeded:
                 break  # the proxy would refuse every request of a continue

@@ -176,9 +176,9 @@ def test_git_in_the_workspace_runs_as_the_named_agent_not_as_the_paths_owner(
 
     dirs = isolation.run_dirs(tmp_path)  # root-owned here, whatever the path says
     agent = isolation.Principal("tusk-agent", 4242, 4343, tmp_path)
-    git = job.agent_git(dirs, agent)
+    git = job.agent_git(dirs, agent, None)
     assert (git.workspace, git.uid, git.gid) == (dirs.workspace, 4242, 4343)
-    assert job.agent_git(dirs, None).uid is None  # no isolation: as this process
+    assert job.agent_git(dirs, None, None).uid is None  # no isolation: as this process
 
 
 def test_status_paths_are_read_nul_separated() -> None:

@@ -9,6 +9,7 @@ import os
 import pwd
 import shutil
 import stat
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from pydantic import SecretStr
 from tusk.actions.run_claude import isolation
 from tusk.actions.run_claude.mcp_process import write_mcp_config
 from tusk.actions.run_claude.session import claude_argv
+
+from tests.root import require_root
 
 
 def test_isolation_is_mandatory_under_actions() -> None:
@@ -252,3 +255,47 @@ def test_run_user_names_keep_run_key_and_suffix_within_useradds_limit() -> None:
     long = isolation.run_user_name("a-very-long-prefix-for-agents", "98765432101-3", "a1b2c3")
     assert len(long) == 32 and long.endswith("-98765432101-3-a1b2c3")
     assert isolation.run_user_name("9Bad Prefix!", "1-1", "abcdef") == "t9badprefix-1-1-abcdef"
+
+
+def test_a_confinement_the_kernel_refuses_is_found_before_the_agent_starts() -> None:
+    """Root in a container without CAP_SYS_ADMIN has unshare but may not make a mount
+    namespace: the probe starts the very command the agent would get and says why."""
+    user = isolation.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
+    tools = {"unshare": "unshare", "setpriv": "setpriv", "mount": "mount"}
+    seen: list[list[str]] = []
+
+    def refusing(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 1, "", "unshare: Operation not permitted\n")
+
+    problem = isolation.confinement_problem(user, tools=tools, run=refusing)
+    assert problem == "unshare: Operation not permitted"
+    assert seen == [isolation.confined(["true"], user, tools=tools)]
+
+    def working(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    assert isolation.confinement_problem(user, tools=tools, run=working) is None
+
+
+def test_without_a_working_confinement_the_run_says_so_and_runs_unconfined(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Git as the agent and Claude Code follow one decision: a namespace the kernel
+    refuses (here: an unshare that fails) is neither used for one nor for the other."""
+    from tusk.actions.run_claude import job
+
+    require_root("the confinement tests (it is only tried as root)")
+    failing = shutil.which("false")
+    assert failing is not None
+    monkeypatch.setattr(
+        isolation,
+        "confinement_tools",
+        lambda: {"unshare": failing, "setpriv": "setpriv", "mount": "mount"},
+    )
+    agent = isolation.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
+    assert job.confinement(agent) is None
+    said = capsys.readouterr()
+    assert "The agent runs without its own mount namespace" in said.out + said.err
+    assert "CAP_SYS_ADMIN" in said.out + said.err
+    assert job.agent_git(isolation.run_dirs(Path("/nonexistent")), agent, None).confine is None

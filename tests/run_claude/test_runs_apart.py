@@ -278,7 +278,7 @@ def test_git_the_runner_runs_as_the_agent_runs_confined_too(
     dirs = isolation.prepare_run_dirs(isolation.agent_base(user), agent=user)
     try:
         as_user(user, ["git", "init", "-q", str(dirs.workspace)])
-        git = job.agent_git(dirs, user)
+        git = job.agent_git(dirs, user, job.confinement(user))  # probed: it works here
         assert git.confine is not None
         done = git.run(["rev-parse", "--show-toplevel"])
         assert done.returncode == 0, done.stderr
