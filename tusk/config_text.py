@@ -183,6 +183,19 @@ def example_line(model: type[BaseModel], loc: Iterable[Any]) -> str:
     return rendered[1:-1] if rendered.startswith("{") else rendered
 
 
+# pydantic's error type -> (what the value must be, the ctx key holding the limit)
+_LIMITS = {
+    "greater_than_equal": ("must be at least {}", "ge"),
+    "greater_than": ("must be more than {}", "gt"),
+    "less_than_equal": ("must be at most {}", "le"),
+    "less_than": ("must be less than {}", "lt"),
+    "string_too_short": ("must have at least {} character(s)", "min_length"),
+    "too_short": ("must list at least {} item(s)", "min_length"),
+    "too_long": ("may list at most {} item(s)", "max_length"),
+    "literal_error": ("must be one of {}", "expected"),
+}
+
+
 def _words(item: Mapping[str, Any], known: Iterable[str]) -> str:
     kind = item["type"]
     ctx = item.get("ctx") or {}
@@ -197,22 +210,9 @@ def _words(item: Mapping[str, Any], known: Iterable[str]) -> str:
         return "is not a key Tusk knows; `tusk config schema` lists every key"
     if kind in _TYPES:
         return f"must be {_TYPES[kind]}"
-    if kind == "greater_than_equal":
-        return f"must be at least {ctx.get('ge')}"
-    if kind == "greater_than":
-        return f"must be more than {ctx.get('gt')}"
-    if kind == "less_than_equal":
-        return f"must be at most {ctx.get('le')}"
-    if kind == "less_than":
-        return f"must be less than {ctx.get('lt')}"
-    if kind == "string_too_short":
-        return f"must have at least {ctx.get('min_length')} character(s)"
-    if kind == "too_short":
-        return f"must list at least {ctx.get('min_length')} item(s)"
-    if kind == "too_long":
-        return f"may list at most {ctx.get('max_length')} item(s)"
-    if kind == "literal_error":
-        return f"must be one of {ctx.get('expected')}"
+    if kind in _LIMITS:
+        words, key = _LIMITS[kind]
+        return words.format(ctx.get(key))
     if kind == "string_pattern_mismatch":
         return f"must be {_PATTERNS.get(str(ctx.get('pattern')), 'in the documented form')}"
     if kind in ("value_error", "assertion_error"):

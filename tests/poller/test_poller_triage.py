@@ -127,10 +127,9 @@ def test_a_mention_added_by_editing_the_body_is_dispatched(harness: Any, local_g
     assert last.trigger.body == "Something is off. @tusk-bot look at the body"
 
 
-def test_a_mention_in_a_review_comment_of_a_pull_request_read_before_is_dispatched(
-    harness: Any, local_github: Any
-) -> None:
-    pull = {
+def pull_request() -> dict[str, Any]:
+    """Pull request 2, whose conversation mentions the bot; a fresh copy per test."""
+    return {
         "number": 2,
         "author": "bob",
         "title": "Faster widgets",
@@ -140,15 +139,25 @@ def test_a_mention_in_a_review_comment_of_a_pull_request_read_before_is_dispatch
         "files": {"README.md": "# Faster widgets\n"},
         "comments": [said("alice", MENTION)],
     }
-    h, state, journal = read_once(harness, scenario(pulls=[pull]))
+
+
+def review_readme(local_github: Any, body: str) -> None:
+    """alice reviews pull request 2 with one comment on README.md's first line."""
     local_github.gateway("alice").post(
         f"/repos/{REPO}/pulls/2/reviews",
         json={
             "event": "COMMENT",
             "body": "",
-            "comments": [{"path": "README.md", "line": 1, "body": "@tusk-bot reword this line"}],
+            "comments": [{"path": "README.md", "line": 1, "body": body}],
         },
     )
+
+
+def test_a_mention_in_a_review_comment_of_a_pull_request_read_before_is_dispatched(
+    harness: Any, local_github: Any
+) -> None:
+    h, state, journal = read_once(harness, scenario(pulls=[pull_request()]))
+    review_readme(local_github, "@tusk-bot reword this line")
     h.poller.cycle(state)
     last = h.sent().tasks[-1]
     assert (last.trigger.type, last.trigger.body) == (
@@ -161,25 +170,8 @@ def test_a_mention_in_a_review_comment_of_a_pull_request_read_before_is_dispatch
 def test_a_plain_review_in_a_pull_request_read_before_costs_no_context(
     harness: Any, local_github: Any
 ) -> None:
-    pull = {
-        "number": 2,
-        "author": "bob",
-        "title": "Faster widgets",
-        "body": "Makes them faster.",
-        "head": "faster",
-        "base": "main",
-        "files": {"README.md": "# Faster widgets\n"},
-        "comments": [said("alice", MENTION)],
-    }
-    h, state, journal = read_once(harness, scenario(pulls=[pull]))
-    local_github.gateway("alice").post(
-        f"/repos/{REPO}/pulls/2/reviews",
-        json={
-            "event": "COMMENT",
-            "body": "",
-            "comments": [{"path": "README.md", "line": 1, "body": "nice"}],
-        },
-    )
+    h, state, journal = read_once(harness, scenario(pulls=[pull_request()]))
+    review_readme(local_github, "nice")
     _, report = h.poller.cycle(state)
     assert report.dispatched == [] and journal.contexts() == []
     assert not any(t["unread"] for t in h.threads())
