@@ -13,7 +13,7 @@ if found="$(command -v tusk 2>/dev/null)"; then
   python="$(dirname "$found")/python"
   if [ -x "$python" ]; then
     installed="$("$python" -c 'import os, tusk; print(os.path.realpath(tusk.__file__))' 2>/dev/null || true)"
-    if [ "$installed" = "$(realpath "$root/tusk/__init__.py")" ]; then
+    if [ "$installed" = "$(realpath "$root/src/tusk/__init__.py")" ]; then
       exit 0
     fi
   fi

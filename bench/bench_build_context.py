@@ -32,15 +32,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tusk.actions.build_context import build_context as bc
-from tusk.actions.build_context import log_body as lb
+from tusk.contracts.config import Settings
+from tusk.contracts.models import Blocklist, ContextDocument
+from tusk.github import trust
 from tusk.poller.core import TaskWork, locate_triggers, nodes_of, plan
 from tusk.poller.dispatch import build_document
 from tusk.poller.raw_shape import to_raw
-
-from tusk import trust
-from tusk.config import Settings
-from tusk.contracts import Blocklist, ContextDocument
+from tusk.steps.build_context import build_context as bc
+from tusk.steps.build_context import log_body as lb
 
 BOT = "tusk-bot"
 REPO = "alice/widgets"

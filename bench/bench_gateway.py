@@ -1,6 +1,6 @@
 """The gateway against PyGithub, on the local GitHub: why Tusk speaks HTTP itself.
 
-Prints, for the same reads and writes done through ``tusk.github.Gateway``
+Prints, for the same reads and writes done through ``tusk.github.gateway.Gateway``
 and through PyGithub (the version pinned for the tests), with the same token
 against the same local GitHub:
 
@@ -29,10 +29,10 @@ from typing import Any
 
 import github
 from pydantic import SecretStr
+
+from tusk.github.gateway import Gateway, GitHubError
 from tusk.sandbox.github_server import RunningServer, start_server
 from tusk.sandbox.testing import LocalGitHub
-
-from tusk.github import Gateway, GitHubError
 
 REPO = "alice/widgets"
 COMMENTS = 250

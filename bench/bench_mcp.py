@@ -41,15 +41,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
-from tusk.mcp_server import server as mcp_server
-from tusk.mcp_server import transport
-from tusk.mcp_server.results import call_digest, escaped_forms, serialise, text_digest
 
-from tusk.audit import AuditLog
-from tusk.config import Settings
-from tusk.contracts import Blocklist, ContextDocument, PermissionConfig, Trigger
-from tusk.github import Gateway
-from tusk.passes import PASS_FILE, write_pass
+from tusk.audit.chain import AuditLog
+from tusk.contracts.config import Settings
+from tusk.contracts.models import Blocklist, ContextDocument, PermissionConfig, Trigger
+from tusk.contracts.passes import PASS_FILE, write_pass
+from tusk.github.gateway import Gateway
+from tusk.mcp import server as mcp_server
+from tusk.mcp import transport
+from tusk.mcp.results import call_digest, escaped_forms, serialise, text_digest
 
 AGENT = "bench-agent-token-0123456789"
 READ = "bench-read-token-0123456789"

@@ -16,9 +16,10 @@ from typing import Any
 
 import requests
 from pydantic import SecretStr
-from tusk.actions.run_claude.metering import Meter, UsageTap
-from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy
+
 from tusk.sandbox.model_server import ModelServer
+from tusk.steps.run_claude.metering import Meter, UsageTap
+from tusk.steps.run_claude.model_proxy import Credentials, ModelProxy
 
 BODY: dict[str, Any] = {
     "model": "claude-opus-5-5",

@@ -39,15 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
+
+from tusk.contracts.config import Settings
+from tusk.github.gateway import Gateway, RequestLedger
+from tusk.issues.state import StateStore
 from tusk.poller.cli import StateKeeper
 from tusk.poller.core import PollState
 from tusk.poller.cycle import Poller
 from tusk.sandbox.github_server import start_server
 from tusk.sandbox.testing import LocalGitHub
-
-from tusk.config import Settings
-from tusk.github import Gateway, RequestLedger
-from tusk.state import StateStore
 
 BOT = "tusk-bot"
 REPO = "alice/widgets"

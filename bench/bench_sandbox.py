@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import requests
+
 from tusk.sandbox.github_server import start_server
 from tusk.sandbox.spec import load_graphql_schema, load_openapi
 

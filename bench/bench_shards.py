@@ -22,7 +22,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from tusk import shards
+from tusk.shards import codec as shards
 
 TEXT = (
     "the fix typo readme widget please review merge branch main test failing error "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tusk.config import Settings
-from tusk.contracts import ContextDocument, PermissionConfig, Trigger
+from tusk.contracts.config import Settings
+from tusk.contracts.models import ContextDocument, PermissionConfig, Trigger
 
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 TRIGGER_AT = T0 + timedelta(hours=5)

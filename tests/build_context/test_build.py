@@ -17,11 +17,11 @@ from bc_samples import (
     settings,
     trigger_comment,
 )
-from tusk.actions.build_context import build_context as bc
-from tusk.actions.build_context.sizes import ITEM_OVERHEAD, view_size
-from tusk.actions.build_context.views import GapView, ItemView
 
-from tusk.neutralise import UNTRUSTED_FLAG
+from tusk.steps.build_context import build_context as bc
+from tusk.steps.build_context.sizes import ITEM_OVERHEAD, view_size
+from tusk.steps.build_context.views import GapView, ItemView
+from tusk.text.neutralise import UNTRUSTED_FLAG
 
 
 def items(entries: tuple) -> list[ItemView]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from tusk.actions.build_context import main as build_main
+
+from tusk.steps.build_context import main as build_main
 
 ACTION = Path(__file__).resolve().parents[2] / "actions" / "build-context"
 

@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 import yaml
 from bc_samples import REPO, comment, document, issue, issue_document, settings, trigger_comment
-from tusk.actions.build_context import log_body as lb
-from tusk.actions.build_context import main as build_main
 
-from tusk import cli
-from tusk.config import Settings
-from tusk.contracts import ContextDocument, RunMetadata
+from tusk.cli import main as cli
+from tusk.contracts.config import Settings
+from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.errors import UserError
-from tusk.github import Gateway
-from tusk.log_issue import claim_log_issue, find_log_issues, record_failure
-from tusk.markers import parse_markers
-from tusk.state import StateStore
+from tusk.github.gateway import Gateway
+from tusk.issues.log_issue import claim_log_issue, find_log_issues, record_failure
+from tusk.issues.state import StateStore
+from tusk.steps.build_context import log_body as lb
+from tusk.steps.build_context import main as build_main
+from tusk.text.markers import parse_markers
 
 CONTROL = "alice/tusk-control"
 RUN_URL = "https://github.com/alice/tusk-control/actions/runs/77"

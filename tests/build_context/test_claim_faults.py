@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from bc_samples import REPO, settings
-from tusk.actions.build_context import log_body as lb
 
-from tusk.lease import HandshakeUndecided, report_progress
-from tusk.log_issue import claim_log_issue, find_log_issues, log_marker, record_failure
+from tusk.issues.lease import HandshakeUndecided, report_progress
+from tusk.issues.log_issue import claim_log_issue, find_log_issues, log_marker, record_failure
+from tusk.steps.build_context import log_body as lb
 
 CONTROL = "alice/tusk-control"
 JOBID = "alice-widgets-9000"

@@ -15,10 +15,10 @@ from datetime import datetime
 import gfm_page
 import pytest
 from bc_samples import TRIGGER_AT, comment, document, issue, settings, trigger_comment
-from tusk.actions.build_context import build_context as bc
-from tusk.actions.build_context import log_body as lb
 
-from tusk.markers import parse_markers
+from tusk.steps.build_context import build_context as bc
+from tusk.steps.build_context import log_body as lb
+from tusk.text.markers import parse_markers
 
 JOBID = "alice-widgets-9000"
 

@@ -15,13 +15,13 @@ from bc_samples import document, issue, settings, trigger_comment
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from tusk.actions.build_context import build_context as bc
-from tusk.actions.build_context import log_body as lb
 
-from tusk import render
-from tusk.contracts import PermissionConfig
-from tusk.render import neutral_markdown_lines, quote_markdown
-from tusk.run_facts import run_facts
+from tusk.contracts.models import PermissionConfig
+from tusk.issues.run_facts import run_facts
+from tusk.steps.build_context import build_context as bc
+from tusk.steps.build_context import log_body as lb
+from tusk.text import render
+from tusk.text.render import neutral_markdown_lines, quote_markdown
 
 
 @pytest.mark.parametrize(

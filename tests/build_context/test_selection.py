@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from tusk.actions.build_context.selection import (
+
+from tusk.steps.build_context.selection import (
     gaps,
     latest_batch,
     latest_entries,

@@ -14,14 +14,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tusk.actions.build_context.items import ItemFactory
-from tusk.actions.build_context.raw import LazyNodes
-from tusk.actions.build_context.sections import choose_comments
-from tusk.actions.build_context.selection import gaps, pick_by_ratio, visit_order
-from tusk.actions.build_context.sizes import comment_floor, text_floor, text_floors, view_size
 
 from tests.build_context.bc_samples import REPO
-from tusk.neutralise import Trust
+from tusk.steps.build_context.items import ItemFactory
+from tusk.steps.build_context.raw import LazyNodes
+from tusk.steps.build_context.sections import choose_comments
+from tusk.steps.build_context.selection import gaps, pick_by_ratio, visit_order
+from tusk.steps.build_context.sizes import comment_floor, text_floor, text_floors, view_size
+from tusk.text.neutralise import Trust
 
 # --------------------------------------------------------------------------- reference
 

@@ -8,9 +8,10 @@ template or to the filtering shows up here as a diff to review.
 from __future__ import annotations
 
 from bc_samples import comment, issue_document, settings
-from tusk.actions.build_context import build_context as bc
-from tusk.actions.build_context import log_body as lb
-from tusk.actions.build_context.views import SummaryView
+
+from tusk.steps.build_context import build_context as bc
+from tusk.steps.build_context import log_body as lb
+from tusk.steps.build_context.views import SummaryView
 
 ARTIFACT = "tusk-context-alice-widgets-9000"
 RUN_URL = "https://github.com/alice/tusk-control/actions/runs/1"

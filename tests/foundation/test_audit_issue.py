@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tusk.audit import AuditLog, read_records
-from tusk.audit_issue import BODY_LIMIT, audit_comments, utf16_len, verify_comments
-from tusk.cli import main as tusk_main
+from tusk.audit.chain import AuditLog, read_records
+from tusk.audit.on_issue import BODY_LIMIT, audit_comments, utf16_len, verify_comments
+from tusk.cli.main import main as tusk_main
 
 
 def audit_file(tmp_path: Path, count: int, *, reason_chars: int = 40) -> tuple[str, list[Any]]:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from tusk.agent_git import BrokerClient, BundleError, broker_pair
+from tusk.git.agent import BrokerClient, BundleError, broker_pair
 
 
 class Source:
@@ -53,7 +53,7 @@ def test_the_broker_answers_nonsense_without_running_anything() -> None:
     [("--output=/etc/x", []), ("tusk/../x", []), ("tusk/x y", []), ("tusk/x", ["HEAD"])],
 )
 def test_git_is_never_handed_an_option_or_a_range(tmp_path, branch, exclude) -> None:
-    from tusk.agent_git import AgentGit
+    from tusk.git.agent import AgentGit
 
     with pytest.raises(BundleError, match="Refused to bundle"):
         AgentGit(tmp_path).bundle(branch, exclude)

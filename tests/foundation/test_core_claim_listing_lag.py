@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from tusk import log_issue
-from tusk.config import Settings
+from tusk.contracts.config import Settings
 from tusk.errors import UserError
-from tusk.github import Gateway
-from tusk.log_issue import claim_log_issue
+from tusk.github.gateway import Gateway
+from tusk.issues import log_issue
+from tusk.issues.log_issue import claim_log_issue
 
 CONTROL = "alice/tusk-control"
 SETTINGS = Settings(bot="tusk-bot", control_repo=CONTROL, allowed_users=("alice",))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from tusk.contracts import (
+from tusk.contracts.models import (
     CONTRACT_MODELS,
     AuditRecord,
     BlockedRepo,

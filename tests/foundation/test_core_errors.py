@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tusk.errors import ConfigError, UserError, report_and_exit_code
-from tusk.github import NotFound, TransportError
+from tusk.github.gateway import NotFound, TransportError
 
 
 @pytest.fixture

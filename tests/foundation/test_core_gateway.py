@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from tusk.github import (
+from tusk.github.gateway import (
     Conflict,
     Forbidden,
     Gateway,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tusk.markers import (
+from tusk.text.markers import (
     backlink_footer,
     first_marker,
     is_trusted_author,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tusk.mentions import (
+from tusk.text.mentions import (
     Author,
     author_may_trigger,
     is_go_away,

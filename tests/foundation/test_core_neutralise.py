@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tusk.neutralise import UNTRUSTED_FLAG, Trust, describe, neutralise, one_line
+from tusk.text.neutralise import UNTRUSTED_FLAG, Trust, describe, neutralise, one_line
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tusk.github import Forbidden, ServerError, TransportError
-from tusk.once import (
+from tusk.github.gateway import Forbidden, ServerError, TransportError
+from tusk.github.once import (
     DEFAULT_PATIENCE,
     NotConfirmed,
     Patience,

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from tusk.github import is_content_request
-from tusk.pacing import ContentPacer
+from tusk.github.gateway import is_content_request
+from tusk.github.pacing import ContentPacer
 
 
 def run(pacer: ContentPacer, writes: int, *, clock_moves: bool) -> list[float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from jinja2 import UndefinedError
 
-from tusk.render import environment, quote_block, render, reveal_hidden
+from tusk.text.render import environment, quote_block, render, reveal_hidden
 
 
 def test_templates_load_from_the_package() -> None:

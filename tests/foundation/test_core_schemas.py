@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tusk import schemas
-from tusk.contracts import CONTRACT_MODELS
+from tusk.contracts import schemas
+from tusk.contracts.models import CONTRACT_MODELS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
 
 def test_committed_schemas_are_up_to_date() -> None:
     stale = schemas.stale_files(DOCS)
-    assert stale == [], f"stale JSON Schemas {stale}: run `python -m tusk.schemas`"
+    assert stale == [], f"stale JSON Schemas {stale}: run `python -m tusk.contracts.schemas`"
 
 
 def test_every_contract_settings_and_trust_level_and_source_are_exported() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tusk import cli
-from tusk.config import (
+from tusk.cli import main as cli
+from tusk.contracts.config import (
     Settings,
     load_secrets,
     load_settings,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tusk import cli
-from tusk.config import CLAUDE_CODE_TOOLS, load_settings, parse_settings
-from tusk.config_text import MAX_CONFIG_BYTES
+from tusk.cli import main as cli
+from tusk.contracts.config import CLAUDE_CODE_TOOLS, load_settings, parse_settings
+from tusk.contracts.config_text import MAX_CONFIG_BYTES
 from tusk.errors import ConfigError
 
 MINIMAL = "bot: tusk-bot\ncontrol_repo: alice/tusk-control\nallowed_users: [alice]\n"

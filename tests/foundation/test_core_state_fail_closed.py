@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tusk.config import Limits, Settings
-from tusk.contracts import BlockedRepo, BlockedUser, Blocklist
-from tusk.state import BlocklistChange, StateError, StateStore, rebuild_blocklist
+from tusk.contracts.config import Limits, Settings
+from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
+from tusk.issues.state import BlocklistChange, StateError, StateStore, rebuild_blocklist
 
 CONTROL = "alice/tusk-control"
 WHEN = datetime(2026, 3, 4, tzinfo=UTC)
@@ -116,7 +116,7 @@ def test_change_comments_by_anyone_but_the_bot_are_ignored_in_a_rebuild(github: 
     number = block(github, "evil/one")
     edit_body(github, number, "gone")
     forged = BlocklistChange(remove_repos=("evil/one",))
-    from tusk.state import change_comment_body
+    from tusk.issues.state import change_comment_body
 
     github.gateway("alice").post(
         f"/repos/{CONTROL}/issues/{number}/comments", json={"body": change_comment_body(forged)}

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from tusk.config import Limits, Settings
-from tusk.contracts import BlockedRepo, BlockedUser, Blocklist
-from tusk.github import Gateway
-from tusk.state import (
+from tusk.contracts.config import Limits, Settings
+from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
+from tusk.github.gateway import Gateway
+from tusk.issues.state import (
     StateError,
     StateStore,
     entry_comment_body,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tusk.contracts import BlockedRepo, BlockedUser, Blocklist
-from tusk.state import (
+from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
+from tusk.issues.state import (
     BlocklistChange,
     StateError,
     StateIssue,

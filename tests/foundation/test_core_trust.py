@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tusk import trust
-from tusk.trust import TrustDecision
+from tusk.github import trust
+from tusk.github.trust import TrustDecision
 
 REPO = "alice/widgets"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tusk import cli
+from tusk.cli import main as cli
 
 
 def test_help_lists_one_subcommand_per_job(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tusk.cli import main as tusk_main
-from tusk.doctor import FAIL, OK, ROLES, WARN, judge_token, parse_scopes
-from tusk.init import TuskRef, caller_files
+from tusk.cli.doctor import FAIL, OK, ROLES, WARN, judge_token, parse_scopes
+from tusk.cli.init import TuskRef, caller_files
+from tusk.cli.main import main as tusk_main
 
 CONTROL = "alice/tusk-control"
 TOKENS = {

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from tusk.config import Settings
-from tusk.contracts import GoAwayRequest
-from tusk.github import Gateway
-from tusk.log_issue import log_marker
+from tusk.contracts.config import Settings
+from tusk.contracts.models import GoAwayRequest
+from tusk.github.gateway import Gateway
+from tusk.issues.log_issue import log_marker
 
 BOT = "tusk-bot"
 CONTROL = "ops/control"

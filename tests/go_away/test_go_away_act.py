@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from go_away_world import BOT, CONTROL, request, scenario
+
 from tusk.sandbox.act_runner import ControlRepo
 
 pytestmark = [pytest.mark.act, pytest.mark.slow]

@@ -13,22 +13,22 @@ import pytest
 from go_away_world import BOT, scenario, settings
 from mcp import Client
 from pydantic import SecretStr
-from tusk.actions.go_away import main
-from tusk.mcp_server import server as mcp_server
-from tusk.mcp_server import transport
-from tusk.mcp_server.policy import Refused, RunState, check_write
-from tusk.mcp_server.server import policy_config
-from tusk.poller.core import PollState
-from tusk.poller.cycle import Poller
 
-from tusk.contracts import (
+from tusk.contracts.models import (
     GO_AWAY_EVENT_TYPE,
     ContextDocument,
     GoAwayRequest,
     PermissionConfig,
     Trigger,
 )
-from tusk.state import StateStore
+from tusk.issues.state import StateStore
+from tusk.mcp import server as mcp_server
+from tusk.mcp import transport
+from tusk.mcp.policy import Refused, RunState, check_write
+from tusk.mcp.server import policy_config
+from tusk.poller.core import PollState
+from tusk.poller.cycle import Poller
+from tusk.steps.go_away import main
 
 NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 

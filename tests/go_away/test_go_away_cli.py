@@ -12,7 +12,7 @@ import pytest
 import yaml
 from go_away_world import BOT, CONTROL, request, scenario
 
-from tusk.cli import main as tusk_main
+from tusk.cli.main import main as tusk_main
 
 ACTION_DIR = Path(__file__).resolve().parents[2] / "actions" / "go-away"
 REUSABLE = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "tusk-go-away.yml"
@@ -142,7 +142,7 @@ def test_readme_tables_list_exactly_the_inputs_and_outputs() -> None:
 
 
 def test_workflow_jobs_are_guarded_against_other_dispatches() -> None:
-    from tusk.init import TuskRef, caller_files
+    from tusk.cli.init import TuskRef, caller_files
 
     caller = caller_files(TuskRef.parse("acme/tusk@v1"))[".github/workflows/go-away.yml"]
     for text in (caller, REUSABLE.read_text()):

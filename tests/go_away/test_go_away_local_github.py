@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 from go_away_world import BOT, CONTROL, open_fork_pull, request, scenario, settings
-from tusk.actions.go_away import main
-from tusk.actions.go_away.cleanup import GoAwayRun
 
-from tusk.contracts import Blocklist, GoAwayRequest
+from tusk.contracts.models import Blocklist, GoAwayRequest
 from tusk.errors import UserError
-from tusk.state import StateError, StateStore
+from tusk.issues.state import StateError, StateStore
+from tusk.steps.go_away import main
+from tusk.steps.go_away.cleanup import GoAwayRun
 
 
 def run_go_away(

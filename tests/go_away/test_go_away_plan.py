@@ -6,8 +6,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from tusk.actions.go_away import plan
-from tusk.actions.go_away.plan import (
+
+from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, GoAwayRequest
+from tusk.issues.log_issue import LogIssue
+from tusk.steps.go_away import plan
+from tusk.steps.go_away.plan import (
     Scope,
     affected_repos,
     apply_scope,
@@ -18,10 +21,7 @@ from tusk.actions.go_away.plan import (
     reaction_path,
     skip_reason,
 )
-
-from tusk.contracts import BlockedRepo, BlockedUser, Blocklist, GoAwayRequest
-from tusk.log_issue import LogIssue
-from tusk.render import render
+from tusk.text.render import render
 
 AT = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 URL = "https://github.com/alice/widgets/issues/1#issuecomment-5"

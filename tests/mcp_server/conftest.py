@@ -18,11 +18,11 @@ from mcp_harness import (
     settings,
 )
 from pydantic import SecretStr
-from tusk.mcp_server import server as mcp_server
-from tusk.mcp_server import transport
 
-from tusk.agent_git import AgentGit, BundleSource
-from tusk.contracts import Blocklist, PermissionConfig
+from tusk.contracts.models import Blocklist, PermissionConfig
+from tusk.git.agent import AgentGit, BundleSource
+from tusk.mcp import server as mcp_server
+from tusk.mcp import transport
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         pass_file: Path | None = None,
         **setting_overrides: Any,
     ) -> Running:
-        from tusk.state import StateStore
+        from tusk.issues.state import StateStore
 
         cfg_settings = settings(**setting_overrides)
         ctx = context(permissions, raw=raw, **({"body": body} if body is not None else {}))

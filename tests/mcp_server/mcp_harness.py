@@ -12,10 +12,10 @@ from typing import Any
 import httpx2 as httpx
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from tusk.mcp_server.runtime import Runtime
 
-from tusk.config import Settings
-from tusk.contracts import ContextDocument, PermissionConfig, Trigger
+from tusk.contracts.config import Settings
+from tusk.contracts.models import ContextDocument, PermissionConfig, Trigger
+from tusk.mcp.runtime import Runtime
 
 BOT = "tusk-bot"
 # Long, token-shaped names: the sandbox's token string is its name, and the

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tusk import audit
-from tusk.cli import main as tusk_main
+from tusk.audit import chain as audit
+from tusk.cli.main import main as tusk_main
 
 
 def fixed_clock():

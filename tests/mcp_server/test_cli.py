@@ -13,7 +13,7 @@ import requests
 import yaml
 from mcp_harness import AGENT_TOKEN, READ_TOKEN, agent_session, context
 
-from tusk.contracts import RunMetadata
+from tusk.contracts.models import RunMetadata
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +61,7 @@ async def test_serve_prints_its_url_first_and_keeps_tokens_out_of_argv(
         "TUSK_MCP_BEARER": BEARER,
     }
     env.pop("GITHUB_ACTIONS", None)
-    args = [sys.executable, "-m", "tusk.cli", "mcp", "serve", "--port", "0"]
+    args = [sys.executable, "-m", "tusk.cli.main", "mcp", "serve", "--port", "0"]
     args += ["--run-dir", str(run_dir), "--context", str(ctx), "--config", str(config)]
     process = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
@@ -88,7 +88,7 @@ async def test_serve_prints_its_url_first_and_keeps_tokens_out_of_argv(
 def test_serve_without_a_log_issue_explains_what_is_missing(
     tmp_path: Path, capsys: Any, monkeypatch: Any
 ) -> None:
-    from tusk.cli import main as tusk_main
+    from tusk.cli.main import main as tusk_main
 
     config, ctx, run_dir = write_run_files(tmp_path)
     (run_dir / "run.json").unlink()
@@ -103,7 +103,7 @@ def test_serve_without_a_log_issue_explains_what_is_missing(
 def test_serve_refuses_to_start_without_a_bearer_secret(
     tmp_path: Path, capsys: Any, monkeypatch: Any
 ) -> None:
-    from tusk.cli import main as tusk_main
+    from tusk.cli.main import main as tusk_main
 
     config, ctx, run_dir = write_run_files(tmp_path)
     monkeypatch.setenv("TUSK_AGENT_TOKEN", AGENT_TOKEN)

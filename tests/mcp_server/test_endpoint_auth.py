@@ -11,7 +11,7 @@ import pytest
 import requests
 from mcp_harness import agent_session
 
-from tusk.passes import PASS_FILE, parse_pass, write_pass
+from tusk.contracts.passes import PASS_FILE, parse_pass, write_pass
 
 pytestmark = pytest.mark.anyio
 

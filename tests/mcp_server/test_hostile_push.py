@@ -25,7 +25,7 @@ from mcp_harness import agent_session, scenario
 from test_server import fork_branches, git, make_workspace
 
 from tests.root import require_root as _require_root
-from tusk import audit
+from tusk.audit import chain as audit
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +40,7 @@ def require_root() -> None:
 @pytest.fixture(scope="module")
 def agent_uid() -> Iterator[tuple[int, int]]:
     require_root()
-    from tusk.actions.run_claude import isolation
+    from tusk.steps.run_claude import isolation
 
     try:
         pwd.getpwnam(AGENT_USER)
@@ -289,7 +289,7 @@ async def test_a_secret_anywhere_in_the_push_is_refused(
 
 def test_the_workspace_is_not_opened_when_it_belongs_to_someone_else(tmp_path: Path) -> None:
     """Without root, git cannot become the workspace's owner, so it is not run at all."""
-    from tusk.agent_git import AgentGit, BundleError
+    from tusk.git.agent import AgentGit, BundleError
 
     if os.geteuid() == 0:
         work = tmp_path / "w"

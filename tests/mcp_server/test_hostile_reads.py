@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from mcp_harness import BOT, agent_session, scenario
 
-from tusk import audit
-from tusk.neutralise import UNTRUSTED_FLAG, neutralise
+from tusk.audit import chain as audit
+from tusk.text.neutralise import UNTRUSTED_FLAG, neutralise
 
 pytestmark = pytest.mark.anyio
 

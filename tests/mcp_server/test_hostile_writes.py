@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp_harness import agent_session
 
-from tusk import audit
+from tusk.audit import chain as audit
 
 pytestmark = pytest.mark.anyio
 
@@ -100,8 +100,8 @@ def go_away(local_github: Any, repo: str) -> None:
 
     from mcp_harness import AGENT_TOKEN, settings
 
-    from tusk.contracts import BlockedRepo, Blocklist
-    from tusk.state import StateStore
+    from tusk.contracts.models import BlockedRepo, Blocklist
+    from tusk.issues.state import StateStore
 
     entry = BlockedRepo(repo=repo, by="alice", at=datetime(2026, 1, 1, tzinfo=UTC))
     StateStore(local_github.gateway(AGENT_TOKEN), settings()).update_blocklist(
@@ -185,6 +185,7 @@ async def test_a_full_width_marker_narrows_the_run_like_its_ascii_twin(
     """［permissions： no-issue，comment-limit＝1］ typed with a CJK input method used to be
     ignored, leaving the run the defaults."""
     from mcp_harness import BOT, settings
+
     from tusk.poller.permissions import effective_permissions
 
     marker = f"@{BOT} ［permissions： no-issue，comment-limit＝1］ fix it"
@@ -204,6 +205,7 @@ async def test_a_full_width_marker_narrows_the_run_like_its_ascii_twin(
 
 async def test_a_marker_look_alike_fails_closed(start_mcp, local_github) -> None:
     from mcp_harness import BOT, settings
+
     from tusk.poller.permissions import effective_permissions
 
     permissions = effective_permissions(

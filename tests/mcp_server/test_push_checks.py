@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from test_policy import config
-from tusk.mcp_server import push_checks
-from tusk.mcp_server.policy import Refused
-from tusk.mcp_server.push_checks import Change
+
+from tusk.mcp import push_checks
+from tusk.mcp.policy import Refused
+from tusk.mcp.push_checks import Change
 
 KEY = "sk-ant-api03-" + "x" * 40
 TOKEN = "ghp_" + "a" * 36

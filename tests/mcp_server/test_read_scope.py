@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from tusk.mcp_server.policy import Refused
-from tusk.mcp_server.read_scope import (
+
+from tusk.contracts.models import ContextDocument, PermissionConfig, Trigger
+from tusk.mcp.policy import Refused
+from tusk.mcp.read_scope import (
     ReadScope,
     named_repositories,
     repo_of_api_url,
     run_repositories,
 )
-
-from tusk.contracts import ContextDocument, PermissionConfig, Trigger
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

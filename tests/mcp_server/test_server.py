@@ -21,9 +21,9 @@ from mcp_harness import (
     scenario,
 )
 
-from tusk import audit
-from tusk.contracts import BlockedUser, PermissionConfig
-from tusk.git_env import basic_auth_header, config_env
+from tusk.audit import chain as audit
+from tusk.contracts.models import BlockedUser, PermissionConfig
+from tusk.git.env import basic_auth_header, config_env
 
 pytestmark = pytest.mark.anyio
 
@@ -201,7 +201,7 @@ async def test_cannot_edit_other_peoples_comments(start_mcp, local_github) -> No
 async def test_blocked_users_repositories_refuse_writes(start_mcp, local_github) -> None:
     from mcp_harness import NOW, settings
 
-    from tusk.state import StateStore
+    from tusk.issues.state import StateStore
 
     store = StateStore(local_github.gateway(AGENT_TOKEN), settings())
     store.update_blocklist(
@@ -313,7 +313,7 @@ async def test_oversized_body_is_refused_before_any_api_call(start_mcp, local_gi
 async def test_memory_is_capped_per_run_and_history_is_one_line(start_mcp, local_github) -> None:
     from mcp_harness import settings
 
-    from tusk.state import StateStore
+    from tusk.issues.state import StateStore
 
     running = start_mcp(limits={"memory_writes_per_run": 2, "memory_entry_chars": 50})
     async with agent_session(running.url) as agent:
@@ -342,7 +342,7 @@ async def test_forged_memory_entry_posted_as_a_comment_is_not_trusted(
 
     from mcp_harness import settings
 
-    from tusk.state import StateStore, entry_comment_body
+    from tusk.issues.state import StateStore, entry_comment_body
 
     running = start_mcp()
     async with agent_session(running.url) as agent:
@@ -583,7 +583,7 @@ async def test_token_never_appears_in_tool_output(start_mcp, local_github, tmp_p
 
 
 async def test_session_audit_chain_verifies_and_detects_tampering(start_mcp, capsys) -> None:
-    from tusk.cli import main as tusk_main
+    from tusk.cli.main import main as tusk_main
 
     running = start_mcp()
     async with agent_session(running.url) as agent:

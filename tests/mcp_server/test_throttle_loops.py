@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tusk.mcp_server.loops import LoopDetector
-from tusk.mcp_server.throttle import SlidingWindow
+
+from tusk.mcp.loops import LoopDetector
+from tusk.mcp.throttle import SlidingWindow
 
 
 class Clock:
@@ -59,9 +60,8 @@ def test_a_different_call_or_result_breaks_the_streak(breaker: tuple[str, str, s
 
 
 def test_blocklist_watch_asks_again_only_when_its_check_is_30_seconds_old() -> None:
-    from tusk.mcp_server.blocklist_watch import BlocklistWatch
-
-    from tusk.contracts import BlockedUser, Blocklist
+    from tusk.contracts.models import BlockedUser, Blocklist
+    from tusk.mcp.blocklist_watch import BlocklistWatch
 
     now = [0.0]
     asked: list[str | None] = []

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tusk.config import DEFAULT_ALLOWED_HOSTS
-from tusk.demo import BOT, DEMO_REPO, play_offline
+from tusk.cli.demo import BOT, DEMO_REPO, play_offline
+from tusk.contracts.config import DEFAULT_ALLOWED_HOSTS
 
 
 @pytest.mark.act
@@ -55,7 +55,14 @@ def test_three_demos_started_at_once_on_one_machine_all_succeed(tmp_path: Path) 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     demos = [
         subprocess.Popen(
-            [sys.executable, "-m", "tusk.cli", "demo", "--workdir", str(tmp_path / f"demo{i}")],
+            [
+                sys.executable,
+                "-m",
+                "tusk.cli.main",
+                "demo",
+                "--workdir",
+                str(tmp_path / f"demo{i}"),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tusk import demo_live
-from tusk.config import Settings
+from tusk.cli import demo_live
+from tusk.contracts.config import Settings
 from tusk.errors import ConfigError, UserError
-from tusk.log_issue import log_marker
+from tusk.issues.log_issue import log_marker
 
 BOT = "tusk-bot"
 CONTROL = "alice/tusk-control"

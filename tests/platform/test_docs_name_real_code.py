@@ -1,4 +1,4 @@
-"""Every dotted name a document gives for Tusk's code (`tusk.mcp_server.transport.BearerGate`)
+"""Every dotted name a document gives for Tusk's code (`tusk.mcp.transport.BearerGate`)
 is importable as written: a module that was moved or split must not leave the docs
 pointing at its old place."""
 
@@ -36,10 +36,10 @@ def resolves(dotted: str) -> bool:
 
 
 def test_the_check_tells_a_real_name_from_a_stale_one() -> None:
-    assert resolves("tusk.github.Gateway")
-    assert resolves("tusk.actions.run_claude.session")
-    assert not resolves("tusk.actions.run_claude.supervisor.mcp_server_env")
-    assert not resolves("tusk.github.NoSuchThing")
+    assert resolves("tusk.github.gateway.Gateway")
+    assert resolves("tusk.steps.run_claude.session")
+    assert not resolves("tusk.steps.run_claude.supervisor.mcp_server_env")
+    assert not resolves("tusk.github.gateway.NoSuchThing")
 
 
 def test_every_dotted_name_in_the_docs_is_real() -> None:

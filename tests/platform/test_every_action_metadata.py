@@ -12,7 +12,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTIONS = sorted(path.parent.name for path in (ROOT / "actions").glob("*/action.yml"))
-STAND_INS = sorted((ROOT / "sandbox" / "stand-ins").rglob("action.yml"))
+STAND_INS = sorted((ROOT / "src" / "tusk" / "sandbox" / "stand-ins").rglob("action.yml"))
 EXPECTED = ["build-context", "go-away", "merge-shards", "receive-shard", "run-claude"]
 
 

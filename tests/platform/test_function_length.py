@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("tusk", "poller", "mcp_server", "actions", "sandbox")
+PRODUCT = ("src/tusk",)
 MAX_LINES = 80
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import yaml
-from tusk.sandbox.act_runner import ControlRepo
 
-from tusk.cli import main as tusk_main
-from tusk.config import load_settings
+from tusk.cli.main import main as tusk_main
+from tusk.contracts.config import load_settings
+from tusk.sandbox.act_runner import ControlRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTROL = "alice/tusk-control"
@@ -184,7 +184,7 @@ def test_init_callers_run_under_act_against_the_local_github(
     model_url = scripted_model.start(SCRIPT)
     folder = tmp_path / "control"
     # As a user would: the command, in its own process.
-    command = [sys.executable, "-m", "tusk.cli", "init", str(folder), *ARGS]
+    command = [sys.executable, "-m", "tusk.cli.main", "init", str(folder), *ARGS]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     config = yaml.safe_load((folder / "tusk.yml").read_text())

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from tusk.sandbox.act_runner import ControlRepo
 
 CONTROL = "alice/tusk-control"

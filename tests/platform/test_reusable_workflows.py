@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tusk.init import TuskRef, caller_files
+from tusk.cli.init import TuskRef, caller_files
 
 ROOT = Path(__file__).resolve().parents[2]
 REUSABLE = sorted((ROOT / ".github" / "workflows").glob("*.yml"))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from tusk.sandbox.act_runner import ControlRepo
 
 pytestmark = [pytest.mark.act, pytest.mark.e2e, pytest.mark.slow]
@@ -112,7 +113,7 @@ def poll_once(api_url: str, config: Path) -> None:
         "TUSK_DISPATCH_TOKEN": "dispatch",
         "TUSK_GITHUB_API_URL": api_url,
     }
-    command = [sys.executable, "-m", "tusk.cli", "poll", "--once", "--config", str(config)]
+    command = [sys.executable, "-m", "tusk.cli.main", "poll", "--once", "--config", str(config)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
 

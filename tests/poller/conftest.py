@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from poller_helpers import SETTINGS, Harness, make_poller
 
-from tusk.config import Settings
+from tusk.contracts.config import Settings
 
 
 @pytest.fixture

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tusk.contracts.config import Settings
+from tusk.contracts.models import ContextDocument, GoAwayRequest
+from tusk.github.gateway import Gateway, RequestLedger
+from tusk.issues.state import StateStore
 from tusk.poller.cycle import Poller
-
-from tusk import shards
-from tusk.config import Settings
-from tusk.contracts import ContextDocument, GoAwayRequest
-from tusk.github import Gateway, RequestLedger
-from tusk.state import StateStore
+from tusk.shards import codec as shards
 
 BOT = "tusk-bot"
 REPO = "alice/widgets"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from poller_helpers import BOT, REPO, issue, said, scenario
+
 from tusk.poller.core import PollState
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from tusk.contracts.config import Settings
+from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
+from tusk.github.trust import TrustDecision
 from tusk.poller.core import (
     Candidate,
     GoAwayWork,
@@ -20,10 +23,6 @@ from tusk.poller.core import (
     poll,
 )
 from tusk.poller.jobids import job_id
-
-from tusk.config import Settings
-from tusk.contracts import BlockedRepo, BlockedUser, Blocklist
-from tusk.trust import TrustDecision
 
 SETTINGS = Settings(bot="tusk-bot", control_repo="alice/control", allowed_users=("alice", "bob"))
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from poller_helpers import CONTROL, issue, said, scenario
 
-from tusk.cli import COMMANDS, command_parser
+from tusk.cli.main import COMMANDS, command_parser
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 POLL = next(c for c in COMMANDS if c.name == "poll")
@@ -95,7 +95,7 @@ def test_the_recipes_command_polls_stops_on_sigterm_and_keeps_its_state(
     }
     argv = shlex.split(unit()["Service"]["ExecStart"])
     process = subprocess.Popen(
-        [sys.executable, "-m", "tusk.cli", *argv[1:]],
+        [sys.executable, "-m", "tusk.cli.main", *argv[1:]],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import re
 
+from tusk.contracts.models import JOBID_PATTERN
 from tusk.poller.jobids import job_id
-
-from tusk.contracts import JOBID_PATTERN
 
 
 def test_same_trigger_same_job_id() -> None:

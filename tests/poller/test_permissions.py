@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
+
+from tusk.contracts.models import PermissionConfig
 from tusk.poller.permissions import (
     MarkerError,
     effective_permissions,
     find_marker_text,
     parse_marker,
 )
-
-from tusk.contracts import PermissionConfig
 
 DEFAULTS = PermissionConfig(
     operations=("comment", "issue", "pull_request", "push", "memory"),

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 from poller_helpers import CONTROL, REPO, decode_dispatches, issue, make_poller, said, scenario
+
+from tusk.cli.main import main
 from tusk.poller.cli import loop
 from tusk.poller.cycle import CycleReport
-
-from tusk.cli import main
 
 
 def write_config(tmp_path: Path) -> Path:
@@ -106,7 +106,7 @@ def test_loop_stops_cleanly_on_sigterm(local_github: Any, tmp_path: Path) -> Non
         [
             sys.executable,
             "-m",
-            "tusk.cli",
+            "tusk.cli.main",
             "poll",
             "--loop",
             "--config",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from poller_helpers import BOT, REPO, issue, make_poller, said, scenario
-from tusk.poller.core import PollState
 
-from tusk.github import Gateway, Response
+from tusk.github.gateway import Gateway, Response
+from tusk.poller.core import PollState
 
 
 def many_comments(count: int, last: str) -> list[dict[str, Any]]:

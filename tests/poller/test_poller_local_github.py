@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 from poller_helpers import BOT, REPO, SETTINGS, issue, make_poller, said, scenario
+
+from tusk.contracts.models import BlockedRepo, BlockedUser
+from tusk.issues.state import StateStore
 from tusk.poller.core import PollState
 from tusk.poller.jobids import job_id
-
-from tusk.contracts import BlockedRepo, BlockedUser
-from tusk.state import StateStore
 
 REAL = "@tusk-bot please fix the typo"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from poller_helpers import BOT, REPO, SETTINGS, issue, make_poller, said, scenario
+
 from tusk.poller.core import PollState
 
 MENTION = "@tusk-bot please fix the typo"

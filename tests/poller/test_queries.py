@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from graphql import GraphQLSchema, build_ast_schema, parse, validate
+
 from tusk.poller import context, graphql_pages
 from tusk.poller.graphql_pages import Locator, Pending, child_locator
 

@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+
+from tusk.contracts.models import BlockedRepo, Blocklist
 from tusk.poller.activity import decided, look_query, seen_whole
 from tusk.poller.core import Thread, triage
 from tusk.poller.notifications import listing_second, plan_marks, too_fresh
-
-from tusk.contracts import BlockedRepo, Blocklist
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 READ = T0 - timedelta(hours=1)

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 import yaml
 from pydantic import SecretStr
-from tusk.actions.run_claude import isolation, job
 
 from tests.root import require_root as _require_root
-from tusk.config import Secrets, load_settings
-from tusk.contracts import ContextDocument, PermissionConfig, RunMetadata, Trigger
-from tusk.markers import first_marker, job_marker
-from tusk.state import StateStore
+from tusk.contracts.config import Secrets, load_settings
+from tusk.contracts.models import ContextDocument, PermissionConfig, RunMetadata, Trigger
+from tusk.issues.state import StateStore
+from tusk.steps.run_claude import isolation, job
+from tusk.text.markers import first_marker, job_marker
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = REPO_ROOT / "node_modules" / ".bin" / "claude"

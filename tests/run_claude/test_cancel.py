@@ -6,7 +6,8 @@ from __future__ import annotations
 import signal
 
 import pytest
-from tusk.actions.run_claude.cancel import Cancelled, cancellable
+
+from tusk.steps.run_claude.cancel import Cancelled, cancellable
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tusk.actions.run_claude import egress, fence, isolation, job
 
 from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
+from tusk.steps.run_claude import egress, fence, isolation, job
 
 pytestmark = pytest.mark.e2e
 
@@ -66,7 +66,7 @@ def start_run(e2e: E2E) -> tuple[subprocess.Popen[str], Any, dict[str, str]]:
         [
             sys.executable,
             "-m",
-            "tusk.cli",
+            "tusk.cli.main",
             "run-claude",
             "--run-json",
             str(inputs.run_json),
@@ -104,7 +104,7 @@ def cleanup(inputs: Any, env: dict[str, str]) -> subprocess.CompletedProcess[str
         [
             sys.executable,
             "-m",
-            "tusk.cli",
+            "tusk.cli.main",
             "run-claude",
             "--cleanup",
             "--run-dir",

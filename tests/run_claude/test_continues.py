@@ -5,10 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tusk.actions.run_claude import continues
-from tusk.actions.run_claude.outcome import Outcome
-
-from tusk.agent_git import AgentGit
+from tusk.git.agent import AgentGit
+from tusk.steps.run_claude import continues
+from tusk.steps.run_claude.outcome import Outcome
 
 OK = Outcome(kind="completed", headline="Completed")
 SERVER_TOOLS = ["mcp__github__get_issue", "mcp__github__create_comment", "mcp__github__history"]
@@ -108,7 +107,7 @@ def test_workspace_state_sees_uncommitted_and_unpushed_work(tmp_path: Path) -> N
 
 
 def test_staged_messages_count_as_left(tmp_path: Path) -> None:
-    from tusk.audit import AuditLog, read_records
+    from tusk.audit.chain import AuditLog, read_records
 
     log = AuditLog(tmp_path / "audit.jsonl")
     log.append(tool="get_issue", kind="read", target="a/b", args={}, decision="allowed")
@@ -140,7 +139,7 @@ def test_the_agents_git_configuration_never_runs_as_the_supervisor(agent_user: s
     import shutil
     import tempfile
 
-    from tusk.actions.run_claude import isolation
+    from tusk.steps.run_claude import isolation
 
     agent = isolation.ensure_user(agent_user)
     base = Path(tempfile.mkdtemp(prefix="tusk-fsmonitor-"))
@@ -172,7 +171,7 @@ def test_git_in_the_workspace_runs_as_the_named_agent_not_as_the_paths_owner(
 ) -> None:
     """The agent owns its home and could re-point the folders above its workspace at one
     owned by root or the runner; git there still runs as the agent."""
-    from tusk.actions.run_claude import isolation, job
+    from tusk.steps.run_claude import isolation, job
 
     dirs = isolation.run_dirs(tmp_path)  # root-owned here, whatever the path says
     agent = isolation.Principal("tusk-agent", 4242, 4343, tmp_path)

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tusk.actions.run_claude import egress, isolation, job, mcp_process
-from tusk.actions.run_claude.metering import Meter
-from tusk.actions.run_claude.model_proxy import Credentials, ModelProxy
-from tusk.actions.run_claude.network import NetworkFenceError
 
 from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
-from tusk import passes
-from tusk.config import DEFAULT_ALLOWED_HOSTS
+from tusk.contracts import passes
+from tusk.contracts.config import DEFAULT_ALLOWED_HOSTS
+from tusk.steps.run_claude import egress, isolation, job, mcp_process
+from tusk.steps.run_claude.metering import Meter
+from tusk.steps.run_claude.model_proxy import Credentials, ModelProxy
+from tusk.steps.run_claude.network import NetworkFenceError
 
 pytestmark = pytest.mark.e2e
 
@@ -707,7 +707,7 @@ def test_the_cli_runs_the_job_and_writes_outputs_and_the_step_summary(e2e: E2E) 
         [
             sys.executable,
             "-m",
-            "tusk.cli",
+            "tusk.cli.main",
             "run-claude",
             "--run-json",
             str(inputs.run_json),
@@ -734,7 +734,7 @@ def test_the_cli_runs_the_job_and_writes_outputs_and_the_step_summary(e2e: E2E) 
         [
             sys.executable,
             "-m",
-            "tusk.cli",
+            "tusk.cli.main",
             "run-claude",
             "--cleanup",
             "--run-dir",
@@ -770,7 +770,7 @@ def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
     """Under sudo (GitHub's runners) the MCP server runs as the runner user. It cannot
     open the agent's workspace, and needs not: the supervisor's broker makes a bundle
     there as the agent, and the server reads it from a socket it inherited."""
-    from tusk.agent_git import AgentGit, broker_pair
+    from tusk.git.agent import AgentGit, broker_pair
 
     agent = isolation.ensure_user(agent_user)
     parent = Path(tempfile.mkdtemp(prefix="tusk-e2e-share-"))
@@ -932,9 +932,9 @@ def test_a_go_away_during_the_run_stops_it_cleanly(e2e: E2E) -> None:
     import threading
     from datetime import UTC, datetime
 
-    from tusk.config import load_settings
-    from tusk.contracts import BlockedRepo, Blocklist
-    from tusk.state import StateStore
+    from tusk.contracts.config import load_settings
+    from tusk.contracts.models import BlockedRepo, Blocklist
+    from tusk.issues.state import StateStore
 
     e2e.config = {"limits": {"blocklist_check_seconds": 0}}
     first = "Looking into it."

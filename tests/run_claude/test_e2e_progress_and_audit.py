@@ -9,8 +9,8 @@ import pytest
 from test_e2e import CONFIRM, GH, history_conversation, tool
 
 from tests.run_claude.conftest import AGENT_TOKEN, E2E
-from tusk.audit_issue import verify_comments
-from tusk.markers import first_marker
+from tusk.audit.on_issue import verify_comments
+from tusk.text.markers import first_marker
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tusk.actions.run_claude import egress, fence, isolation
 
 from tests.run_claude.conftest import require_root
+from tusk.steps.run_claude import egress, fence, isolation
 
 pytestmark = pytest.mark.e2e
 

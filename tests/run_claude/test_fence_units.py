@@ -7,11 +7,17 @@ import subprocess
 from collections.abc import Sequence
 
 import pytest
-from tusk.actions.run_claude import egress, fence
-from tusk.actions.run_claude.network import NetworkFenceError, plan_network
 
-from tusk.config import DEFAULT_ALLOWED_HOSTS, Agent, Settings, network_summary, parse_settings
+from tusk.contracts.config import (
+    DEFAULT_ALLOWED_HOSTS,
+    Agent,
+    Settings,
+    network_summary,
+    parse_settings,
+)
 from tusk.errors import ConfigError
+from tusk.steps.run_claude import egress, fence
+from tusk.steps.run_claude.network import NetworkFenceError, plan_network
 
 PLAN = fence.FencePlan(uid=4321, ports=(5000, 6000, 5000))
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tusk.actions.run_claude import finish
-from tusk.actions.run_claude.outcome import Outcome
-
-from tusk.audit import AuditLog, read_records
-from tusk.contracts import RunMetadata
+from tusk.audit.chain import AuditLog, read_records
+from tusk.contracts.models import RunMetadata
+from tusk.steps.run_claude import finish
+from tusk.steps.run_claude.outcome import Outcome
 
 RUN = RunMetadata(
     jobid="job-abc",

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
-from tusk.actions.run_claude import isolation
-from tusk.actions.run_claude.mcp_process import write_mcp_config
-from tusk.actions.run_claude.session import claude_argv
 
 from tests.root import require_root
+from tusk.steps.run_claude import isolation
+from tusk.steps.run_claude.mcp_process import write_mcp_config
+from tusk.steps.run_claude.session import claude_argv
 
 
 def test_isolation_is_mandatory_under_actions() -> None:
@@ -283,7 +283,7 @@ def test_without_a_working_confinement_the_run_says_so_and_runs_unconfined(
 ) -> None:
     """Git as the agent and Claude Code follow one decision: a namespace the kernel
     refuses (here: an unshare that fails) is neither used for one nor for the other."""
-    from tusk.actions.run_claude import job
+    from tusk.steps.run_claude import job
 
     require_root("the confinement tests (it is only tried as root)")
     failing = shutil.which("false")

@@ -16,16 +16,16 @@ from typing import Any
 import pytest
 import requests
 from pydantic import SecretStr
-from tusk.actions.run_claude.metering import Meter, UsageTap
-from tusk.actions.run_claude.model_proxy import (
+
+from tusk.contracts.pricing import Price, Spend, Usage, cost_usd, price_for, usage_from
+from tusk.sandbox.model_server import ModelServer
+from tusk.steps.run_claude.metering import Meter, UsageTap
+from tusk.steps.run_claude.model_proxy import (
     MAX_IN_FLIGHT,
     Credentials,
     ModelProxy,
     RequestGuard,
 )
-from tusk.sandbox.model_server import ModelServer
-
-from tusk.pricing import Price, Spend, Usage, cost_usd, price_for, usage_from
 
 # --------------------------------------------------------------------------- prices
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tusk.actions.run_claude import job
-from tusk.actions.run_claude.outcome import classify
-from tusk.actions.run_claude.watch import StopReason
+
+from tusk.steps.run_claude import job
+from tusk.steps.run_claude.outcome import classify
+from tusk.steps.run_claude.watch import StopReason
 
 SUCCESS = {"type": "result", "subtype": "success", "is_error": False, "result": "ok"}
 

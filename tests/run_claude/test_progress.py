@@ -8,15 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tusk.actions.run_claude.progress import (
+from tusk.contracts.pricing import Spend
+from tusk.steps.run_claude.progress import (
     ProgressReporter,
     Snapshot,
     Tally,
     render_progress,
     snapshot,
 )
-
-from tusk.pricing import Spend
 
 CONTROL = "alice/control"
 MARKER = '<!-- tusk:progress {"jobid":"alice-widgets-1","nonce":"n1"} -->'

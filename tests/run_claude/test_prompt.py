@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import SecretStr
-from tusk.actions.run_claude import isolation, job
 
-from tusk.config import Secrets, parse_settings
-from tusk.contracts import RunMetadata
+from tusk.contracts.config import Secrets, parse_settings
+from tusk.contracts.models import RunMetadata
+from tusk.steps.run_claude import isolation, job
 
 
 def inputs(tmp_path: Path, *, diff: bool) -> job.JobInputs:

@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tusk.actions.run_claude import fence, isolation
 
 from tests.run_claude.conftest import require_root
+from tusk.steps.run_claude import fence, isolation
 
 pytestmark = pytest.mark.e2e
 
@@ -272,7 +272,7 @@ def test_git_the_runner_runs_as_the_agent_runs_confined_too(
     """A process of the agent's uid outside its namespace would let the agent open the
     covered-up sockets through /proc/<pid>/root: the workspace's git runs inside."""
     require_root()
-    from tusk.actions.run_claude import job
+    from tusk.steps.run_claude import job
 
     user = isolation.create_run_user(agent_user, "git-1")
     dirs = isolation.prepare_run_dirs(isolation.agent_base(user), agent=user)

@@ -12,9 +12,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from tusk.actions.run_claude.isolation import Principal, end_processes_of
-from tusk.actions.run_claude.session import run_session
-from tusk.actions.run_claude.watch import StreamWatch
+
+from tusk.steps.run_claude.isolation import Principal, end_processes_of
+from tusk.steps.run_claude.session import run_session
+from tusk.steps.run_claude.watch import StreamWatch
 
 CHILD = """
 import signal, sys

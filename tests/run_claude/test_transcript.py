@@ -7,8 +7,9 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tusk.actions.run_claude.finish import render_transcript
-from tusk.actions.run_claude.transcript import (
+
+from tusk.steps.run_claude.finish import render_transcript
+from tusk.steps.run_claude.transcript import (
     RESULT_CHARS,
     blocks_from_events,
     defuse_mentions,

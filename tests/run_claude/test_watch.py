@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from tusk.actions.run_claude.watch import StreamWatch, canonical_result
+
+from tusk.steps.run_claude.watch import StreamWatch, canonical_result
 
 
 def init(status: str = "connected", name: str = "github") -> str:

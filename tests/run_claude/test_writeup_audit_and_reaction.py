@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 from test_writeup_github import CONTROL, JOBID, LOOP, OK, parts_on_the_issue, run_dir, scenario
-from tusk.actions.run_claude import writeup
 
-from tusk.audit_issue import verify_comments
-from tusk.contracts import Trigger
-from tusk.run_facts import RunFacts
+from tusk.audit.on_issue import verify_comments
+from tusk.contracts.models import Trigger
+from tusk.issues.run_facts import RunFacts
+from tusk.steps.run_claude import writeup
 
 BOT = "tusk-bot"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tusk.actions.run_claude import writeup
-from tusk.actions.run_claude.outcome import Outcome
 
-from tusk.audit import AuditLog
-from tusk.contracts import RunMetadata
-from tusk.markers import job_marker
-from tusk.once import Patience
+from tusk.audit.chain import AuditLog
+from tusk.contracts.models import RunMetadata
+from tusk.github.once import Patience
+from tusk.steps.run_claude import writeup
+from tusk.steps.run_claude.outcome import Outcome
+from tusk.text.markers import job_marker
 
 BOT = "tusk-bot"
 CONTROL = "alice/tusk-control"
@@ -235,7 +235,7 @@ def test_a_run_step_that_never_started_is_recorded_once_by_the_cleanup_step(
 ) -> None:
     """An earlier step of the action failed (npm, a cancel): the always-run clean-up step
     has no run folder, only run.json, and still makes the failure visible, once."""
-    from tusk.cli import main as tusk_main
+    from tusk.cli.main import main as tusk_main
 
     folder = run_dir(tmp_path, gh, None)
     run_json = tmp_path / "run.json"

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from test_writeup_github import BOT, CONTROL, JOBID, OK, run_dir, scenario, write_up
-from tusk.actions.run_claude import writeup
+
+from tusk.steps.run_claude import writeup
 
 
 def long_events(folder: Path, count: int) -> None:

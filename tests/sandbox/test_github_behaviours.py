@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import requests
 
-from tusk.github import Forbidden, GitHubError, ValidationFailed
+from tusk.github.gateway import Forbidden, GitHubError, ValidationFailed
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import requests
 
-from tusk.git_env import basic_auth_header, config_env
+from tusk.git.env import basic_auth_header, config_env
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 import github
 import pytest
 import requests
+
 from tusk.sandbox.spec import load_openapi
 
 

@@ -11,7 +11,7 @@ import pytest
 import requests
 from conftest import scenario
 
-from tusk.github import Forbidden, GitHubError, RateLimited, ValidationFailed
+from tusk.github.gateway import Forbidden, GitHubError, RateLimited, ValidationFailed
 
 
 @pytest.fixture

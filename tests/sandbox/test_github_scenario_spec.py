@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 import yaml
+
 from tusk.sandbox.scenario import ScenarioError, build_world
 from tusk.sandbox.spec import SpecNotFound, find_node_modules, load_openapi
 from tusk.sandbox.world import mentioned_logins
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "sandbox" / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[2] / "src" / "tusk" / "sandbox" / "scenarios"
 
 
 def _problems(data: dict[str, Any]) -> list[str]:

@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import requests
+
 from tusk.sandbox.testing import run_local_github
 
 

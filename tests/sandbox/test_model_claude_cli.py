@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+
 from tusk.sandbox.model_testing import ScriptedModel
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 import requests
+
+from tusk.errors import InputError
 from tusk.sandbox.model_script import load_script
 from tusk.sandbox.model_server import ModelServer
 from tusk.sandbox.model_testing import ScriptedModel
-
-from tusk.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -284,7 +284,7 @@ def test_script_loads_from_a_yaml_file(tmp_path: Path) -> None:
 def test_cli_prints_the_base_url_first(tmp_path: Path) -> None:
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"steps": [{"text": "from the cli"}]}))
-    argv = [sys.executable, "-m", "tusk.cli", "sandbox", "model", "--port", "0"]
+    argv = [sys.executable, "-m", "tusk.cli.main", "sandbox", "model", "--port", "0"]
     process = subprocess.Popen([*argv, "--script", str(path)], stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

@@ -7,8 +7,8 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
-from tusk import shards
-from tusk.contracts import Shard
+from tusk.contracts.models import Shard
+from tusk.shards import codec as shards
 
 
 def context_doc(jobid: str = "job-0001", raw: Any = None, *, repo: str = "alice/widgets") -> bytes:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from shard_helpers import context_doc, noisy, shards_of
-from tusk.sandbox.act_runner import ControlRepo
 
-from tusk import shards
+from tusk.sandbox.act_runner import ControlRepo
+from tusk.shards import codec as shards
 
 pytestmark = pytest.mark.act
 

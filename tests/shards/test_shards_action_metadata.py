@@ -10,7 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTIONS = [ROOT / "actions" / "receive-shard", ROOT / "actions" / "merge-shards"]
-STAND_IN = ROOT / "sandbox" / "stand-ins" / "upload-artifact"
+STAND_IN = ROOT / "src" / "tusk" / "sandbox" / "stand-ins" / "upload-artifact"
 
 
 def load(folder: Path) -> dict:

@@ -12,7 +12,7 @@ from shard_helpers import context_doc
 
 def tusk(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "tusk.cli", *args], input=stdin, capture_output=True, timeout=60
+        [sys.executable, "-m", "tusk.cli.main", *args], input=stdin, capture_output=True, timeout=60
     )
 
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shard_helpers import context_doc, payload_lines, shards_of
 
-from tusk import shards
-from tusk.shards_cli import join_lines
+from tusk.cli.shards import join_lines
+from tusk.shards import codec as shards
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

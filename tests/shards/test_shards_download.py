@@ -10,7 +10,7 @@ from typing import ClassVar
 import pytest
 from pydantic import SecretStr
 
-from tusk.github import Gateway, GitHubError
+from tusk.github.gateway import Gateway, GitHubError
 
 
 class Recorder(BaseHTTPRequestHandler):

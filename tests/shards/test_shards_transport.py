@@ -14,17 +14,18 @@ from pathlib import Path
 
 import pytest
 from shard_helpers import context_doc, noisy, shards_of
-from tusk.actions.merge_shards import merge_shards
-from tusk.actions.receive_shard import receive_shard
 
-from tusk import shard_transport, shards
-from tusk.cli import main as tusk_main
-from tusk.config import Settings
-from tusk.contracts import Shard
-from tusk.log_issue import claim_log_issue
+from tusk.cli.main import main as tusk_main
+from tusk.contracts.config import Settings
+from tusk.contracts.models import Shard
+from tusk.issues.log_issue import claim_log_issue
+from tusk.shards import codec as shards
+from tusk.shards import transport as shard_transport
+from tusk.steps.merge_shards import merge_shards
+from tusk.steps.receive_shard import receive_shard
 
 ROOT = Path(__file__).resolve().parents[2]
-UPLOAD = ROOT / "sandbox" / "stand-ins" / "upload-artifact" / "upload.py"
+UPLOAD = ROOT / "src" / "tusk" / "sandbox" / "stand-ins" / "upload-artifact" / "upload.py"
 CONTROL = "alice/tusk-control"
 SCENARIO = {
     "users": [{"login": "tusk-bot"}, {"login": "alice"}],

@@ -1,0 +1,232 @@
+"""``tusk init DIR``: write a ready control repository.
+
+Three small caller workflows (``.github/workflows/{agent,poll,go-away}.yml``)
+that call Tusk's reusable workflows at ``OWNER/REPO@REF``, a commented
+``tusk.yml`` that passes ``tusk config check``, and ``TUSK-SECRETS.md``, the
+checklist of secrets and variables to create. Nothing is overwritten without
+``--force``; when a file is in the way, nothing at all is written.
+
+Pure part: ``control_files`` (path → text) and ``commented_settings`` (every
+key of ``tusk.yml`` with its default and its description, from the settings
+model itself, so a new key shows up here without anyone editing a template).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from tusk.contracts.config import Settings, parse_settings
+from tusk.contracts.models import LOGIN_PATTERN, REPO_PATTERN
+from tusk.errors import InputError, UserError
+from tusk.text.render import render
+
+TUSK_REF = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([^\s@]+)$")
+CALLERS = {
+    "agent.yml": "init_agent.yml.j2",
+    "poll.yml": "init_poll.yml.j2",
+    "go-away.yml": "init_go_away.yml.j2",
+}
+SECRETS_FILE = "TUSK-SECRETS.md"
+CONFIG_FILE = "tusk.yml"
+
+
+@dataclass(frozen=True)
+class TuskRef:
+    """Where Tusk's reusable workflows are called from: ``OWNER/REPO@REF``."""
+
+    repository: str
+    ref: str
+
+    @classmethod
+    def parse(cls, text: str) -> TuskRef:
+        match = TUSK_REF.match(text.strip())
+        if match is None:
+            raise InputError(
+                f"--tusk-ref {text!r} is not OWNER/REPO@REF",
+                "Name the Tusk repository and the tag, branch or commit to run, "
+                "e.g. --tusk-ref tusk-platform/tusk@v1.",
+            )
+        return cls(match.group(1), match.group(2))
+
+    def __str__(self) -> str:
+        return f"{self.repository}@{self.ref}"
+
+    def workflow(self, name: str) -> str:
+        """The ``uses:`` of one reusable workflow."""
+        return f"{self.repository}/.github/workflows/{name}@{self.ref}"
+
+
+# --------------------------------------------------------------------------- tusk.yml
+
+
+def _scalar(value: Any) -> str:
+    """One YAML value on one line (flow style), as a human would write it."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    if isinstance(value, tuple):
+        value = list(value)
+    text = yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False)
+    return text.strip().removesuffix("...").strip()
+
+
+def _lines(model: type[BaseModel], values: dict[str, Any], indent: str) -> list[str]:
+    lines: list[str] = []
+    for name, field in model.model_fields.items():
+        value = values.get(name, field.default)
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if lines:
+                lines.append("")
+            lines.append(f"{indent}{name}:")
+            nested = value.model_dump() if isinstance(value, BaseModel) else dict(value or {})
+            lines += _lines(annotation, nested, indent + "  ")
+            continue
+        entry = f"{indent}{name}: {_scalar(value)}"
+        if field.description:
+            entry = f"{entry.ljust(40)} # {field.description}"
+        lines.append(entry)
+    return lines
+
+
+def commented_settings(
+    *, bot: str, control_repo: str, allowed_users: list[str], staged: bool
+) -> str:
+    """A whole ``tusk.yml``: the given keys, every other key at its default, each
+    with its description as a comment."""
+    values = {
+        "bot": bot,
+        "control_repo": control_repo,
+        "allowed_users": list(allowed_users),
+        "staged": staged,
+    }
+    head = [
+        "# tusk.yml: Tusk's policy and limits, written by `tusk init`. Every key is shown",
+        "# with its default; delete the ones you keep as they are. Secrets never go here",
+        f"# (see {SECRETS_FILE}). Check it with `tusk config check`; `tusk config schema`",
+        "# prints what every key accepts.",
+        "",
+    ]
+    return "\n".join(head + _lines(Settings, values, "")) + "\n"
+
+
+# --------------------------------------------------------------------------- files
+
+
+def caller_files(tusk_ref: TuskRef, *, config: str = CONFIG_FILE) -> dict[str, str]:
+    """The three caller workflows, path → text."""
+    return {
+        f".github/workflows/{name}": render(template, tusk=tusk_ref, config=config)
+        for name, template in CALLERS.items()
+    }
+
+
+def control_files(
+    *,
+    tusk_ref: TuskRef,
+    bot: str,
+    control_repo: str,
+    allowed_users: list[str],
+    staged: bool = False,
+) -> dict[str, str]:
+    """Every file ``tusk init`` writes, path (relative to DIR) → text."""
+    config_text = commented_settings(
+        bot=bot, control_repo=control_repo, allowed_users=allowed_users, staged=staged
+    )
+    # The file must pass `tusk config check`: parse it as that command would.
+    settings = parse_settings(yaml.safe_load(config_text), source=CONFIG_FILE)
+    files = caller_files(tusk_ref)
+    files[CONFIG_FILE] = config_text
+    files[SECRETS_FILE] = render("init_secrets.md.j2", tusk=tusk_ref, settings=settings)
+    return files
+
+
+def write_files(target: Path, files: dict[str, str], *, force: bool) -> list[Path]:
+    """Write ``files`` under ``target``; refuse (writing nothing) when one exists."""
+    paths = {name: target / name for name in files}
+    in_the_way = sorted(name for name, path in paths.items() if path.exists())
+    if in_the_way and not force:
+        raise UserError(
+            f"{target}: {len(in_the_way)} file(s) already exist: {', '.join(in_the_way)}",
+            "Nothing was written. Pass --force to replace them, or choose an empty folder.",
+        )
+    written = []
+    for name, text in files.items():
+        path = paths[name]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", type=Path, help="the control repository's folder (created if new)")
+    parser.add_argument(
+        "--tusk-ref",
+        required=True,
+        help="the Tusk to run, OWNER/REPO@REF (a tag, branch or commit), "
+        "e.g. tusk-platform/tusk@v1",
+    )
+    parser.add_argument("--bot", required=True, help="the bot account's login")
+    parser.add_argument(
+        "--control-repo", required=True, help="OWNER/REPO of this control repository on GitHub"
+    )
+    parser.add_argument(
+        "--allowed-user",
+        action="append",
+        required=True,
+        metavar="LOGIN",
+        help="a login whose mentions start work; repeat for several",
+    )
+    parser.add_argument(
+        "--staged",
+        action="store_true",
+        help="start in staged mode: agent writes are recorded in the log issue, not performed",
+    )
+    parser.add_argument("--force", action="store_true", help="replace files that already exist")
+
+
+def check_names(args: argparse.Namespace) -> None:
+    """Every bad flag at once, in the flags' own words."""
+    problems = []
+    for login in [args.bot, *args.allowed_user]:
+        if not re.match(LOGIN_PATTERN, login):
+            problems.append(f"{login!r} is not a GitHub login (letters, digits, hyphens)")
+    if not re.match(REPO_PATTERN, args.control_repo):
+        problems.append(f"--control-repo {args.control_repo!r} is not OWNER/REPO")
+    if problems:
+        raise InputError(
+            f"{len(problems)} bad value(s) for tusk init",
+            "\n".join(f"  - {problem}" for problem in problems)
+            + "\nNothing was written. Example: tusk init control --tusk-ref "
+            "tusk-platform/tusk@v1 --bot my-bot --control-repo me/tusk-control --allowed-user me",
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    check_names(args)
+    tusk_ref = TuskRef.parse(args.tusk_ref)
+    files = control_files(
+        tusk_ref=tusk_ref,
+        bot=args.bot,
+        control_repo=args.control_repo,
+        allowed_users=list(args.allowed_user),
+        staged=args.staged,
+    )
+    written = write_files(args.dir, files, force=args.force)
+    for path in written:
+        print(f"wrote {path}")
+    print(
+        f"\nNext: create the secrets listed in {args.dir / SECRETS_FILE}, push this folder to "
+        f"{args.control_repo}, then run `tusk doctor --config {args.dir / CONFIG_FILE}`."
+    )
+    return 0

@@ -1,0 +1,250 @@
+"""Contracts between Tusk's steps: strict, versioned pydantic models.
+
+Everything that crosses a step boundary (a dispatch payload, a file handed
+from one action to the next, an audit line) is one of these models. They
+refuse unknown fields so a mismatch between two versions fails loudly.
+Their JSON Schemas are exported to ``docs/schemas/`` (see ``tusk.contracts.schemas``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+CONTEXT_VERSION: Final = 1
+SHARD_EVENT_TYPE = "tusk-shard"
+GO_AWAY_EVENT_TYPE = "tusk-go-away"
+MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
+
+# Owners are logins (no dots); a name may hold dots but not be only dots, so
+# "owner/.." can never walk up an API path.
+REPO_PATTERN = r"^[A-Za-z0-9_-]{1,39}/[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
+LOGIN_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$"
+JOBID_PATTERN = r"^[a-z0-9][a-z0-9-]{2,80}$"
+
+RepoName = Annotated[str, StringConstraints(pattern=REPO_PATTERN)]
+Login = Annotated[str, StringConstraints(pattern=LOGIN_PATTERN)]
+JobId = Annotated[str, StringConstraints(pattern=JOBID_PATTERN)]
+
+TrustLevel = Literal["owner", "collaborator", "external"]
+# Which source decided the trust level (see tusk.github.trust): the author owns the repository;
+# GitHub's collaborator-permission endpoint; the trigger's author_association because
+# that endpoint was not readable (403 without push access); or nothing could be read.
+TrustSource = Literal["repository_owner", "permission_endpoint", "author_association", "none"]
+TRUST_SOURCE_DESCRIPTION = (
+    "which source decided trust_level: repository_owner (the actor owns the repository), "
+    "permission_endpoint (GitHub's collaborator-permission endpoint), author_association "
+    "(that endpoint was not readable, so the trigger's author_association decided: OWNER, "
+    "MEMBER and COLLABORATOR make a collaborator), none (nothing could be read: external)"
+)
+TriggerType = Literal[
+    "issue_body",
+    "pull_request_body",
+    "issue_comment",
+    "review",
+    "review_comment",
+    "discussion_body",
+    "discussion_comment",
+]
+WriteOperation = Literal["comment", "issue", "pull_request", "push", "memory"]
+ALL_WRITE_OPERATIONS: tuple[WriteOperation, ...] = (
+    "comment",
+    "issue",
+    "pull_request",
+    "push",
+    "memory",
+)
+
+
+class StrictModel(BaseModel):
+    """Base of every contract: unknown fields are refused, values are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PermissionConfig(StrictModel):
+    """What one run may do: the configured defaults, narrowed by the mention's marker.
+
+    ``marker`` is the marker text as written (None when the mention had none).
+    When the marker was malformed, ``error`` says why and the rest is the
+    fail-closed set: a reply on the trigger's own thread and nothing else.
+    """
+
+    marker: str | None = None
+    error: str | None = None
+    operations: tuple[WriteOperation, ...] = ALL_WRITE_OPERATIONS
+    only_this_thread: bool = False
+    repos: tuple[RepoName, ...] | None = None
+    comments_per_thread: int = Field(default=2, ge=0)
+    issues_per_repo: int = Field(default=1, ge=0)
+    prs_per_repo: int = Field(default=1, ge=0)
+    memory_writes: int = Field(default=3, ge=0)
+
+    def allows(self, operation: WriteOperation) -> bool:
+        return operation in self.operations
+
+
+class Trigger(StrictModel):
+    """The exact node that mentioned the bot."""
+
+    type: TriggerType
+    id: str = Field(description="REST id (GraphQL node id for discussions) of the triggering node")
+    url: str
+    number: int | None = Field(default=None, description="issue / PR / discussion number")
+    author: Login
+    body: str
+    created_at: datetime
+    updated_at: datetime | None = None
+    review_id: int | None = Field(
+        default=None, description="the review a review comment belongs to"
+    )
+
+
+class ContextDocument(StrictModel):
+    """Everything one agent run needs, as the poller gathered it (MISSION P7)."""
+
+    version: Literal[1] = CONTEXT_VERSION
+    jobid: JobId
+    repo: RepoName
+    actor: Login
+    trust_level: TrustLevel
+    trust_source: TrustSource = Field(default="none", description=TRUST_SOURCE_DESCRIPTION)
+    permission_config: PermissionConfig
+    trigger: Trigger
+    raw: dict[str, Any] = Field(description="the full raw context (MISSION P6)")
+    timestamp: datetime
+
+
+class Shard(StrictModel):
+    """One ``repository_dispatch`` ``client_payload`` carrying part of a context."""
+
+    jobid: JobId
+    shard_index: int = Field(ge=0)
+    total_shards: int = Field(ge=1)
+    encoding: Literal["gzip+base64"] = "gzip+base64"
+    checksum: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+    # One dispatch carries at most 65,535 characters of client_payload (docs.github.com
+    # rest/repos/repos#create-a-repository-dispatch-event): the data is cut well below.
+    data: str = Field(max_length=MAX_SHARD_DATA)
+
+    @model_validator(mode="after")
+    def _index_below_total(self) -> Shard:
+        if self.shard_index >= self.total_shards:
+            raise ValueError(
+                f"shard_index {self.shard_index} is not below total_shards "
+                f"{self.total_shards} (indices count from 0)"
+            )
+        return self
+
+
+class GoAwayRequest(StrictModel):
+    """The ``tusk-go-away`` dispatch payload."""
+
+    version: Literal[1] = 1
+    jobid: JobId
+    actor: Login
+    repo: RepoName
+    trust_level: TrustLevel
+    trust_source: TrustSource = Field(default="none", description=TRUST_SOURCE_DESCRIPTION)
+    comment_id: str
+    comment_url: str
+    comment_type: TriggerType = "issue_comment"
+    timestamp: datetime
+
+
+class BlockedRepo(StrictModel):
+    repo: RepoName
+    by: Login
+    at: datetime
+    source_url: str = ""
+
+
+class BlockedUser(StrictModel):
+    user: Login
+    at: datetime
+    source_url: str = ""
+
+
+class Blocklist(StrictModel):
+    """Repositories and users the bot must leave alone (MISSION G2, G4)."""
+
+    version: Literal[1] = 1
+    repos: tuple[BlockedRepo, ...] = ()
+    users: tuple[BlockedUser, ...] = ()
+
+    def blocks(self, repo: str) -> bool:
+        """True when ``repo`` is blocked itself or belongs to a blocked user."""
+        owner = repo.split("/", 1)[0].lower()
+        return any(entry.repo.lower() == repo.lower() for entry in self.repos) or any(
+            entry.user.lower() == owner for entry in self.users
+        )
+
+    def blocks_user(self, login: str) -> bool:
+        return any(entry.user.lower() == login.lower() for entry in self.users)
+
+
+AuditDecision = Literal["allowed", "refused", "staged", "failed"]
+
+
+class AuditRecord(StrictModel):
+    """One line of the MCP server's hash-chained audit log (MISSION M10)."""
+
+    seq: int = Field(ge=0)
+    time: datetime
+    tool: str
+    kind: Literal["read", "write"]
+    target: str = Field(description="owner/name, owner/name#number, or a state issue")
+    args_digest: str = Field(description="sha256 of the canonical JSON arguments")
+    decision: AuditDecision
+    code: str | None = Field(default=None, description="refusal code, e.g. LIMIT_EXCEEDED")
+    reason: str | None = None
+    url: str | None = Field(default=None, description="URL of what the call created")
+    created: Literal["comment", "issue", "pull_request", "branch", "history", "memory"] | None = (
+        None
+    )
+    duration_ms: float = 0.0
+    prev_hash: str
+    hash: str
+
+
+def is_valid_repo(name: str) -> bool:
+    return re.fullmatch(REPO_PATTERN, name) is not None
+
+
+CONTRACT_MODELS: dict[str, type[BaseModel]] = {
+    "context-document": ContextDocument,
+    "shard": Shard,
+    "permission-config": PermissionConfig,
+    "go-away-request": GoAwayRequest,
+    "blocklist": Blocklist,
+    "audit-record": AuditRecord,
+}
+
+
+class RunMetadata(StrictModel):
+    """What build-context hands to run-claude (``run.json``)."""
+
+    version: Literal[1] = 1
+    jobid: JobId
+    repo: RepoName
+    trigger_url: str
+    trigger_type: TriggerType
+    thread_number: int | None = None
+    log_issue_number: int
+    log_issue_url: str
+    control_repo: RepoName
+    task_path: str
+    context_path: str
+    diff_path: str | None = None
+    context_file: str = Field(description="the merged context document (JSON)")
+    claim_nonce: str | None = Field(
+        None,
+        description="the nonce in the log issue's job marker: the claiming run's own, which "
+        "run-claude's progress report names",
+    )
+
+
+CONTRACT_MODELS["run-metadata"] = RunMetadata

@@ -1,0 +1,516 @@
+"""Log issues: one per job, in the control repository (MISSION A4, ENGINEERING §2).
+
+Exactly once per job id, without locks: a run first looks for a log issue
+carrying the job's marker; finding none, it creates one, then lists again.
+Issue numbers only grow, so among runs that raced past the first look the
+one whose issue has the lowest number wins, and every other run closes its
+own issue as ``duplicate`` and stops. A marker counts only when
+``tusk.text.markers`` trusts it (the bot's content, or the control repository).
+
+Each claim carries its run's nonce, so a create whose answer was lost (a
+5xx, a timeout, a reset) is found again instead of being sent twice, and a
+copy that shows up late is recognised as the run's own. A claim whose run
+never reported progress within the lease can be taken over by a later
+delivery (``tusk.issues.lease``), so an orphan claim cannot strand its job.
+
+Failure records (``record_failure``) carry the job marker with
+``"failure": true`` so that a later, successful delivery of the same job is
+not mistaken for a duplicate of its own failure report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, TypeVar
+
+from tusk.contracts.config import Settings
+from tusk.errors import UserError
+from tusk.github.gateway import Gateway, GitHubError
+from tusk.github.once import Patience, create_once, find_comment, new_nonce
+from tusk.issues.lease import HandshakeUndecided, Lease, claim_status, take_over
+from tusk.text.markers import first_marker, is_trusted_author, render_marker
+
+BODY_LIMIT = 65536
+_TITLE_REPO = re.compile(r"^\[Agent Log\] (?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)\b")
+
+IssueState = Literal["open", "closed", "all"]
+
+
+@dataclass(frozen=True)
+class LogIssue:
+    number: int
+    url: str
+    title: str
+    state: str
+    state_reason: str | None
+    jobid: str
+    repo: str | None
+    failure: bool
+    created_at: datetime | None
+    nonce: str | None = None
+
+
+@dataclass(frozen=True)
+class LogIssueClaim:
+    number: int
+    url: str
+    won: bool
+    nonce: str = ""
+
+
+def log_marker(
+    jobid: str, repo: str | None = None, *, failure: bool = False, nonce: str | None = None
+) -> str:
+    data: dict[str, Any] = {"jobid": jobid}
+    if repo:
+        data["repo"] = repo
+    if failure:
+        data["failure"] = True
+    if nonce:
+        data["nonce"] = nonce
+    return render_marker("job", data)
+
+
+def parse_log_issue(item: dict[str, Any], settings: Settings) -> LogIssue | None:
+    """A ``LogIssue`` from a REST issue, or None when it carries no trusted job marker."""
+    if item.get("pull_request") is not None:
+        return None
+    author = (item.get("user") or {}).get("login")
+    if not is_trusted_author(
+        author=author,
+        bot=settings.bot,
+        repo=settings.control_repo,
+        control_repo=settings.control_repo,
+    ):
+        return None
+    marker = first_marker(item.get("body"), "job")
+    if not marker or not isinstance(marker.get("jobid"), str):
+        return None
+    repo = marker.get("repo")
+    if not isinstance(repo, str):
+        match = _TITLE_REPO.match(item.get("title") or "")
+        repo = match.group("repo") if match else None
+    created = item.get("created_at")
+    return LogIssue(
+        number=int(item["number"]),
+        url=str(item.get("html_url") or ""),
+        title=str(item.get("title") or ""),
+        state=str(item.get("state") or "open"),
+        state_reason=item.get("state_reason"),
+        jobid=marker["jobid"],
+        repo=repo,
+        failure=marker.get("failure") is True,
+        created_at=datetime.fromisoformat(created.replace("Z", "+00:00")) if created else None,
+        nonce=marker["nonce"] if isinstance(marker.get("nonce"), str) else None,
+    )
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def find_log_issues(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str | None = None,
+    repo: str | None = None,
+    owner: str | None = None,
+    state: IssueState = "open",
+    since: datetime | None = None,
+) -> list[LogIssue]:
+    """Log issues in the control repository, lowest number first.
+
+    ``repo`` (owner/name) or ``owner`` narrow them to one target; ``since``
+    limits the listing to issues updated since then (a job's log issues are
+    all created after its trigger, so the trigger time is a safe bound).
+    """
+    params: dict[str, Any] = {
+        "labels": settings.labels.workflow,
+        "state": state,
+        "sort": "created",
+        "direction": "asc",
+    }
+    if since is not None:
+        params["since"] = _iso(since)
+    found = []
+    for item in gateway.paginate(f"/repos/{settings.control_repo}/issues", params=params):
+        issue = parse_log_issue(item, settings)
+        if issue is None:
+            continue
+        if jobid is not None and issue.jobid != jobid:
+            continue
+        target = (issue.repo or "").lower()
+        if repo is not None and target != repo.lower():
+            continue
+        if owner is not None and target.split("/", 1)[0] != owner.lower():
+            continue
+        found.append(issue)
+    return sorted(found, key=lambda issue: issue.number)
+
+
+def _claimants(issues: list[LogIssue]) -> list[LogIssue]:
+    """Issues that hold a claim on their job: not failure records, not closed duplicates."""
+    return [i for i in issues if not i.failure and i.state_reason != "duplicate"]
+
+
+def with_job_marker(body: str, *, jobid: str, repo: str | None, nonce: str) -> str:
+    """``body`` whose first job marker is the claim's, nonce included."""
+    first = first_marker(body, "job")
+    if first is None or first.get("jobid") != jobid:
+        return f"{log_marker(jobid, repo, nonce=nonce)}\n{body}"[:BODY_LIMIT]
+    if first.get("nonce") == nonce:
+        return body
+    known = first.get("repo") if isinstance(first.get("repo"), str) else None
+    old = log_marker(jobid, known)
+    new = log_marker(jobid, repo or known, nonce=nonce)
+    if old in body:
+        return body.replace(old, new, 1)
+    return f"{new}\n{body}"[:BODY_LIMIT]
+
+
+def claim_log_issue(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str,
+    title: str,
+    body: str,
+    labels: list[str] | tuple[str, ...],
+    repo: str | None = None,
+    since: datetime | None = None,
+    nonce: str | None = None,
+    now: datetime | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> LogIssueClaim:
+    """Create the job's log issue unless one exists; exactly one caller wins.
+
+    ``won`` is False when another run owns the job (an earlier run's issue,
+    or a racing run's issue with a lower number); the caller must then stop.
+    A losing run's own issue is closed as ``duplicate``. The decision waits
+    until the listing shows the run's own issue (``listed_with``): a listing
+    that lags could hide a rival's lower number from both runs. ``nonce`` (new
+    when not given) marks this run's claim, so a create whose answer was lost
+    is found instead of repeated; ``now`` measures the lease of claims whose
+    run never reported progress. ``sleep`` defaults to the gateway's.
+    """
+    nonce = nonce or new_nonce()
+    sleep = sleep or gateway.sleep
+    body = with_job_marker(body, jobid=jobid, repo=repo, nonce=nonce)
+    if len(body) > BODY_LIMIT:
+        raise ValueError(f"log issue body is {len(body)} characters; GitHub allows {BODY_LIMIT}")
+
+    def listed() -> list[LogIssue]:
+        return find_log_issues(gateway, settings, jobid=jobid, state="all", since=since)
+
+    existing = listed()
+    # The lease is measured on GitHub's clock (its Date header), not the runner's.
+    moment = now or gateway.server_time or datetime.now(UTC)
+    lease = Lease(settings.limits.claim_lease_minutes, moment)
+    live, _ = _live_claims(gateway, settings, existing, lease=lease, nonce=nonce)
+    if live and live[0].nonce != nonce:
+        owner = live[0]
+        return LogIssueClaim(owner.number, owner.url, won=False, nonce=nonce)
+    issue = {"title": title, "body": body, "labels": list(labels)}
+    created = _create_claim(
+        gateway, settings, issue, listed, existing, jobid=jobid, nonce=nonce, sleep=sleep
+    )
+    _require_labels(created, labels, settings)
+    issues = _listing_with_claim(gateway, settings, listed, created, jobid=jobid, sleep=sleep)
+    return _decide_claim(gateway, settings, issues, created, lease=lease, nonce=nonce)
+
+
+def _create_claim(
+    gateway: Gateway,
+    settings: Settings,
+    issue: dict[str, Any],
+    listed: Callable[[], list[LogIssue]],
+    existing: list[LogIssue],
+    *,
+    jobid: str,
+    nonce: str,
+    sleep: Callable[[float], None],
+) -> dict[str, Any]:
+    """This run's claim: found by its nonce when it exists already (the step ran again,
+    or a create's answer was lost), else created once."""
+    path = f"/repos/{settings.control_repo}/issues"
+
+    def find_mine(issues: list[LogIssue] | None = None) -> dict[str, Any] | None:
+        mine = [issue for issue in (listed() if issues is None else issues) if issue.nonce == nonce]
+        if not mine:
+            return None
+        found: dict[str, Any] = gateway.get(f"{path}/{mine[0].number}")  # read-after-write
+        return found
+
+    return find_mine(existing) or create_once(
+        lambda: dict(gateway.post(path, json=issue, may_repeat=False).body),
+        find_mine,
+        sleep=sleep,
+        patience=CLAIM_PATIENCE,
+        what=f"the log issue of job {jobid}",
+    )
+
+
+def _listing_with_claim(
+    gateway: Gateway,
+    settings: Settings,
+    listed: Callable[[], list[LogIssue]],
+    created: dict[str, Any],
+    *,
+    jobid: str,
+    sleep: Callable[[float], None],
+) -> list[LogIssue]:
+    """The listing once it shows this run's claim; when it never does, the claim is
+    released and the run stops with a clear error."""
+    number = int(created["number"])
+    try:
+        return listed_with(listed, number, sleep=sleep)
+    except ListingLag as lag:
+        # Undecidable: release this claim rather than hold it blind (a rival that saw it
+        # has stopped; a later delivery of the job claims it afresh), and say so.
+        _close_as_duplicate(gateway, settings, number)
+        raise UserError(
+            f"job {jobid}: {lag}; whether another delivery claimed the job first cannot be "
+            f"told, so this run released its claim ({created['html_url']}) and stops",
+            "Nothing ran. Mention the bot again, or re-run this workflow run, once GitHub's "
+            "issue listing has caught up.",
+        ) from lag
+
+
+def _decide_claim(
+    gateway: Gateway,
+    settings: Settings,
+    issues: list[LogIssue],
+    created: dict[str, Any],
+    *,
+    lease: Lease,
+    nonce: str,
+) -> LogIssueClaim:
+    """The lowest-numbered live claim wins; the loser closes its own copies as duplicates,
+    the winner its late copies, the claims it took over and settled failure records."""
+    number = int(created["number"])
+    try:
+        live, dead = _live_claims(gateway, settings, issues, lease=lease, nonce=nonce)
+    except HandshakeUndecided:
+        _close_as_duplicate(gateway, settings, number)  # released, as for a lagging listing
+        raise
+    numbers = {issue.number: issue for issue in live}
+    if number not in numbers:  # our own issue counts even if a listing lags behind
+        mine = parse_log_issue(created, settings)
+        assert mine is not None  # we just wrote its marker
+        numbers[number] = mine
+    winner = numbers[min(numbers)]
+    ours = sorted({n for n, issue in numbers.items() if issue.nonce == nonce} | {number})
+    if winner.nonce == nonce:
+        # A copy of our own claim that showed up late (the listing lagged) is ours too.
+        for extra in ours:
+            if extra != winner.number:
+                _close_as_duplicate(gateway, settings, extra)
+        for orphan in dead:
+            _close_taken_over(gateway, settings, orphan, by=winner)
+        settle_failure_records(gateway, settings, issues, run_url=winner.url)
+        return LogIssueClaim(winner.number, winner.url, won=True, nonce=nonce)
+    for own in ours:
+        _close_as_duplicate(gateway, settings, own)
+    return LogIssueClaim(winner.number, winner.url, won=False, nonce=nonce)
+
+
+def _live_claims(
+    gateway: Gateway, settings: Settings, issues: list[LogIssue], *, lease: Lease, nonce: str
+) -> tuple[list[LogIssue], list[LogIssue]]:
+    """The claims that hold their job, and the open ones taken over (dead).
+
+    A claim older than the lease is looked at more closely: one whose run never
+    reported progress is taken over (``tusk.issues.lease``), unless its run shows it is
+    alive after all."""
+    live: list[LogIssue] = []
+    dead: list[LogIssue] = []
+    for issue in _claimants(issues):
+        if issue.nonce == nonce or issue.state != "open" or not lease.expired(issue.created_at):
+            live.append(issue)
+            continue
+        repo, bot = settings.control_repo, settings.bot
+        status = claim_status(gateway, repo, issue.number, bot=bot, jobid=issue.jobid)
+        if status == "silent":
+            status = take_over(
+                gateway,
+                repo,
+                issue.number,
+                bot=bot,
+                jobid=issue.jobid,
+                nonce=nonce,
+                lease_minutes=lease.minutes,
+            )
+        (dead if status == "dead" else live).append(issue)
+    return live, dead
+
+
+def _close_as_duplicate(gateway: Gateway, settings: Settings, number: int) -> None:
+    gateway.patch(
+        f"/repos/{settings.control_repo}/issues/{number}",
+        json={"state": "closed", "state_reason": "duplicate"},
+    )
+
+
+def _close_taken_over(
+    gateway: Gateway, settings: Settings, orphan: LogIssue, *, by: LogIssue
+) -> None:
+    """Close a claim whose run never showed up, pointing to the run that took it over."""
+    path = f"/repos/{settings.control_repo}/issues/{orphan.number}"
+    _note(gateway, path, f"Taken over by {by.url}: this claim's run never reported progress.")
+    gateway.patch(path, json={"state": "closed", "state_reason": "duplicate"})
+
+
+def _note(gateway: Gateway, issue_path: str, text: str) -> None:
+    """A courtesy comment: sent once (never repeated blindly); its loss is no failure,
+    since the state change that follows it is what counts."""
+    with contextlib.suppress(GitHubError):
+        gateway.post(f"{issue_path}/comments", json={"body": text}, may_repeat=False)
+
+
+LISTING_PATIENCE_SECONDS = 120.0
+# A claim whose answer was lost is looked for about as long as the listing is waited for.
+CLAIM_PATIENCE = Patience(looks=8, first_pause=1.0, sends=2)
+
+
+class ListingLag(Exception):
+    """The listing did not show an issue this run created, within the patience."""
+
+
+class Numbered(Protocol):
+    @property
+    def number(self) -> int: ...
+
+
+Listed = TypeVar("Listed", bound=Numbered)
+
+
+def listed_with(
+    listed: Callable[[], list[Listed]],
+    number: int,
+    *,
+    sleep: Callable[[float], None],
+    patience: float = LISTING_PATIENCE_SECONDS,
+) -> list[Listed]:
+    """The listing, once it shows issue ``number`` (this run's own claim).
+
+    GitHub's listings can lag a write; only an issue's own URL is read-after-write.
+    Two runs that each listed before the other's issue appeared would both see
+    themselves alone and both win. Issue numbers grow with creation time, and a
+    listing that has caught up with a new issue shows the ones created before it
+    (assumed: lag is not known to reorder), so a run that waits for its own issue
+    sees every lower-numbered rival: of two racing runs, the later one loses.
+    """
+    waited, delay = 0.0, 1.0
+    while True:
+        issues = listed()
+        if any(issue.number == number for issue in issues):
+            return issues
+        if waited >= patience:
+            raise ListingLag(
+                f"GitHub's issue listing did not show the new log issue #{number} "
+                f"within {patience:.0f} s"
+            )
+        step = min(delay, patience - waited)
+        sleep(step)
+        waited += step
+        delay = min(delay * 2, 15.0)
+
+
+def _require_labels(
+    created: dict[str, Any], labels: list[str] | tuple[str, ...], settings: Settings
+) -> None:
+    """Fail loudly when GitHub dropped a label: unlabelled log issues are never found again,
+    so every later delivery of the job would open another one."""
+    kept = {str(entry.get("name", "")).lower() for entry in created.get("labels") or []}
+    missing = [label for label in labels if label.lower() not in kept]
+    if missing:
+        raise UserError(
+            f"GitHub dropped the label(s) {', '.join(missing)} from log issue "
+            f"{created.get('html_url')}",
+            f"Give the bot push (write) access to {settings.control_repo}: GitHub silently "
+            "drops labels set by callers without it, and Tusk finds log issues by label.",
+        )
+
+
+def settle_failure_records(
+    gateway: Gateway, settings: Settings, issues: list[LogIssue], *, run_url: str
+) -> None:
+    """Close the job's open failure records once a later delivery runs it after all.
+
+    A shard watchdog may record a job as lost when its last shard arrived first
+    and the others were slow; when they do arrive, the record is no longer true.
+    """
+    for issue in issues:
+        if not issue.failure or issue.state != "open":
+            continue
+        path = f"/repos/{settings.control_repo}/issues/{issue.number}"
+        _note(gateway, path, f"The job ran after all: {run_url}. Closing this failure record.")
+        gateway.patch(path, json={"state": "closed", "state_reason": "completed"})
+
+
+def record_failure(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str,
+    repo: str,
+    title: str,
+    body: str,
+) -> str:
+    """Open a log issue labelled workflow + bug that records a failed job; its URL.
+
+    A job already holding an open failure record (two watchdogs may both give
+    up on it) gets the new report as a comment there instead of a second issue.
+    """
+    nonce = new_nonce()
+    marker = log_marker(jobid, repo, failure=True, nonce=nonce)
+    control = settings.control_repo
+    open_records = [
+        issue
+        for issue in find_log_issues(gateway, settings, jobid=jobid, state="open")
+        if issue.failure
+    ]
+    if open_records:
+        record = open_records[0]
+        path = f"/repos/{control}/issues/{record.number}/comments"
+        comment = f"{marker}\n{body}"[: BODY_LIMIT - 100]
+        create_once(
+            lambda: dict(gateway.post(path, json={"body": comment}, may_repeat=False).body),
+            lambda: find_comment(
+                gateway, control, record.number, kind="job", nonce=nonce, bot=settings.bot
+            ),
+            sleep=gateway.sleep,
+            what=f"the failure report of job {jobid}",
+        )
+        return record.url
+    text = f"{marker}\n{body}"
+    if len(text) > BODY_LIMIT:
+        note = "\n\n(cut to fit GitHub's limit on issue bodies)"
+        text = text[: BODY_LIMIT - len(note)] + note
+    path = f"/repos/{control}/issues"
+    payload = {
+        "title": title,
+        "body": text,
+        "labels": [settings.labels.workflow, settings.labels.bug],
+    }
+
+    def find_record() -> dict[str, Any] | None:
+        for issue in find_log_issues(gateway, settings, jobid=jobid, state="open"):
+            if issue.nonce == nonce:
+                return {"html_url": issue.url}
+        return None
+
+    created = create_once(
+        lambda: dict(gateway.post(path, json=payload, may_repeat=False).body),
+        find_record,
+        sleep=gateway.sleep,
+        what=f"the failure record of job {jobid}",
+    )
+    return str(created["html_url"])

@@ -1,0 +1,978 @@
+"""State issues: the history, memory and blocklist issues of the control repository.
+
+Tusk has no database; these issues are its memory. Each is found by its label
+(``settings.labels.*``) plus a hidden state marker in the body
+(``<!-- tusk:state {"generation": n, "kind": ...} -->``), never by title, and
+only when the bot wrote it: anyone may open an issue or comment in a public
+control repository and type a marker, so content by other authors is ignored.
+
+* **Entries** (history, memory) are comments by the bot, each with a small
+  ``entry`` marker carrying the job id; the text sits in a code fence so an
+  ``@user`` in it notifies nobody. They are read newest first, page by page
+  from the last page backwards, and across earlier generations.
+* **Rollover.** GitHub refuses comments past 2,500 per issue. When an issue
+  reaches ``settings.limits.state_issue_rollover`` comments, the next write
+  opens generation n+1 (its marker names the previous issue), then comments a
+  link on the old issue and closes it. If two writers roll over (or create the
+  first issue) at once, the lowest issue number wins and the other closes
+  itself as a duplicate, so every reader settles on the same issue.
+* **Blocklist.** See ``StateStore.update_blocklist``.
+* **Fail closed.** A state issue whose body lost its marker (someone edited
+  it) or whose label was removed is still the state issue: one the bot wrote
+  with the label but no marker counts as *damaged*, and when the label finds
+  none at all, a search by the bot's title finds one that lost its label. A
+  damaged blocklist is rebuilt from its append-only change comments (the
+  bot's only; a rollover leaves a snapshot comment on the new issue, so each
+  issue can be rebuilt from its own comments), and writers repair the body
+  and the label. When neither lookup can answer, reading the blocklist stops
+  with a clear error: it is never empty by accident. History and memory are
+  read from a damaged issue just the same, and written to it rather than to
+  a second one.
+* **Creates happen once.** Entries, change comments and new state issues
+  carry a nonce in their marker; after an answer that was lost they are
+  looked for before they are sent again (``tusk.github.once``), and a copy that
+  shows up late is read once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tusk.contracts.config import Settings
+from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, StrictModel
+from tusk.errors import UserError
+from tusk.github.gateway import Forbidden, Gateway, GitHubError
+from tusk.github.once import create_once, find_comment, find_issues, new_nonce, newest_first
+from tusk.issues.log_issue import ListingLag, listed_with
+from tusk.text.markers import first_marker, is_trusted_author, render_marker
+
+StateKind = Literal["history", "memory", "blocklist"]
+EntryKind = Literal["history", "memory"]
+
+TITLES: dict[StateKind, str] = {
+    "history": "Tusk history",
+    "memory": "Tusk memory",
+    "blocklist": "Tusk blocklist",
+}
+MAX_BODY_CHARS = 65536
+# A blocklist fold normally settles in one or two rounds; this bounds a storm.
+MAX_FOLD_ROUNDS = 12
+_DATA_OPEN = "```json tusk-blocklist\n"
+_DATA_RE = re.compile(r"^```json tusk-blocklist\n(?P<json>.*?)\n```$", re.S | re.M)
+_ENTRY_RE = re.compile(
+    r"<!-- tusk:entry \{.*?\} -->\n(?P<fence>`{3,})text\n(?P<text>.*)\n(?P=fence)", re.S
+)
+
+
+class StateError(UserError):
+    """A state issue is missing, unreadable or cannot be written."""
+
+
+class StateEntry(BaseModel):
+    """One history or memory entry, as read back from its comment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    author: str
+    created_at: datetime
+    url: str
+    jobid: str | None = None
+    id: int = 0
+    nonce: str | None = None
+
+
+@dataclass(frozen=True)
+class StateIssue:
+    kind: StateKind
+    number: int
+    generation: int
+    comments: int
+    open: bool
+    url: str
+    body: str
+    previous: int | None = None
+    damaged: bool = False  # the body lost its marker (its generation is inferred)
+    labelled: bool = True  # False when only the search found it: its label was removed
+    duplicate: bool = False  # closed as the loser of a creation race
+
+
+class BlocklistChange(StrictModel):
+    """One blocklist edit as recorded in its comment: what to add and what to remove.
+
+    ``snapshot`` marks the whole list carried over by a rollover: rebuilding an
+    issue from its comments starts at its last snapshot. ``nonce`` identifies
+    the comment, so a change whose answer was lost is found, not posted twice."""
+
+    add_repos: tuple[BlockedRepo, ...] = ()
+    remove_repos: tuple[str, ...] = ()
+    add_users: tuple[BlockedUser, ...] = ()
+    remove_users: tuple[str, ...] = ()
+    snapshot: bool = False
+    nonce: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.add_repos or self.remove_repos or self.add_users or self.remove_users)
+
+    @classmethod
+    def whole(cls, blocklist: Blocklist) -> BlocklistChange:
+        """The snapshot of ``blocklist``: applied to an empty list, it gives the list."""
+        return cls(add_repos=blocklist.repos, add_users=blocklist.users, snapshot=True)
+
+
+@dataclass(frozen=True)
+class Through:
+    """The last change comment folded into a blocklist body."""
+
+    id: int
+    at: str
+
+
+@dataclass(frozen=True)
+class BlocklistSnapshot:
+    blocklist: Blocklist  # the body's list with every pending change applied
+    pending: tuple[tuple[int, str, BlocklistChange], ...]  # (comment id, created_at, change)
+    open: bool = True  # a closed blocklist issue has been rolled over
+    rebuilt: bool = False  # the body was unreadable: the list comes from the change comments
+
+
+# --------------------------------------------------------------------------- pure: markers
+
+
+def state_marker(
+    kind: StateKind, generation: int, previous: int | None = None, nonce: str | None = None
+) -> str:
+    data: dict[str, Any] = {"kind": kind, "generation": generation}
+    if previous is not None:
+        data["previous"] = previous
+    if nonce is not None:
+        data["nonce"] = nonce
+    return render_marker("state", data)
+
+
+def parse_state_issue(
+    item: dict[str, Any], *, kind: StateKind, bot: str, trusted: Iterable[str] = ()
+) -> StateIssue | None:
+    """The state issue ``item`` is, or None when it is not a trusted ``kind`` issue."""
+    if "pull_request" in item or not _trusted(item, bot=bot, trusted=trusted):
+        return None
+    marker = first_marker(item.get("body"), "state")
+    if not marker or marker.get("kind") != kind:
+        return None
+    generation = marker.get("generation")
+    previous = marker.get("previous")
+    if not isinstance(generation, int) or generation < 1:
+        return None
+    return StateIssue(
+        kind=kind,
+        number=int(item["number"]),
+        generation=generation,
+        comments=int(item.get("comments") or 0),
+        open=item.get("state") == "open",
+        url=str(item.get("html_url") or ""),
+        body=str(item.get("body") or ""),
+        previous=previous if isinstance(previous, int) else None,
+    )
+
+
+def current_issue(candidates: Iterable[StateIssue]) -> StateIssue | None:
+    """The highest generation; among twins created in a race, the lowest number."""
+    ordered = sorted(
+        (issue for issue in candidates if not issue.duplicate),
+        key=lambda issue: (-issue.generation, issue.number),
+    )
+    return ordered[0] if ordered else None
+
+
+def damaged_state_issue(
+    item: dict[str, Any],
+    *,
+    kind: StateKind,
+    bot: str,
+    trusted: Iterable[str] = (),
+    labelled: bool,
+) -> StateIssue | None:
+    """A state issue of ``kind`` whose body lost its marker: the bot wrote it, and it
+    carries the kind's label (``labelled``) or its title. Generation is set later."""
+    if "pull_request" in item or not _trusted(item, bot=bot, trusted=trusted):
+        return None
+    body = item.get("body")
+    marker = first_marker(body, "state")
+    if marker is not None and marker.get("kind") in TITLES and marker.get("kind") != kind:
+        return None  # another kind's state issue, intact
+    if first_marker(body, "job") is not None or first_marker(body, "go-away") is not None:
+        return None  # a log issue someone put the label on, not a state issue
+    if not labelled and not str(item.get("title") or "").startswith(TITLES[kind]):
+        return None
+    return StateIssue(
+        kind=kind,
+        number=int(item["number"]),
+        generation=0,
+        comments=int(item.get("comments") or 0),
+        open=item.get("state") == "open",
+        url=str(item.get("html_url") or ""),
+        body=str(item.get("body") or ""),
+        damaged=True,
+        labelled=labelled,
+        duplicate=item.get("state_reason") == "duplicate",
+    )
+
+
+def with_generations(issues: list[StateIssue]) -> list[StateIssue]:
+    """Damaged issues get the generation after the last intact one before them: issues
+    of one kind are created in generation order, so numbers tell the order."""
+    out: list[StateIssue] = []
+    last = 0
+    for issue in sorted(issues, key=lambda i: i.number):
+        if issue.damaged:
+            issue = replace(issue, generation=last + 1)
+        if not issue.duplicate:
+            last = max(last, issue.generation)
+        out.append(issue)
+    return out
+
+
+def rebuild_blocklist(
+    changes: Iterable[tuple[int, str, BlocklistChange]], base: Blocklist
+) -> Blocklist:
+    """Pure: the list an issue's change comments make, from its last snapshot (or from
+    ``base``, its predecessor's list, when it has none), in comment order."""
+    ordered = sorted(changes, key=lambda change: change[0])
+    start = max((i for i, (_, _, c) in enumerate(ordered) if c.snapshot), default=None)
+    blocklist = base if start is None else Blocklist()
+    for _, _, change in ordered[start or 0 :]:
+        blocklist = apply_change(blocklist, change)
+    return blocklist
+
+
+def _trusted(item: dict[str, Any], *, bot: str, trusted: Iterable[str]) -> bool:
+    author = (item.get("user") or {}).get("login")
+    # No repo argument: in the control repository anyone may comment, so only
+    # authorship vouches for a state marker.
+    if is_trusted_author(author=author, bot=bot):
+        return True
+    return author is not None and author.lower() in {t.lower() for t in trusted}
+
+
+# --------------------------------------------------------------------------- pure: entries
+
+
+def entry_comment_body(kind: EntryKind, text: str, *, jobid: str, nonce: str | None = None) -> str:
+    """The comment holding one entry: a marker, then the text in a fence longer than
+    any backtick run inside it (code is rendered verbatim and pings nobody)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    data = {"kind": kind, "jobid": jobid, **({"nonce": nonce} if nonce else {})}
+    marker = render_marker("entry", data)
+    return f"{marker}\n{fence}text\n{text}\n{fence}\n"
+
+
+def parse_entry(
+    comment: dict[str, Any], *, kind: EntryKind, bot: str, trusted: Iterable[str] = ()
+) -> StateEntry | None:
+    if not _trusted(comment, bot=bot, trusted=trusted):
+        return None
+    body = str(comment.get("body") or "").replace("\r\n", "\n")
+    marker = first_marker(body, "entry")
+    match = _ENTRY_RE.search(body)
+    if not marker or marker.get("kind") != kind or not match:
+        return None
+    jobid = marker.get("jobid")
+    nonce = marker.get("nonce")
+    return StateEntry(
+        text=match.group("text"),
+        author=comment["user"]["login"],
+        created_at=comment["created_at"],
+        url=str(comment.get("html_url") or ""),
+        jobid=jobid if isinstance(jobid, str) else None,
+        id=int(comment.get("id") or 0),
+        nonce=nonce if isinstance(nonce, str) else None,
+    )
+
+
+def normalise_entry_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    if not text.strip():
+        raise StateError("An empty state entry was refused", "Write at least one visible word.")
+    return text
+
+
+# --------------------------------------------------------------------------- pure: blocklist
+
+
+def diff_blocklist(old: Blocklist, new: Blocklist) -> BlocklistChange:
+    old_repos = {entry.repo.lower() for entry in old.repos}
+    new_repos = {entry.repo.lower() for entry in new.repos}
+    old_users = {entry.user.lower() for entry in old.users}
+    new_users = {entry.user.lower() for entry in new.users}
+    return BlocklistChange(
+        add_repos=tuple(e for e in new.repos if e.repo.lower() not in old_repos),
+        remove_repos=tuple(e.repo for e in old.repos if e.repo.lower() not in new_repos),
+        add_users=tuple(e for e in new.users if e.user.lower() not in old_users),
+        remove_users=tuple(e.user for e in old.users if e.user.lower() not in new_users),
+    )
+
+
+def apply_change(blocklist: Blocklist, change: BlocklistChange) -> Blocklist:
+    """Idempotent: applying a change twice equals applying it once."""
+    gone_repos = {name.lower() for name in change.remove_repos}
+    gone_users = {name.lower() for name in change.remove_users}
+    repos = [e for e in blocklist.repos if e.repo.lower() not in gone_repos]
+    users = [e for e in blocklist.users if e.user.lower() not in gone_users]
+    for repo in change.add_repos:
+        if all(e.repo.lower() != repo.repo.lower() for e in repos):
+            repos.append(repo)
+    for user in change.add_users:
+        if all(e.user.lower() != user.user.lower() for e in users):
+            users.append(user)
+    return Blocklist(repos=tuple(repos), users=tuple(users))
+
+
+def change_comment_body(change: BlocklistChange, *, note: str = "") -> str:
+    data = change.model_dump(mode="json", exclude_defaults=True)
+    if change.snapshot:
+        summary = (
+            f"Blocklist snapshot: {len(change.add_repos)} repositories and "
+            f"{len(change.add_users)} users carried over."
+        )
+        tail = f"\n\n{_one_line(note)}" if note else ""
+        return f"{render_marker('blocklist-change', data)}\n{summary}{tail}\n"
+    lines = [render_marker("blocklist-change", data), "Blocklist change:"]
+    lines += [f"- block repository `{e.repo}`" for e in change.add_repos]
+    lines += [f"- block every repository of `{e.user}`" for e in change.add_users]
+    lines += [f"- unblock repository `{name}`" for name in change.remove_repos]
+    lines += [f"- unblock user `{name}`" for name in change.remove_users]
+    if note:
+        lines.append(f"\n{_one_line(note)}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_change(
+    comment: dict[str, Any], *, bot: str, trusted: Iterable[str] = ()
+) -> BlocklistChange | None:
+    if not _trusted(comment, bot=bot, trusted=trusted):
+        return None
+    marker = first_marker(comment.get("body"), "blocklist-change")
+    if marker is None:
+        return None
+    try:
+        return BlocklistChange.model_validate(marker)
+    except ValueError:
+        return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()).replace("`", "'")
+
+
+def _link(url: str) -> str:
+    # Only plain https links reach the body; anything else could break the list.
+    if re.fullmatch(r"https?://[^\s<>()\[\]`]+", url):
+        return f" ([request]({url}))"
+    return ""
+
+
+def render_blocklist_body(
+    blocklist: Blocklist,
+    *,
+    generation: int,
+    through: Through | None,
+    previous: int | None,
+    nonce: str | None = None,
+) -> str:
+    """The blocklist issue body: readable lists plus the machine-readable block."""
+    data = {"blocklist": blocklist.model_dump(mode="json"), "through": None}
+    if through is not None:
+        data["through"] = {"id": through.id, "at": through.at}
+    # JSON never needs a raw backtick, so the fence cannot be closed from inside.
+    payload = json.dumps(data, indent=1, sort_keys=True).replace("`", "\\u0060")
+    head = [
+        state_marker("blocklist", generation, previous, nonce),
+        f"# {TITLES['blocklist']}" + (f" (part {generation})" if generation > 1 else ""),
+        "",
+        "The bot does nothing in the repositories below, nor in any repository owned by the",
+        "users below (`@bot go away`). Tusk edits this issue itself: each change is first",
+        "recorded as a comment, then folded into this body. The JSON block at the end is what",
+        "Tusk reads; to unblock by hand, remove the entry from both the list and the block.",
+    ]
+    if previous is not None:
+        head.append(f"\nContinues #{previous}.")
+    repos = [
+        f"- `{e.repo}`, blocked by `{e.by}` on {e.at:%Y-%m-%d}{_link(e.source_url)}"
+        for e in blocklist.repos
+    ] or ["- none"]
+    users = [
+        f"- `{e.user}`, since {e.at:%Y-%m-%d}{_link(e.source_url)}" for e in blocklist.users
+    ] or ["- none"]
+    tail = ["", "<details><summary>Machine-readable</summary>", "", _DATA_OPEN + payload, "```"]
+    tail += ["", "</details>", ""]
+    body = "\n".join([*head, "", "## Repositories", *repos, "", "## Users", *users, *tail])
+    if len(body) > MAX_BODY_CHARS:  # keep the machine block; shorten the readable part
+        short = [
+            f"{len(blocklist.repos)} repositories and {len(blocklist.users)} users; see below."
+        ]
+        body = "\n".join([*head, "", *short, *tail])
+    return body
+
+
+def parse_blocklist_body(body: str | None) -> tuple[Blocklist, Through | None]:
+    match = _DATA_RE.search((body or "").replace("\r\n", "\n"))
+    if match is None:
+        raise StateError(
+            "The blocklist issue has no machine-readable block",
+            "Restore the body from its edit history, or close the issue so Tusk opens a new one.",
+        )
+    try:
+        data = json.loads(match.group("json"))
+        blocklist = Blocklist.model_validate(data["blocklist"])
+        raw = data.get("through")
+        through = Through(id=int(raw["id"]), at=str(raw["at"])) if raw else None
+    except (ValueError, KeyError, TypeError) as error:
+        raise StateError(
+            "The blocklist issue's machine-readable block is broken",
+            f"Fix the JSON in the issue body (or restore it from its edit history): {error}",
+        ) from None
+    return blocklist, through
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class StateStore:
+    """The state issues of ``settings.control_repo``, read and written through ``gateway``.
+
+    ``trusted_authors`` adds logins (besides ``settings.bot``) whose state
+    issues and comments count, e.g. when a workflow writes them with another
+    token. One store may be shared by threads; each write is a few requests.
+    """
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        settings: Settings,
+        *,
+        trusted_authors: Iterable[str] = (),
+        per_page: int = 100,
+    ) -> None:
+        self._gateway = gateway
+        self._settings = settings
+        self._repo = settings.control_repo
+        self._trusted = tuple(trusted_authors)
+        self._per_page = per_page
+        self._current: dict[StateKind, StateIssue] = {}
+        self._lock = threading.RLock()
+
+    # -- public API
+
+    def state_issue(self, kind: StateKind, *, create: bool = True) -> StateIssue | None:
+        """The current issue of ``kind``, created (with its label) when there is none."""
+        with self._lock:
+            if kind in self._current:
+                return self._current[kind]
+            found = current_issue(self._locate(kind))
+            if found is None and create:
+                found = self._create(kind, generation=1, previous=None)
+            elif found is not None and create and (found.damaged or not found.labelled):
+                found = self._repair(found)  # only writers repair; readers read around it
+            if found is not None:
+                self._current[kind] = found
+            return found
+
+    def append_entry(self, kind: EntryKind, text: str, *, jobid: str) -> str:
+        """Append one entry; return the URL of its comment."""
+        nonce = new_nonce()
+        body = entry_comment_body(kind, normalise_entry_text(text), jobid=jobid, nonce=nonce)
+        if len(body) > MAX_BODY_CHARS:
+            raise StateError(
+                f"The {kind} entry is too long for one comment",
+                f"Keep it under {MAX_BODY_CHARS - 200} characters.",
+            )
+        url: str = self._comment(kind, body, nonce=nonce)["html_url"]
+        return url
+
+    def read_entries(self, kind: EntryKind, limit: int | None = None) -> list[StateEntry]:
+        """Entries newest first, across generations; at most ``limit`` of them."""
+        if limit is not None and limit <= 0:
+            return []
+        entries: list[StateEntry] = []
+        issues = sorted(self._locate(kind), key=lambda i: (-i.generation, i.number))
+        seen_generations: set[int] = set()
+        seen_nonces: set[str] = set()
+        for issue in issues:
+            if issue.duplicate or issue.generation in seen_generations:
+                continue  # the loser of a creation race: closed, never written
+            seen_generations.add(issue.generation)
+            for comment in self._comments_newest_first(issue.number):
+                entry = parse_entry(
+                    comment, kind=kind, bot=self._settings.bot, trusted=self._trusted
+                )
+                if entry is None:
+                    continue
+                if entry.nonce is not None:
+                    if entry.nonce in seen_nonces:
+                        continue  # a copy of an entry whose first answer was lost
+                    seen_nonces.add(entry.nonce)
+                entries.append(entry)
+                if limit is not None and len(entries) >= limit:
+                    return entries
+        return entries
+
+    def read_blocklist(self) -> Blocklist:
+        """The blocklist, including changes recorded but not yet folded into the body."""
+        issue = self.state_issue("blocklist", create=False)
+        if issue is None:
+            return Blocklist()
+        snapshot = self._snapshot(issue)
+        if not snapshot.open:  # rolled over since this store found it (long-lived readers)
+            with self._lock:
+                self._current.pop("blocklist", None)
+            issue = self.state_issue("blocklist", create=False)
+            if issue is not None:
+                snapshot = self._snapshot(issue)
+        return snapshot.blocklist
+
+    def update_blocklist(
+        self, change: Callable[[Blocklist], Blocklist], *, note: str = ""
+    ) -> Blocklist:
+        """Apply ``change`` to the blocklist without losing a concurrent update.
+
+        GitHub has no compare-and-swap on issue bodies, so the body is not the
+        source of truth on its own. Each update:
+
+        1. reads the body's list plus every change comment newer than the last
+           one the body says it folded (``through``), and calls ``change`` on
+           that;
+        2. posts the difference as an append-only comment by the bot. Comments
+           are never overwritten, so from here on the change cannot be lost;
+        3. folds: re-reads body and comments and, while some change comment is
+           newer than the body's ``through``, writes body = fold(body, newer
+           comments) with the new ``through``, then re-reads to check.
+
+        Two go-aways racing both post their comment; whichever body write lands
+        last, its writer's re-read (or the other's) still sees a change comment
+        past ``through`` and writes again, so the final body holds both. It
+        cannot end early: a writer stops only after a re-read that follows its
+        own write shows nothing pending, and any comment posted later belongs to
+        a writer whose own write and re-read come later still. Applying a change
+        is idempotent, so a stale body written over a newer one is repaired by
+        re-applying the comments after its ``through``. If a rollover moved
+        the blocklist to a new issue meanwhile, the change is applied there too.
+        """
+        for _ in range(3):
+            issue = self._require_current("blocklist")
+            if issue.comments >= self._settings.limits.state_issue_rollover:
+                issue = self._roll_over(issue)
+            snapshot = self._snapshot(issue)
+            delta = diff_blocklist(snapshot.blocklist, change(snapshot.blocklist))
+            if delta.is_empty():
+                result = self._fold(issue) if snapshot.pending else snapshot.blocklist
+            else:
+                self._post_change(issue, delta, note=note)
+                result = self._fold(issue)
+            with self._lock:
+                self._current.pop("blocklist", None)
+            latest = self._require_current("blocklist")
+            if latest.number == issue.number:
+                return result
+        raise StateError(
+            "The blocklist kept moving to new issues while it was being updated",
+            "Run the update again.",
+        )
+
+    # -- reading
+
+    def _locate(self, kind: StateKind) -> list[StateIssue]:
+        """Every issue of ``kind`` the bot wrote: by its label (intact, or damaged when the
+        body lost its marker), else by a search for its title (the label was removed).
+
+        Raises ``StateError`` when the label finds none and the search cannot answer:
+        nothing is assumed, least of all an empty blocklist."""
+        label = getattr(self._settings.labels, kind)
+        items = self._gateway.paginate(
+            f"/repos/{self._repo}/issues",
+            params={"labels": label, "state": "all"},
+            per_page=self._per_page,
+        )
+        found = self._parse(kind, items, labelled=True)
+        if not found:
+            found = self._parse(kind, self._search(kind), labelled=False)
+        return with_generations(found)
+
+    def _parse(
+        self, kind: StateKind, items: Iterable[dict[str, Any]], *, labelled: bool
+    ) -> list[StateIssue]:
+        found = []
+        for item in items:
+            issue = parse_state_issue(
+                item, kind=kind, bot=self._settings.bot, trusted=self._trusted
+            )
+            if issue is not None:
+                issue = replace(
+                    issue,
+                    labelled=labelled,
+                    duplicate=item.get("state_reason") == "duplicate",
+                )
+            else:
+                issue = damaged_state_issue(
+                    item,
+                    kind=kind,
+                    bot=self._settings.bot,
+                    trusted=self._trusted,
+                    labelled=labelled,
+                )
+            if issue is not None:
+                found.append(issue)
+        return found
+
+    def _search(self, kind: StateKind) -> list[dict[str, Any]]:
+        """The bot's issues titled like a ``kind`` issue: one whose label was removed.
+        (Search lags a new issue, but an issue that lost its label is not new.)"""
+        query = f'repo:{self._repo} is:issue author:{self._settings.bot} in:title "{TITLES[kind]}"'
+        try:
+            return list(
+                self._gateway.paginate(
+                    "/search/issues", params={"q": query}, per_page=100, item_key="items"
+                )
+            )
+        except GitHubError as error:
+            label = getattr(self._settings.labels, kind)
+            raise StateError(
+                f"Cannot tell whether the {kind} issue exists",
+                f"No issue of {self._repo} carries the label {label!r}, and the search for one "
+                f"that lost it failed ({error.title}). Nothing was assumed; run again, or put "
+                "the label back on the issue.",
+            ) from None
+
+    def _comments_newest_first(self, number: int) -> Iterator[dict[str, Any]]:
+        """Comments of issue ``number``, newest first, fetching pages from the last back."""
+        return newest_first(
+            self._gateway, f"/repos/{self._repo}/issues/{number}/comments", per_page=self._per_page
+        )
+
+    def _snapshot(self, issue: StateIssue) -> BlocklistSnapshot:
+        """The blocklist of ``issue``: its body's list plus the change comments after its
+        ``through``; rebuilt from the change comments when the body cannot be read."""
+        number = issue.number
+        item = self._gateway.get(f"/repos/{self._repo}/issues/{number}")
+        is_open = item.get("state") != "closed"
+        try:
+            if issue.damaged or first_marker(item.get("body"), "state") is None:
+                raise StateError("The blocklist issue lost its marker", "")
+            base, through = parse_blocklist_body(item.get("body"))
+        except StateError:
+            return self._rebuild(issue, is_open=is_open)
+        params = {"since": through.at} if through else {}
+        comments = self._gateway.paginate(
+            f"/repos/{self._repo}/issues/{number}/comments", params=params, per_page=self._per_page
+        )
+        pending = []
+        for comment in comments:
+            if through is not None and int(comment["id"]) <= through.id:
+                continue
+            change = parse_change(comment, bot=self._settings.bot, trusted=self._trusted)
+            if change is not None:
+                pending.append((int(comment["id"]), str(comment["created_at"]), change))
+        pending.sort(key=lambda p: p[0])
+        blocklist = base
+        for _, _, change in pending:
+            blocklist = apply_change(blocklist, change)
+        return BlocklistSnapshot(blocklist=blocklist, pending=tuple(pending), open=is_open)
+
+    def _rebuild(self, issue: StateIssue, *, is_open: bool) -> BlocklistSnapshot:
+        """The list a damaged blocklist issue's own change comments make (the bot's only):
+        from its last snapshot, or on top of its predecessor's list when it has none."""
+        comments = self._gateway.paginate(
+            f"/repos/{self._repo}/issues/{issue.number}/comments", per_page=self._per_page
+        )
+        changes = []
+        for comment in comments:
+            change = parse_change(comment, bot=self._settings.bot, trusted=self._trusted)
+            if change is not None:
+                changes.append((int(comment["id"]), str(comment["created_at"]), change))
+        changes.sort(key=lambda c: c[0])
+        base = Blocklist()
+        if not any(change.snapshot for _, _, change in changes):
+            previous = self._predecessor(issue)
+            if previous is not None:
+                base = self._snapshot(previous).blocklist
+        return BlocklistSnapshot(
+            blocklist=rebuild_blocklist(changes, base),
+            pending=tuple(changes),
+            open=is_open,
+            rebuilt=True,
+        )
+
+    def _predecessor(self, issue: StateIssue) -> StateIssue | None:
+        """The issue of the same kind this one continues: by its marker, else the last
+        one before it (issues of a kind are created in generation order)."""
+        others = [
+            other
+            for other in self._locate(issue.kind)
+            if other.number < issue.number and not other.duplicate
+        ]
+        if issue.previous is not None:
+            named = [other for other in others if other.number == issue.previous]
+            if named:
+                return named[0]
+        return max(others, key=lambda other: other.number) if others else None
+
+    # -- writing
+
+    def _require_current(self, kind: StateKind) -> StateIssue:
+        issue = self.state_issue(kind, create=True)
+        assert issue is not None  # create=True always yields one
+        return issue
+
+    def _fold(self, issue: StateIssue) -> Blocklist:
+        for _ in range(MAX_FOLD_ROUNDS):
+            snapshot = self._snapshot(issue)
+            if not snapshot.pending:
+                return snapshot.blocklist
+            last_id, last_at, _ = snapshot.pending[-1]
+            body = render_blocklist_body(
+                snapshot.blocklist,
+                generation=issue.generation,
+                through=Through(id=last_id, at=last_at),
+                previous=issue.previous,
+            )
+            self._gateway.patch(f"/repos/{self._repo}/issues/{issue.number}", json={"body": body})
+            issue = replace(issue, damaged=False)  # the body just written carries the marker
+        raise StateError(
+            "The blocklist body did not settle",
+            "Too many concurrent changes; the changes are kept as comments. Run it again.",
+        )
+
+    def _comment(self, kind: StateKind, body: str, *, nonce: str) -> dict[str, Any]:
+        issue = self._require_current(kind)
+        if issue.comments >= self._settings.limits.state_issue_rollover:
+            issue = self._roll_over(issue)
+        try:
+            return self._post_comment(issue, body, nonce=nonce, marker="entry")
+        except Forbidden:
+            # Past GitHub's cap (someone else filled the issue): roll over, once.
+            fresh = self._gateway.get(f"/repos/{self._repo}/issues/{issue.number}")
+            if int(fresh.get("comments") or 0) < self._settings.limits.state_issue_rollover:
+                raise
+            return self._post_comment(self._roll_over(issue), body, nonce=nonce, marker="entry")
+
+    def _post_change(self, issue: StateIssue, change: BlocklistChange, *, note: str = "") -> None:
+        change = change.model_copy(update={"nonce": new_nonce()})
+        body = change_comment_body(change, note=note)
+        self._post_comment(issue, body, nonce=change.nonce, marker="blocklist-change")
+
+    def _post_comment(
+        self,
+        issue: StateIssue,
+        body: str,
+        *,
+        nonce: str | None,
+        marker: Literal["entry", "blocklist-change"],
+    ) -> dict[str, Any]:
+        """Post once: never repeated blindly, looked for by its nonce after a lost answer."""
+        path = f"/repos/{self._repo}/issues/{issue.number}/comments"
+        if nonce is None:
+            created = self._gateway.post(path, json={"body": body}, may_repeat=False).body
+        else:
+            created = create_once(
+                lambda: dict(self._gateway.post(path, json={"body": body}, may_repeat=False).body),
+                lambda: find_comment(
+                    self._gateway,
+                    self._repo,
+                    issue.number,
+                    kind=marker,
+                    nonce=nonce,
+                    bot=self._settings.bot,
+                ),
+                sleep=self._gateway.sleep,
+                what=f"the {issue.kind} comment",
+            )
+        self._check_author(created, what="comment")
+        with self._lock:
+            current = self._current.get(issue.kind)
+            if current is not None and current.number == issue.number:
+                self._current[issue.kind] = replace(current, comments=current.comments + 1)
+        return dict(created)
+
+    def _repair(self, issue: StateIssue) -> StateIssue:
+        """Put back what someone removed from a state issue: its label, and a body with
+        its marker (for the blocklist, the list rebuilt from its change comments)."""
+        path = f"/repos/{self._repo}/issues/{issue.number}"
+        if not issue.labelled:
+            label = getattr(self._settings.labels, issue.kind)
+            self._ensure_label(label)
+            self._gateway.post(f"{path}/labels", json={"labels": [label]})
+        if issue.damaged:
+            previous = self._predecessor(issue)
+            before = previous.number if previous is not None else None
+            if issue.kind == "blocklist":
+                snapshot = self._snapshot(issue)
+                last = snapshot.pending[-1] if snapshot.pending else None
+                body = render_blocklist_body(
+                    snapshot.blocklist,
+                    generation=issue.generation,
+                    through=Through(id=last[0], at=last[1]) if last else None,
+                    previous=before,
+                )
+            else:
+                body = self._fresh_body(issue.kind, generation=issue.generation, previous=before)
+            self._gateway.patch(path, json={"body": body})
+            issue = replace(issue, body=body, previous=before)
+        return replace(issue, damaged=False, labelled=True)
+
+    def _roll_over(self, old: StateIssue) -> StateIssue:
+        """Open generation n+1, link it from the old issue, close the old one."""
+        kind, generation = old.kind, old.generation + 1
+        carried = None
+        if kind == "blocklist":  # carry the whole list over; its comments stay behind
+            carried = self._fold(old)
+        new = self._create(kind, generation=generation, previous=old.number, carried=carried)
+        with self._lock:
+            self._current[kind] = new
+        if carried is not None:
+            # The new issue can be rebuilt from its own comments, should its body be lost.
+            self._post_change(new, BlocklistChange.whole(carried), note=f"From #{old.number}.")
+            # A writer that checked for a newer issue before ours existed may have put
+            # its change on the old one after we copied it: carry that over too.
+            late = diff_blocklist(carried, self._fold(old))
+            if not late.is_empty():
+                self._post_change(new, late, note=f"Carried over from #{old.number}.")
+            self._fold(new)
+        if old.open:
+            with contextlib.suppress(GitHubError):  # a courtesy link; the close is what counts
+                self._gateway.post(
+                    f"/repos/{self._repo}/issues/{old.number}/comments",
+                    json={"body": f"Continued in #{new.number} ({new.url})."},
+                    may_repeat=False,
+                )
+            self._gateway.patch(
+                f"/repos/{self._repo}/issues/{old.number}",
+                json={"state": "closed", "state_reason": "completed"},
+            )
+        return new
+
+    def _fresh_body(
+        self,
+        kind: StateKind,
+        *,
+        generation: int,
+        previous: int | None,
+        nonce: str | None = None,
+        carried: Blocklist | None = None,
+    ) -> str:
+        if kind == "blocklist":
+            return render_blocklist_body(
+                carried or Blocklist(),
+                generation=generation,
+                through=None,
+                previous=previous,
+                nonce=nonce,
+            )
+        what = "one line per agent run" if kind == "history" else "notes the agent keeps"
+        lines = [
+            state_marker(kind, generation, previous, nonce),
+            f"# {TITLES[kind]}" + (f" (part {generation})" if generation > 1 else ""),
+            "",
+            f"Tusk appends its {kind} here as comments ({what}). Comments by anyone but the",
+            "bot are ignored. Please do not edit or delete them.",
+        ]
+        if previous is not None:
+            lines.append(f"\nContinues #{previous}.")
+        return "\n".join(lines) + "\n"
+
+    def _create(
+        self,
+        kind: StateKind,
+        *,
+        generation: int,
+        previous: int | None,
+        carried: Blocklist | None = None,
+    ) -> StateIssue:
+        """Create the issue, then settle a race: the lowest number of a generation wins.
+
+        The create carries a nonce (found again after a lost answer), and the race is
+        decided only once the listing shows the new issue (``listed_with``), so a
+        lagging listing cannot hide a twin from both writers."""
+        label = getattr(self._settings.labels, kind)
+        self._ensure_label(label)
+        nonce = new_nonce()
+        body = self._fresh_body(
+            kind, generation=generation, previous=previous, nonce=nonce, carried=carried
+        )
+        title = TITLES[kind] + (f" (part {generation})" if generation > 1 else "")
+        path = f"/repos/{self._repo}/issues"
+        created = create_once(
+            lambda: dict(
+                self._gateway.post(
+                    path, json={"title": title, "body": body, "labels": [label]}, may_repeat=False
+                ).body
+            ),
+            lambda: next(
+                iter(
+                    find_issues(
+                        self._gateway, self._repo, kind="state", nonce=nonce, bot=self._settings.bot
+                    )
+                ),
+                None,
+            ),
+            sleep=self._gateway.sleep,
+            what=f"the {kind} issue",
+        )
+        self._check_author(created, what="issue")
+        if label not in {entry.get("name") for entry in created.get("labels") or []}:
+            raise StateError(
+                f"GitHub dropped the label {label!r} from the new {kind} issue",
+                f"Give the bot push (write) access to {self._repo}: labels from callers "
+                "without it are silently dropped.",
+            )
+        number = int(created["number"])
+        try:
+            listed = listed_with(lambda: self._locate(kind), number, sleep=self._gateway.sleep)
+        except ListingLag as lag:
+            raise StateError(
+                f"The new {kind} issue #{number} did not show up in the listing",
+                f"{lag}. Run again once GitHub's listing has caught up; the issue is kept.",
+            ) from lag
+        twins = [i for i in listed if i.generation == generation]
+        winner = current_issue(twins)
+        if winner is None or winner.number == number:
+            mine = parse_state_issue(
+                created, kind=kind, bot=self._settings.bot, trusted=self._trusted
+            )
+            assert mine is not None
+            return mine
+        self._gateway.patch(
+            f"{path}/{number}", json={"state": "closed", "state_reason": "duplicate"}
+        )
+        return winner
+
+    def _ensure_label(self, label: str) -> None:
+        # Pre-create it: GitHub usually auto-creates labels on use, but not always.
+        try:
+            self._gateway.request(
+                "POST",
+                f"/repos/{self._repo}/labels",
+                json={"name": label, "color": "ededed", "description": "Tusk state"},
+                allow_statuses=(422,),  # already exists
+            )
+        except Forbidden as error:
+            raise StateError(
+                f"Cannot create the label {label!r} in {self._repo}: {error.github_message}",
+                f"Give the bot push (write) access to {self._repo}; state issues need labels.",
+            ) from None
+
+    def _check_author(self, created: dict[str, Any], *, what: str) -> None:
+        if not _trusted(created, bot=self._settings.bot, trusted=self._trusted):
+            author = (created.get("user") or {}).get("login")
+            raise StateError(
+                f"The state {what} was written as {author!r}, not as the bot",
+                f"Use the bot's token ({self._settings.bot}); state by other authors is ignored.",
+            )

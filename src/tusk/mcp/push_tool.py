@@ -1,0 +1,47 @@
+"""The ``push_branch`` tool: the agent's branch taken, checked and pushed to the bot's fork.
+
+Policy is asked before anything is taken from the agent (a push it would refuse
+anyway costs nothing); the branch is then imported from the agent's bundle
+(``git_push.Pusher.take``) and the push goes through ``Runtime.write`` with the
+commit it would publish, so the audit, duplicates and staged mode see the
+exact commit.
+"""
+
+from __future__ import annotations
+
+import anyio.to_thread
+from pydantic import BaseModel
+
+from tusk.mcp.git_push import Pusher, PushFailed
+from tusk.mcp.outcomes import Prepared
+from tusk.mcp.policy import Refused
+from tusk.mcp.runtime import Runtime
+
+
+class PushBranch(BaseModel):
+    branch: str
+
+
+async def push_branch(rt: Runtime, pusher: Pusher | None, a: PushBranch) -> str:
+    asked = {"branch": a.branch}
+    call = rt.call("push_branch", "write", asked)
+    if pusher is None:
+        rt.recorder.fail(call, PushFailed("this server has no workspace to push from"))
+    try:
+        # Nothing is taken from the agent for a push policy would refuse anyway.
+        rt.check("push_branch", {**asked, "sha": ""}, await rt.fresh_blocklist())
+        taken = await anyio.to_thread.run_sync(pusher.take, a.branch)
+    except Refused as refused:
+        rt.recorder.refuse(call, refused)
+    except Exception as error:
+        rt.recorder.fail(call, error)
+    summary = (
+        f"push {a.branch} at {taken.sha[:12]} to {rt.config.bot}'s fork of {rt.config.trigger_repo}"
+    )
+    request = {"git": "push", "branch": a.branch, "sha": taken.sha}
+    return await rt.write(
+        "push_branch",
+        {"branch": a.branch, "sha": taken.sha},
+        prepare=lambda: Prepared(summary, request),
+        send=lambda _: pusher.push(taken),
+    )

@@ -1,0 +1,380 @@
+"""The poller's decisions, free of I/O (ENGINEERING: a sans-I/O poller).
+
+``poll(state, response)`` turns a notifications response into the next
+state and the threads to look at. ``locate_triggers`` finds, in a thread's
+fetched context, every node changed since the thread was last read that
+@mentions the bot (MISSION P2) and says whether it asks for work or for the
+bot to go away (P5). ``plan`` turns one trigger into work, or a reason to
+skip it (P3, P4, P8). The edge in ``cycle`` does the fetching and sending.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from tusk.contracts.config import Settings
+from tusk.contracts.models import (
+    Blocklist,
+    GoAwayRequest,
+    PermissionConfig,
+    Trigger,
+    TriggerType,
+    TrustLevel,
+    TrustSource,
+)
+from tusk.github.trust import TrustDecision
+from tusk.poller.authorization import is_allowed
+from tusk.poller.jobids import job_id
+from tusk.poller.permissions import effective_permissions
+from tusk.text.mentions import Author, author_may_trigger, is_go_away, mentions_bot
+
+DEFAULT_POLL_INTERVAL = 60.0
+ThreadKind = Literal["issue", "pull_request", "discussion"]
+SUBJECT_KINDS: dict[str, ThreadKind] = {
+    "Issue": "issue",
+    "PullRequest": "pull_request",
+    "Discussion": "discussion",
+}
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not value:
+        return None
+    moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# --------------------------------------------------------------------------- notifications
+
+
+@dataclass(frozen=True)
+class NotificationsResponse:
+    status: int
+    threads: tuple[dict[str, Any], ...]
+    last_modified: str | None
+    poll_interval: float | None
+    # The earliest second in which GitHub can have built the listing (its Date header
+    # less the round trip: ``notifications.listing_second``).
+    listed_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PollState:
+    """What ``--loop`` carries from one poll to the next (in memory only)."""
+
+    last_modified: str | None = None
+    poll_interval: float = DEFAULT_POLL_INTERVAL
+
+
+@dataclass(frozen=True)
+class Thread:
+    id: str
+    repo: str
+    subject_type: str
+    title: str
+    number: int | None
+    reason: str
+    updated_at: datetime
+    last_read_at: datetime | None
+
+    @property
+    def kind(self) -> ThreadKind | None:
+        return SUBJECT_KINDS.get(self.subject_type)
+
+
+def parse_thread(item: dict[str, Any]) -> Thread:
+    subject = item.get("subject") or {}
+    url = subject.get("url") or ""
+    match = re.search(r"/(?:issues|pulls|discussions)/([0-9]+)$", url)
+    return Thread(
+        id=str(item["id"]),
+        repo=str((item.get("repository") or {}).get("full_name", "")),
+        subject_type=str(subject.get("type", "")),
+        title=str(subject.get("title", "")),
+        number=int(match.group(1)) if match else None,
+        reason=str(item.get("reason", "")),
+        updated_at=parse_time(item.get("updated_at")) or datetime.now(UTC),
+        last_read_at=parse_time(item.get("last_read_at")),
+    )
+
+
+def poll(state: PollState, response: NotificationsResponse) -> tuple[PollState, list[Thread]]:
+    """The next state and the unread threads to examine. A 304 means no work."""
+    interval = response.poll_interval or state.poll_interval
+    if response.status == 304:
+        return replace(state, poll_interval=interval), []
+    threads = [parse_thread(item) for item in response.threads]
+    return PollState(last_modified=response.last_modified, poll_interval=interval), threads
+
+
+# --------------------------------------------------------------------------- triage
+
+# Reasons that say the bot was not @mentioned in the thread since it last read it.
+# GitHub: "if you are the author of an issue, subsequent notifications on that
+# issue will have a reason of author. If you're then @mentioned on the same issue,
+# the notifications you fetch thereafter will have a reason of mention. The reason
+# remains as mention, regardless of whether you're ever mentioned again."
+# (REST docs, "Notification reasons"). A mention replaces these, so a thread that
+# still shows one holds no mention of the bot. Every other reason (mention,
+# team_mention, assign, review_requested, state_change, any new one) may hide a
+# mention and is looked at.
+NO_MENTION_REASONS = frozenset({"author", "comment", "subscribed", "manual"})
+
+Look = Literal["done", "probe", "fetch"]
+
+
+@dataclass(frozen=True)
+class Triage:
+    """What one unread thread needs before it may be marked read.
+
+    ``done``: nothing (``why`` says so); ``probe``: a look at its activity since
+    ``last_read_at`` (issues and pull requests read before, whose sticky
+    ``mention`` reason may be old) before any full context; ``fetch``: the full
+    context at once."""
+
+    look: Look
+    why: str = ""
+
+
+def triage(thread: Thread, blocklist: Blocklist) -> Triage:
+    """Decide from the notification alone, at no cost, how much a thread needs."""
+    if thread.kind is None:
+        return Triage("done", f"{thread.repo}: {thread.subject_type} notifications carry no task")
+    if blocklist.blocks(thread.repo):
+        return Triage("done", f"{thread.repo} is on the blocklist")
+    if thread.reason in NO_MENTION_REASONS:
+        return Triage(
+            "done",
+            f"{thread.repo} {thread.title!r}: reason {thread.reason!r}, "
+            "so no mention of the bot since it last read the thread",
+        )
+    if thread.last_read_at is not None and thread.kind != "discussion" and thread.number:
+        return Triage("probe")
+    return Triage("fetch")
+
+
+def after_cycle(state: PollState, *, all_threads_done: bool) -> PollState:
+    """A thread left unread (dispatch failed, changed meanwhile) must be seen again, but
+    ``If-Modified-Since`` would hide it behind a 304: forget the date then."""
+    return state if all_threads_done else replace(state, last_modified=None)
+
+
+# --------------------------------------------------------------------------- triggers
+
+
+@dataclass(frozen=True)
+class Node:
+    """A piece of text in a thread that may carry a trigger."""
+
+    type: TriggerType
+    id: str
+    url: str
+    author: str
+    author_is_bot_account: bool
+    body: str
+    created_at: datetime
+    updated_at: datetime | None
+    number: int | None
+    review_id: int | None = None
+    # GitHub's author_association of this node (OWNER, COLLABORATOR, NONE, ...): the
+    # trust level's fallback when the permission endpoint is not readable (tusk.github.trust).
+    author_association: str | None = None
+
+    def changed_since(self, moment: datetime | None) -> bool:
+        if moment is None:
+            return True
+        latest = max(self.created_at, self.updated_at or self.created_at)
+        return latest >= moment
+
+    def as_trigger(self) -> Trigger:
+        return Trigger(
+            type=self.type,
+            id=self.id,
+            url=self.url,
+            number=self.number,
+            author=self.author,
+            body=self.body,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            review_id=self.review_id,
+        )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    node: Node
+    kind: Literal["task", "go_away"]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    node: Node | None
+    reason: str
+
+
+def nodes_of(raw: dict[str, Any]) -> list[Node]:
+    """Every node of a fetched thread that could carry a mention, oldest first."""
+    kind = raw["kind"]
+    thread = raw["thread"]
+    number = thread.get("number")
+    discussion = kind == "discussion"
+    body_types: dict[str, TriggerType] = {
+        "issue": "issue_body",
+        "pull_request": "pull_request_body",
+        "discussion": "discussion_body",
+    }
+    body_type = body_types[kind]
+    body_id = str(thread.get("node_id") if discussion else number)
+    # A thread's updated_at moves with every comment, label or push; only an edit of
+    # the body itself may make the body a new trigger (P8: never twice for one trigger).
+    nodes = [_node(thread, body_type, number, node_id=body_id, updated_key="last_edited_at")]
+    comment_type: TriggerType = "discussion_comment" if discussion else "issue_comment"
+    for item in raw.get("comments") or []:
+        nodes.append(_node(item, comment_type, number, discussion=discussion))
+    for review in raw.get("reviews") or []:
+        if review.get("body"):
+            nodes.append(_node(review, "review", number, time_key="submitted_at"))
+    for item in raw.get("review_comments") or []:
+        review_id = item.get("pull_request_review_id")
+        nodes.append(_node(item, "review_comment", number, review_id=review_id))
+    nodes.sort(key=lambda node: (node.created_at, node.id))
+    return nodes
+
+
+def _node(
+    item: dict[str, Any],
+    type_: TriggerType,
+    number: int | None,
+    *,
+    node_id: str | None = None,
+    discussion: bool = False,
+    review_id: int | None = None,
+    time_key: str = "created_at",
+    updated_key: str = "updated_at",
+) -> Node:
+    identifier = node_id or str(item.get("node_id") if discussion else item.get("id"))
+    created = parse_time(item.get(time_key)) or parse_time(item.get("created_at"))
+    user = item.get("user") or {}
+    return Node(
+        type=type_,
+        id=identifier,
+        url=str(item.get("html_url") or ""),
+        author=str(user.get("login") or "ghost"),
+        author_is_bot_account=user.get("type") == "Bot",
+        body=str(item.get("body") or ""),
+        created_at=created or datetime.fromtimestamp(0, UTC),
+        updated_at=parse_time(item.get(updated_key)),
+        number=number,
+        review_id=review_id,
+        author_association=item.get("author_association"),
+    )
+
+
+def locate_triggers(
+    nodes: list[Node], *, since: datetime | None, settings: Settings
+) -> tuple[list[Candidate], list[Skipped]]:
+    """Every node changed since ``since`` that mentions the bot, in order (P2, P5).
+
+    Returns the candidates and, for the log, mentions that were skipped and why.
+    """
+    candidates: list[Candidate] = []
+    skipped: list[Skipped] = []
+    for node in nodes:
+        if not node.changed_since(since) or not mentions_bot(node.body, settings.bot):
+            continue
+        author = Author(node.author, node.author_is_bot_account)
+        if not author_may_trigger(
+            author, bot=settings.bot, allow_bot_accounts=settings.allow_bot_accounts
+        ):
+            reason = (
+                "the bot's own text"
+                if node.author.lower() == settings.bot.lower()
+                else (f"{node.author} is a Bot account (allow_bot_accounts is off)")
+            )
+            skipped.append(Skipped(node, reason))
+            continue
+        if is_go_away(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
+            candidates.append(Candidate(node, "go_away"))
+        else:
+            candidates.append(Candidate(node, "task"))
+    return candidates, skipped
+
+
+# --------------------------------------------------------------------------- work
+
+
+@dataclass(frozen=True)
+class TaskWork:
+    jobid: str
+    repo: str
+    actor: str
+    trust_level: TrustLevel
+    trust_source: TrustSource
+    permission_config: PermissionConfig
+    trigger: Trigger
+
+
+@dataclass(frozen=True)
+class GoAwayWork:
+    request: GoAwayRequest
+
+
+Work = TaskWork | GoAwayWork
+
+
+def plan(
+    candidate: Candidate,
+    *,
+    repo: str,
+    trust: TrustDecision,
+    settings: Settings,
+    blocklist: Blocklist,
+    now: datetime,
+) -> Work | Skipped:
+    """One trigger → the work to dispatch, or why not (P3, P4, P5, P8)."""
+    node = candidate.node
+    jobid = job_id(repo, node.type, node.id)
+    if candidate.kind == "go_away":
+        # Anyone may ask the bot to leave; the go-away workflow decides the scope (G1).
+        if blocklist.blocks_user(node.author) and (not trust.trusted or blocklist.blocks(repo)):
+            return Skipped(node, f"{node.author}'s go-away is already in force")
+        return GoAwayWork(
+            GoAwayRequest(
+                jobid=jobid,
+                actor=node.author,
+                repo=repo,
+                trust_level=trust.level,
+                trust_source=trust.source,
+                comment_id=node.id,
+                comment_url=node.url,
+                comment_type=node.type,
+                timestamp=now,
+            )
+        )
+    if blocklist.blocks(repo):
+        return Skipped(node, f"{repo} is on the blocklist")
+    if blocklist.blocks_user(node.author):
+        return Skipped(node, f"{node.author} is on the blocklist")
+    if not _allowed(node.author, settings):
+        return Skipped(node, f"{node.author} is not in allowed_users")
+    return TaskWork(
+        jobid=jobid,
+        repo=repo,
+        actor=node.author,
+        trust_level=trust.level,
+        trust_source=trust.source,
+        permission_config=effective_permissions(settings.default_permissions(), node.body),
+        trigger=node.as_trigger(),
+    )
+
+
+def _allowed(login: str, settings: Settings) -> bool:
+    return is_allowed(login, settings.allowed_users)
+
+
+def needs_trust_level(candidate: Candidate, settings: Settings) -> bool:
+    """Unauthorized task requests are skipped before any permission request is spent."""
+    return candidate.kind == "go_away" or _allowed(candidate.node.author, settings)

@@ -1,0 +1,249 @@
+"""One poll cycle at the edge: fetch, decide (``core``), dispatch, mark read.
+
+Each unread thread costs only what it needs: its notification alone settles
+most (``core.triage``: a reason that a mention would have replaced, a blocked
+repository); threads the bot read before get one batched look at their
+activity (``activity``); only a thread that may hold a new mention gets its
+full context. One request marks everything read at the end; only then does each
+dispatched mention get its 👀, so a reaction GitHub refuses or rate-limits holds
+up no dispatch and no mark.
+
+Nothing is stored between runs. A thread is marked read only when every
+trigger it carried was dispatched (or deliberately skipped); otherwise it
+stays unread and the next cycle sees it again. Job ids come from the trigger,
+so a repeat after a crash is recognised downstream (MISSION P1, P8).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from tusk.contracts.config import Settings
+from tusk.contracts.models import Blocklist
+from tusk.errors import TuskError
+from tusk.github.gateway import Gateway
+from tusk.github.reactions import ACKNOWLEDGED, react
+from tusk.github.trust import TrustDecision
+from tusk.poller import activity, context, notifications
+from tusk.poller.authorization import fetch_trust
+from tusk.poller.core import (
+    Candidate,
+    GoAwayWork,
+    PollState,
+    Skipped,
+    TaskWork,
+    Thread,
+    Triage,
+    after_cycle,
+    locate_triggers,
+    needs_trust_level,
+    nodes_of,
+    plan,
+    poll,
+    triage,
+)
+from tusk.poller.dispatch import dispatch_go_away, dispatch_task
+from tusk.poller.jobids import job_id
+
+log = logging.getLogger(__name__)
+
+ContextFetcher = Callable[[Gateway, context.ThreadRef, str], context.Fetched]
+
+
+def _default_fetcher(gateway: Gateway, ref: context.ThreadRef, bot: str) -> context.Fetched:
+    return context.fetch_context(gateway, ref, bot=bot)
+
+
+@dataclass
+class CycleReport:
+    status: int = 0
+    threads: int = 0
+    dispatched: list[str] = field(default_factory=list)
+    go_aways: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    marked_read: list[str] = field(default_factory=list)
+    acknowledged: list[str] = field(default_factory=list)  # mentions given 👀
+    left_unread: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        if self.status == 304:
+            return ["notifications: 304 not modified, nothing to do"]
+        out = [f"notifications: {self.threads} unread thread(s)"]
+        out += [f"dispatched {jobid}" for jobid in self.dispatched]
+        out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
+        out += [f"skipped: {reason}" for reason in self.skipped]
+        out += [f"left unread: {thread}" for thread in self.left_unread]
+        out += [f"error: {error}" for error in self.errors]
+        return out
+
+
+class Poller:
+    """The poller's edge. ``bot`` reads notifications and context; ``dispatcher``
+    sends ``repository_dispatch`` to the control repository (MISSION T2)."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        bot: Gateway,
+        dispatcher: Gateway,
+        read_blocklist: Callable[[], Blocklist],
+        fetch_context: ContextFetcher = _default_fetcher,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        after_dispatch: Callable[[Thread], None] = lambda thread: None,
+    ) -> None:
+        self.settings = settings
+        self.bot = bot
+        self.dispatcher = dispatcher
+        self._read_blocklist = read_blocklist
+        self._fetch_context = fetch_context
+        self._clock = clock
+        self._after_dispatch = after_dispatch  # a seam for crash tests
+        # Jobs this process already sent. Only a courtesy for --loop (a thread left
+        # unread is read again next cycle); correctness rests on the job ids.
+        self._sent: set[str] = set()
+        # Mentions dispatched in this cycle, to get their 👀 once the cycle's work is done.
+        self._to_acknowledge: list[TaskWork] = []
+
+    def cycle(self, state: PollState) -> tuple[PollState, CycleReport]:
+        response = notifications.fetch(self.bot, if_modified_since=state.last_modified)
+        state, threads = poll(state, response)
+        report = CycleReport(status=response.status, threads=len(threads))
+        if not threads:
+            return state, report
+        blocklist = self._read_blocklist()  # once per cycle
+        looks = {thread.id: triage(thread, blocklist) for thread in threads}
+        seen, _ = activity.look(self.bot, [t for t in threads if looks[t.id].look == "probe"])
+        failed: set[str] = set()
+        for thread in threads:
+            handled = self._handle_thread(
+                thread, looks[thread.id], seen.get(thread.id), blocklist, report
+            )
+            if not handled:
+                failed.add(thread.id)
+        # Threads updated in the listing's own second stay unread (``too_fresh``).
+        unmarkable = failed | notifications.too_fresh(threads, response.listed_at)
+        all_done = self._mark_read(threads, unmarkable, report)
+        self._acknowledge(report)
+        return after_cycle(state, all_threads_done=all_done), report
+
+    def _acknowledge(self, report: CycleReport) -> None:
+        """👀 on each mention dispatched in this cycle: the requester sees that it was
+        picked up. The bot token's only write besides marking read, and a courtesy: it
+        comes after every dispatch and mark, so a reaction GitHub refuses or answers
+        with a rate limit (which the gateway waits out) delays nothing that counts;
+        repeats are one reaction on GitHub."""
+        pending, self._to_acknowledge = self._to_acknowledge, []
+        for work in pending:
+            if react(self.bot, repo=work.repo, trigger=work.trigger, content=ACKNOWLEDGED):
+                report.acknowledged.append(work.trigger.url)
+
+    def _mark_read(self, threads: list[Thread], failed: set[str], report: CycleReport) -> bool:
+        """Mark the handled threads read; True when no thread was left unread."""
+        marks, kept = notifications.plan_marks(threads, failed)
+        for mark in marks:
+            try:
+                notifications.send_mark(self.bot, mark)
+            except TuskError as error:  # the work is dispatched; the next poll repeats it
+                where = mark.repo or "the inbox"
+                report.errors.append(f"marking {where} read failed: {error}")
+                kept += mark.threads
+            else:
+                report.marked_read += [thread.id for thread in mark.threads]
+        report.left_unread += [f"{t.repo} {t.title!r} (thread {t.id})" for t in kept]
+        return not kept
+
+    def _handle_thread(
+        self,
+        thread: Thread,
+        look: Triage,
+        seen: dict[str, Any] | None,
+        blocklist: Blocklist,
+        report: CycleReport,
+    ) -> bool:
+        """Dispatch every trigger of ``thread``; True when it may be marked read.
+
+        ``look`` is the triage of its notification; ``seen``, its activity when a
+        look saw the thread whole. Only a thread that may hold a new mention costs
+        its full context."""
+        if look.look == "done":
+            report.skipped.append(look.why)
+            return True
+        if seen is not None:
+            candidates, skipped = locate_triggers(
+                nodes_of(seen), since=thread.last_read_at, settings=self.settings
+            )
+            if not candidates:
+                report.skipped += [
+                    f"{s.node.url if s.node else thread.repo}: {s.reason}" for s in skipped
+                ]
+                return True
+        kind = thread.kind
+        assert kind is not None  # triage leaves kindless threads done
+        ref = context.ThreadRef(
+            repo=thread.repo, kind=kind, number=thread.number, title=thread.title
+        )
+        try:
+            fetched = self._fetch_context(self.bot, ref, self.settings.bot)
+            candidates, skipped = locate_triggers(
+                nodes_of(fetched.raw), since=thread.last_read_at, settings=self.settings
+            )
+            report.skipped += [
+                f"{s.node.url if s.node else thread.repo}: {s.reason}" for s in skipped
+            ]
+            for candidate in candidates:
+                self._handle_candidate(candidate, thread, fetched.raw, blocklist, report)
+            self._after_dispatch(thread)
+        except context.ThreadGone as gone:  # deleted or transferred: nothing left to do
+            log.warning("thread %s in %s: %s; marked read", thread.id, thread.repo, gone)
+            report.skipped.append(f"{thread.repo} {thread.title!r}: {gone}")
+            return True
+        except (TuskError, LookupError, ValidationError) as error:
+            log.error("thread %s in %s: %s", thread.id, thread.repo, error)
+            report.errors.append(f"{thread.repo} {thread.title!r}: {error}")
+            return False
+        return True
+
+    def _handle_candidate(
+        self,
+        candidate: Candidate,
+        thread: Thread,
+        raw: dict[str, Any],
+        blocklist: Blocklist,
+        report: CycleReport,
+    ) -> None:
+        node = candidate.node
+        if job_id(thread.repo, node.type, node.id) in self._sent:
+            return
+        trust = TrustDecision("external", "none", "not asked: the author may not start work")
+        if needs_trust_level(candidate, self.settings):
+            trust = fetch_trust(
+                self.bot, repo=thread.repo, login=node.author, association=node.author_association
+            )
+        work = plan(
+            candidate,
+            repo=thread.repo,
+            trust=trust,
+            settings=self.settings,
+            blocklist=blocklist,
+            now=self._clock(),
+        )
+        if isinstance(work, Skipped):
+            log.info("skipped %s: %s", node.url, work.reason)
+            report.skipped.append(f"{node.url}: {work.reason}")
+        elif isinstance(work, GoAwayWork):
+            dispatch_go_away(self.dispatcher, self.settings, work)
+            self._sent.add(work.request.jobid)
+            report.go_aways.append(work.request.jobid)
+        else:
+            dispatch_task(self.dispatcher, self.settings, work, raw)
+            self._sent.add(work.jobid)
+            report.dispatched.append(work.jobid)
+            self._to_acknowledge.append(work)  # 👀 once the cycle's work is done

@@ -1,0 +1,102 @@
+"""Send work to the control repository (MISSION P7, P8, P5).
+
+A task becomes one context document, encoded and split by the shard codec;
+each shard is one ``repository_dispatch`` ``tusk-shard``. A go-away request is
+one ``tusk-go-away``. Both go out with the dispatch token. GitHub answers a
+dispatch with 204 and nothing else counts as sent: PyGithub returns a bool
+here and does not raise, so this code sends the request itself and checks.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from tusk.contracts.config import Settings
+from tusk.contracts.models import GO_AWAY_EVENT_TYPE, SHARD_EVENT_TYPE, ContextDocument
+from tusk.errors import UserError
+from tusk.github.gateway import Gateway, GitHubError
+from tusk.poller.core import GoAwayWork, TaskWork
+from tusk.shards import codec as shards
+
+log = logging.getLogger(__name__)
+
+
+class DispatchError(UserError):
+    """A dispatch was not accepted; the thread stays unread so the next poll retries."""
+
+
+def build_document(work: TaskWork, raw: dict[str, Any]) -> ContextDocument:
+    """The context document. Its timestamp is the trigger's own time, not the clock's:
+    re-sending an unchanged trigger after a crash then yields identical shards,
+    which the merge accepts as duplicates."""
+    trigger = work.trigger
+    return ContextDocument(
+        jobid=work.jobid,
+        repo=work.repo,
+        actor=work.actor,
+        trust_level=work.trust_level,
+        trust_source=work.trust_source,
+        permission_config=work.permission_config,
+        trigger=work.trigger,
+        raw=raw,
+        timestamp=trigger.updated_at or trigger.created_at,
+    )
+
+
+def send(gateway: Gateway, repo: str, body: dict[str, Any]) -> None:
+    """One ``repository_dispatch``; anything but 204 raises ``DispatchError``."""
+    problems = shards.payload_limit_problems(body)
+    if problems:
+        raise DispatchError(f"dispatch to {repo} would break GitHub's limits", "; ".join(problems))
+    try:
+        response = gateway.request("POST", f"/repos/{repo}/dispatches", json=body)
+    except GitHubError as error:
+        raise DispatchError(
+            f"repository_dispatch {body['event_type']} to {repo} failed: {error.title}",
+            dispatch_hint(error),
+        ) from error
+    if response.status != 204:
+        raise DispatchError(
+            f"repository_dispatch {body['event_type']} to {repo} answered {response.status}",
+            "GitHub accepts a dispatch with 204 only; the trigger stays unread and is retried.",
+        )
+
+
+def dispatch_hint(error: GitHubError) -> str:
+    """What to do about a failed dispatch: blame the token only when it is the token's fault."""
+    if error.cause in ("auth", "permission", "not_found"):
+        return (
+            "Check that TUSK_DISPATCH_TOKEN may write to the control repository "
+            "(classic: repo; fine-grained: Contents write). The trigger stays unread and is "
+            "retried."
+        )
+    if error.cause == "outage":
+        return (
+            "GitHub failed or could not be reached; the token is not at fault. The trigger "
+            "stays unread and the next poll retries it."
+        )
+    return error.hint or "The trigger stays unread and the next poll retries it."
+
+
+def dispatch_task(gateway: Gateway, settings: Settings, work: TaskWork, raw: dict[str, Any]) -> int:
+    """Send the task's context as shards; return how many were sent."""
+    document = build_document(work, raw)
+    encoded = shards.encode_context(document.model_dump_json().encode("utf-8"))
+    parts = shards.split_into_shards(work.jobid, encoded, settings.limits.shard_bytes)
+    for shard in parts:
+        send(gateway, settings.control_repo, shards.dispatch_body(shard))
+    log.info("dispatched %s as %d shard(s) (%s)", work.jobid, len(parts), SHARD_EVENT_TYPE)
+    return len(parts)
+
+
+def dispatch_go_away(gateway: Gateway, settings: Settings, work: GoAwayWork) -> None:
+    payload = work.request.model_dump(mode="json")
+    send(
+        gateway,
+        settings.control_repo,
+        {"event_type": GO_AWAY_EVENT_TYPE, "client_payload": payload},
+    )
+    log.info(
+        "dispatched %s for %s on %s", GO_AWAY_EVENT_TYPE, work.request.actor, work.request.repo
+    )

@@ -1,0 +1,320 @@
+"""The permission marker (MISSION P4): grammar, parser, and narrowing.
+
+A mention may carry one marker in its prose::
+
+    @tusk-bot [permissions: comment-on-this-issue, pr-limit=0] fix the typo
+
+Grammar (case-insensitive, spaces around items allowed)::
+
+    marker  = "[permissions:" item *("," item) "]"
+    item    = flag / limit / repos
+    flag    = "read-only" / "comment-on-this-issue" / "comment-on-this-thread"
+            / "no-comment" / "no-issue" / "no-pr" / "no-push" / "no-memory"
+    limit   = ("comment-limit" / "issue-limit" / "pr-limit" / "memory-limit") "=" 1*DIGIT
+    repos   = "repos=" repo *("+" repo)          ; repo = owner/name
+
+A marker can only narrow the configured defaults: limits are the smaller of
+the two, operations the intersection. A marker that does not parse fails
+closed: the run may reply once on its own thread and do nothing else, and
+``PermissionConfig.error`` says why so the agent and the log issue show it.
+
+Markers are read after Unicode NFKC normalisation, so the full-width forms
+CJK input methods type (``［permissions： no-pr］``, ``，``, ``＝``) mean what
+their ASCII twins mean, and without the invisible characters github.com shows
+as nothing (a zero-width space pasted into ``permis​sions``). ``permissions:``
+after another opening bracket (``【permissions: no-pr】``), or spelled with
+look-alike letters of another alphabet (a Cyrillic ``р``), looks like a marker
+but is not one: it fails closed too, rather than being ignored.
+``docs/permission-marker.md`` is the user-facing description.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tusk.contracts.models import REPO_PATTERN, PermissionConfig, WriteOperation
+from tusk.text.mentions import prose
+from tusk.text.neutralise import INVISIBLE
+
+# The singular is recognised only to be refused: a typo must fail closed, not open.
+_OPENER = re.compile(r"\[\s*permission(?P<plural>s?)\s*:", re.IGNORECASE)
+_LIMIT_KEYS: dict[str, str] = {
+    "comment-limit": "comments_per_thread",
+    "issue-limit": "issues_per_repo",
+    "pr-limit": "prs_per_repo",
+    "memory-limit": "memory_writes",
+}
+_LIMIT_OF_OPERATION: dict[WriteOperation, str] = {
+    "comment": "comments_per_thread",
+    "issue": "issues_per_repo",
+    "pull_request": "prs_per_repo",
+    "memory": "memory_writes",
+}
+_REMOVES: dict[str, WriteOperation] = {
+    "no-comment": "comment",
+    "no-issue": "issue",
+    "no-pr": "pull_request",
+    "no-push": "push",
+    "no-memory": "memory",
+}
+_THIS_THREAD_FLAGS = frozenset({"comment-on-this-issue", "comment-on-this-thread"})
+FLAGS = frozenset({"read-only", *_THIS_THREAD_FLAGS, *_REMOVES})
+MAX_MARKER_CHARS = 500
+# Opening brackets NFKC leaves alone that someone may still type a marker with.
+_LOOKALIKE_OPENER = re.compile(
+    "[\u2045\u2772\u27e6\u27e8\u27ea\u2983\u3008\u300a\u3010\u3014\u3016\u3018\u301a]"
+    r"\s*permissions?\s*:",
+    re.IGNORECASE,
+)
+
+
+# Letters of other alphabets that look like the Latin ones of "permissions" (and a
+# few more), which NFKC leaves alone: Cyrillic, Greek and Latin small capitals.
+_LOOKALIKE_LETTERS = str.maketrans(
+    "аеорсуіјѕԁһкмпхАВЕКМНОРСТХІЈЅοριενκμτΟΡΙΕΝΚΜΤᴘᴇʀᴍɪꜱᴏɴ",
+    "aeopcyijsdhkmnxABEKMHOPCTXIJSopievkmtOPIENKMTpermison",
+)
+
+
+def fold(text: str) -> tuple[str, list[int]]:
+    """``text`` NFKC-normalised character by character, without the characters
+    github.com shows as nothing, and for each character of the result the index of
+    the character of ``text`` it came from."""
+    if text.isascii() and INVISIBLE.search(text) is None:
+        return text, list(range(len(text)))
+    out: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if INVISIBLE.match(char) and char != "\n":
+            continue
+        folded = unicodedata.normalize("NFKC", char) if not char.isascii() else char
+        out.append(folded)
+        origin.extend([index] * len(folded))
+    return "".join(out), origin
+
+
+def _visible_nfkc(text: str) -> str:
+    return INVISIBLE.sub("", unicodedata.normalize("NFKC", INVISIBLE.sub("", text)))
+
+
+class MarkerError(ValueError):
+    """The marker does not follow the grammar; the message says where."""
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A parsed marker: what it asks for, before narrowing against the defaults."""
+
+    text: str
+    flags: frozenset[str] = frozenset()
+    limits: dict[str, int] = field(default_factory=dict)
+    repos: tuple[str, ...] | None = None
+
+
+def find_marker_text(markdown: str | None) -> str | None:
+    """The marker as written in the prose of ``markdown``, or None when there is none.
+
+    Code, quotes and HTML comments do not count, so quoting someone else's
+    marker changes nothing. Two markers are refused (ambiguous).
+    """
+    if not markdown:
+        return None
+    markdown = markdown.replace("\r\n", "\n")  # as prose() does, so offsets agree
+    folded, origin = fold(prose(markdown))
+    openers = list(_OPENER.finditer(folded))
+    lookalike = _LOOKALIKE_OPENER.search(folded)
+    if lookalike is not None:
+        raise MarkerError(
+            f"{lookalike.group(0)!r} looks like a permission marker but is not one; write it "
+            "with square brackets: [permissions: ...]"
+        )
+    skeleton = folded.translate(_LOOKALIKE_LETTERS)
+    spelled = [
+        m for m in _OPENER.finditer(skeleton) if m.start() not in {o.start() for o in openers}
+    ]
+    if spelled:
+        raise MarkerError(
+            f"{folded[spelled[0].start() : spelled[0].end()]!r} looks like a permission marker "
+            "but is spelled with letters of another alphabet; type [permissions: ...] in "
+            "Latin letters"
+        )
+    if not openers:
+        return None
+    if len(openers) > 1:
+        raise MarkerError("more than one [permissions: ...] marker; write exactly one")
+    start = openers[0].start()
+    end = folded.find("]", start)
+    newline = folded.find("\n", start)
+    if end == -1 or (newline != -1 and newline < end):
+        raise MarkerError("the marker is not closed with ']' on the same line")
+    return markdown[origin[start] : origin[end] + 1]
+
+
+def parse_marker(text: str) -> Marker:
+    """Parse one marker, ``[permissions: ...]``, raising ``MarkerError`` with the reason.
+
+    The grammar is read after NFKC normalisation; ``Marker.text`` keeps what was typed."""
+    if len(text) > MAX_MARKER_CHARS:
+        raise MarkerError(f"the marker is longer than {MAX_MARKER_CHARS} characters")
+    folded = _visible_nfkc(text)
+    opener = _OPENER.match(folded)
+    if opener is None or not folded.endswith("]"):
+        raise MarkerError("a marker looks like [permissions: item, item, ...]")
+    if not opener.group("plural"):
+        raise MarkerError("write [permissions: ...] (plural), not [permission: ...]")
+    inner = folded[opener.end() : -1].strip()
+    if not inner:
+        raise MarkerError("the marker lists no permissions")
+    flags: set[str] = set()
+    limits: dict[str, int] = {}
+    repos: tuple[str, ...] | None = None
+    for raw_item in inner.split(","):
+        item = raw_item.strip().lower()
+        if not item:
+            raise MarkerError("empty item between commas")
+        key, has_value, value = (part.strip() for part in item.partition("="))
+        if not has_value:
+            if key not in FLAGS:
+                raise MarkerError(f"unknown permission {key!r}; known: {', '.join(sorted(FLAGS))}")
+            flags.add(key)
+            continue
+        if key in _LIMIT_KEYS:
+            if key in limits:
+                raise MarkerError(f"{key} is given twice")
+            if not re.fullmatch(r"[0-9]{1,4}", value):
+                raise MarkerError(f"{key} needs a whole number, got {value!r}")
+            limits[key] = int(value)
+        elif key == "repos":
+            if repos is not None:
+                raise MarkerError("repos is given twice; join repositories with '+'")
+            names = tuple(name.strip() for name in value.split("+"))
+            bad = [name for name in names if not re.fullmatch(REPO_PATTERN, name)]
+            if bad or not names:
+                raise MarkerError(f"repos needs owner/name joined by '+', got {value!r}")
+            repos = names
+        else:
+            known = ", ".join([*sorted(_LIMIT_KEYS), "repos"])
+            raise MarkerError(f"unknown setting {key!r}; known: {known}")
+    return Marker(text=text, flags=frozenset(flags), limits=limits, repos=repos)
+
+
+def narrow(defaults: PermissionConfig, marker: Marker) -> PermissionConfig:
+    """Apply ``marker`` to ``defaults``; the result never allows more than ``defaults``."""
+    operations: list[WriteOperation] = list(defaults.operations)
+    if "read-only" in marker.flags:
+        operations = []
+    if marker.flags & _THIS_THREAD_FLAGS:
+        operations = [op for op in operations if op == "comment"]
+    removed = {_REMOVES[flag] for flag in marker.flags if flag in _REMOVES}
+    operations = [op for op in operations if op not in removed]
+    limits = {
+        name: getattr(defaults, name)
+        for name in ("comments_per_thread", "issues_per_repo", "prs_per_repo", "memory_writes")
+    }
+    for key, value in marker.limits.items():
+        name = _LIMIT_KEYS[key]
+        limits[name] = min(limits[name], value)
+    return _coherent(
+        marker=marker.text,
+        error=None,
+        operations=operations,
+        only_this_thread=defaults.only_this_thread or bool(marker.flags & _THIS_THREAD_FLAGS),
+        repos=_intersect_repos(defaults.repos, marker.repos),
+        limits=limits,
+    )
+
+
+def fail_closed(defaults: PermissionConfig, *, marker: str | None, reason: str) -> PermissionConfig:
+    """The most restrictive useful set: one reply on the trigger's own thread."""
+    operations: list[WriteOperation] = ["comment"] if defaults.allows("comment") else []
+    return _coherent(
+        marker=marker,
+        error=reason,
+        operations=operations,
+        only_this_thread=True,
+        repos=defaults.repos,
+        limits={
+            "comments_per_thread": min(defaults.comments_per_thread, 1),
+            "issues_per_repo": 0,
+            "prs_per_repo": 0,
+            "memory_writes": 0,
+        },
+    )
+
+
+def effective_permissions(defaults: PermissionConfig, markdown: str | None) -> PermissionConfig:
+    """The permission config for a mention: defaults, narrowed by its marker if any."""
+    try:
+        text = find_marker_text(markdown)
+    except MarkerError as error:
+        return fail_closed(defaults, marker=_raw_marker_hint(markdown), reason=str(error))
+    if text is None:
+        return defaults
+    try:
+        return narrow(defaults, parse_marker(text))
+    except MarkerError as error:
+        return fail_closed(defaults, marker=text, reason=str(error))
+
+
+def _raw_marker_hint(markdown: str | None) -> str | None:
+    """The start of the first marker-looking text, for the error report."""
+    if not markdown:
+        return None
+    markdown = markdown.replace("\r\n", "\n")
+    folded, origin = fold(prose(markdown))
+    opener = (
+        _LOOKALIKE_OPENER.search(folded)
+        or _OPENER.search(folded)
+        or _OPENER.search(folded.translate(_LOOKALIKE_LETTERS))
+    )
+    if opener is None:
+        return None
+    start = origin[opener.start()]
+    line_end = markdown.find("\n", start)
+    return markdown[start : line_end if line_end != -1 else None][:MAX_MARKER_CHARS]
+
+
+def _intersect_repos(
+    configured: tuple[str, ...] | None, asked: tuple[str, ...] | None
+) -> tuple[str, ...] | None:
+    if asked is None:
+        return configured
+    if configured is None:
+        return _dedupe(asked)
+    allowed = {name.lower() for name in configured}
+    return _dedupe(name for name in asked if name.lower() in allowed)
+
+
+def _dedupe(names: Iterable[str]) -> tuple[str, ...]:
+    seen: dict[str, str] = {}
+    for name in names:
+        seen.setdefault(name.lower(), name)
+    return tuple(seen.values())
+
+
+def _coherent(
+    *,
+    marker: str | None,
+    error: str | None,
+    operations: list[WriteOperation],
+    only_this_thread: bool,
+    repos: tuple[str, ...] | None,
+    limits: dict[str, int],
+) -> PermissionConfig:
+    """Keep operations and limits in agreement: a zero limit removes the operation, a
+    removed operation gets a zero limit."""
+    kept = [op for op in operations if limits.get(_LIMIT_OF_OPERATION.get(op, ""), 1) > 0]
+    for op, name in _LIMIT_OF_OPERATION.items():
+        if op not in kept:
+            limits[name] = 0
+    return PermissionConfig(
+        marker=marker,
+        error=error,
+        operations=tuple(kept),
+        only_this_thread=only_this_thread,
+        repos=repos,
+        **limits,
+    )

@@ -1,0 +1,256 @@
+"""``tusk build-context``: the CLI edge of the build-context action.
+
+Reads the merged context document and tusk.yml, reads history and memory
+from the state issues, builds the task and context (``build_context``),
+claims the job's log issue (exactly once per job id) and, when this run owns
+the job, writes task.md, context.md, diff.patch (PRs) and run.json into the
+output directory. When another run owns the job it says so, sets
+``proceed=false`` and writes nothing, so the workflow stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from tusk.contracts.config import Settings, load_secrets, load_settings, resolve_config_path
+from tusk.contracts.models import ContextDocument, RunMetadata
+from tusk.errors import InputError
+from tusk.github import actions_edge
+from tusk.github.gateway import Gateway, gateway_from_secrets
+from tusk.github.once import new_nonce
+from tusk.issues.log_issue import LogIssueClaim, claim_log_issue
+from tusk.issues.run_facts import run_facts
+from tusk.issues.state import StateStore
+from tusk.steps.build_context import build_context as bc
+from tusk.steps.build_context import log_body as lb
+from tusk.steps.build_context.views import Sizes, SummaryView
+
+TASK_FILE = "task.md"
+RUN_FILE = "run.json"
+FULL_CONTEXT_FILE = "full-context.md"
+# A job's log issues are created after its trigger; the margin absorbs clock skew.
+SINCE_MARGIN = timedelta(days=1)
+# Every output the action declares, so a stopped run still sets each one.
+EMPTY_OUTPUTS: dict[str, str | bool | int] = {
+    "proceed": False,
+    "jobid": "",
+    "log-issue-number": "",
+    "log-issue-url": "",
+    "task-path": "",
+    "context-path": "",
+    "diff-path": "",
+    "run-json": "",
+    "full-context-path": "",
+    "context-cut": False,
+    "artifact-name": "",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--context-file", required=True, help="the merged context (JSON)")
+    parser.add_argument("--output-dir", default="tusk-run", help="where the files are written")
+    parser.add_argument("--config", help="tusk.yml; default: $TUSK_CONFIG or ./tusk.yml")
+    parser.add_argument(
+        "--artifact-name",
+        help="name the full context is uploaded under when the log issue is cut; "
+        "default: tusk-context-<jobid>",
+    )
+    parser.add_argument(
+        "--run-url", help="link to the workflow run holding that artifact; default: from $GITHUB_*"
+    )
+
+
+def read_context(path: Path) -> ContextDocument:
+    try:
+        return ContextDocument.model_validate_json(path.read_bytes())
+    except OSError as error:
+        raise InputError(f"cannot read the context file {path}", str(error)) from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise InputError(
+            f"{path} is not a Tusk context document",
+            f"{error.error_count()} problem(s), first: {where}: {first['msg']}. "
+            "Pass the file merge-shards wrote.",
+        ) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_settings(resolve_config_path(args.config))
+    context_file = Path(args.context_file)
+    doc = read_context(context_file)
+    gateway = gateway_from_secrets(load_secrets(), "agent")
+    outputs = build_and_claim(
+        doc,
+        settings,
+        gateway,
+        context_file=context_file,
+        out_dir=Path(args.output_dir),
+        artifact_name=args.artifact_name or f"tusk-context-{doc.jobid}",
+        run_url=args.run_url or actions_edge.run_url(),
+    )
+    actions_edge.set_outputs(outputs)
+    return 0
+
+
+def build_and_claim(
+    doc: ContextDocument,
+    settings: Settings,
+    gateway: Gateway,
+    *,
+    context_file: Path,
+    out_dir: Path,
+    artifact_name: str,
+    run_url: str | None,
+) -> dict[str, str | bool | int]:
+    """Build, claim the log issue, write the files; return the step outputs."""
+    store = StateStore(gateway, settings)
+    history = store.read_entries("history", limit=settings.limits.history_entries)
+    memory = store.read_entries("memory")
+    built = bc.build(doc, settings, history=history, memory=memory)
+    nonce = new_nonce()  # this run's: marks its claim, found again after a lost answer
+    task_md = bc.render_task(built.task)
+    context_md = bc.render_context(built.context)
+    sizes = built.sizes.model_copy(update={"context_chars": len(context_md)})
+    log = lb.log_issue_body(
+        jobid=doc.jobid,
+        repo=doc.repo,
+        task_text=built.task.text,
+        context_text=context_md,
+        artifact_name=artifact_name,
+        artifact_url=run_url,
+        facts=run_facts(doc, settings),
+        nonce=nonce,
+    )
+    claim = claim_log_issue(
+        gateway,
+        settings,
+        jobid=doc.jobid,
+        title=bc.log_issue_title(doc.repo, built.task.number, doc.trigger.created_at),
+        body=log.body,
+        labels=[settings.labels.workflow],
+        repo=doc.repo,
+        since=doc.trigger.created_at - SINCE_MARGIN,
+        nonce=nonce,
+    )
+    actions_edge.append_summary(
+        step_summary(doc, built, claim, log, sizes=sizes, artifact_name=artifact_name)
+    )
+    if not claim.won:
+        actions_edge.notice(
+            f"job {doc.jobid} is already owned by log issue #{claim.number} ({claim.url}); "
+            "this run stops here"
+        )
+        return {
+            **EMPTY_OUTPUTS,
+            "proceed": False,
+            "jobid": doc.jobid,
+            "log-issue-number": claim.number,
+            "log-issue-url": claim.url,
+        }
+    return write_outputs(
+        doc,
+        claim,
+        settings,
+        out_dir=out_dir,
+        context_file=context_file,
+        task_md=task_md,
+        context_md=context_md,
+        diff=built.diff,
+        full_context=context_md if log.context_cut else None,
+        artifact_name=artifact_name,
+    )
+
+
+def step_summary(
+    doc: ContextDocument,
+    built: bc.Built,
+    claim: LogIssueClaim,
+    log: lb.LogBody,
+    *,
+    sizes: Sizes,
+    artifact_name: str,
+) -> str:
+    """The step summary: the task's start, the claim and what the context kept."""
+    excerpt, excerpt_cut = bc.task_excerpt(built.task.text)
+    return bc.render_summary(
+        SummaryView(
+            jobid=doc.jobid,
+            task_excerpt=excerpt,
+            task_cut=excerpt_cut,
+            trigger_url=doc.trigger.url,
+            log_issue_url=claim.url,
+            log_issue_number=claim.number,
+            won=claim.won,
+            sizes=sizes,
+            log_body_chars=len(log.body),
+            log_context_cut=log.context_cut,
+            artifact_name=artifact_name if log.context_cut else None,
+        )
+    )
+
+
+def write_outputs(
+    doc: ContextDocument,
+    claim: LogIssueClaim,
+    settings: Settings,
+    *,
+    out_dir: Path,
+    context_file: Path,
+    task_md: str,
+    context_md: str,
+    diff: str | None,
+    full_context: str | None,
+    artifact_name: str,
+) -> dict[str, str | bool | int]:
+    # Absolute, so run.json means the same wherever it is read from.
+    out_dir = out_dir.resolve()
+    context_file = context_file.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    task_path, context_path = out_dir / TASK_FILE, out_dir / bc.CONTEXT_FILE
+    task_path.write_text(task_md, encoding="utf-8")
+    context_path.write_text(context_md, encoding="utf-8")
+    diff_path = None
+    if diff is not None:
+        diff_path = out_dir / bc.DIFF_FILE
+        diff_path.write_text(diff, encoding="utf-8")
+    full_path = None
+    if full_context is not None:
+        full_path = out_dir / FULL_CONTEXT_FILE
+        full_path.write_text(full_context, encoding="utf-8")
+    thread_number = doc.trigger.number
+    metadata = RunMetadata(
+        jobid=doc.jobid,
+        repo=doc.repo,
+        trigger_url=doc.trigger.url,
+        trigger_type=doc.trigger.type,
+        thread_number=thread_number,
+        log_issue_number=claim.number,
+        log_issue_url=claim.url,
+        control_repo=settings.control_repo,
+        task_path=str(task_path),
+        context_path=str(context_path),
+        diff_path=str(diff_path) if diff_path else None,
+        context_file=str(context_file),
+        claim_nonce=claim.nonce or None,
+    )
+    run_path = out_dir / RUN_FILE
+    run_path.write_text(metadata.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    print(f"job {doc.jobid}: log issue {claim.url}; files in {out_dir}", flush=True)
+    return {
+        "proceed": True,
+        "jobid": doc.jobid,
+        "log-issue-number": claim.number,
+        "log-issue-url": claim.url,
+        "task-path": str(task_path),
+        "context-path": str(context_path),
+        "diff-path": str(diff_path) if diff_path else "",
+        "run-json": str(run_path),
+        "full-context-path": str(full_path) if full_path else "",
+        "context-cut": full_path is not None,
+        "artifact-name": artifact_name,
+    }

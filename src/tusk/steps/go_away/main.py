@@ -1,0 +1,180 @@
+"""``tusk go-away``: the CLI edge of the go-away action (MISSION G1-G3).
+
+Reads the ``tusk-go-away`` dispatch, checks on GitHub that its actor really
+wrote the go-away comment, claims the run's log issue (a repeated
+delivery of the same job stops here), blocks, cleans up, writes what happened
+into the log issue and closes it as ``not_planned``. Exits 1 when anything
+failed, after everything that could be done was done and reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tusk.contracts.config import (
+    Settings,
+    describe_validation_errors,
+    load_secrets,
+    load_settings,
+    resolve_config_path,
+)
+from tusk.contracts.models import GO_AWAY_EVENT_TYPE, GoAwayRequest
+from tusk.errors import InputError
+from tusk.github import actions_edge
+from tusk.github.gateway import Gateway, gateway_from_secrets
+from tusk.issues.log_issue import claim_log_issue, log_marker
+from tusk.issues.state import StateStore
+from tusk.steps.go_away import plan
+from tusk.steps.go_away.cleanup import GoAwayRun
+from tusk.steps.go_away.verify import verify
+from tusk.text.render import render
+
+NO_REACTION = "none"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--payload",
+        help="file holding the go-away client_payload (or the whole event); "
+        "default: $GITHUB_EVENT_PATH",
+    )
+    parser.add_argument("--config", help="tusk.yml; default: $TUSK_CONFIG or ./tusk.yml")
+    parser.add_argument(
+        "--reaction",
+        help=f"reaction on the go-away comment, overriding go_away.reaction; "
+        f"'{NO_REACTION}' for none",
+    )
+
+
+def read_request(path: Path) -> GoAwayRequest:
+    """The request from a payload file or a whole ``repository_dispatch`` event."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError(f"cannot read the go-away payload {path}", str(error)) from error
+    if isinstance(data, dict) and "client_payload" in data:
+        if data.get("action") not in (None, GO_AWAY_EVENT_TYPE):
+            raise InputError(
+                f"the event is a {data.get('action')!r} dispatch, not {GO_AWAY_EVENT_TYPE!r}",
+                "Start go-away only from the tusk-go-away dispatch (guard the job with "
+                "`if: github.event.action == 'tusk-go-away'`).",
+            )
+        data = data["client_payload"]
+    try:
+        return GoAwayRequest.model_validate(data)
+    except ValidationError as error:
+        problems = "\n".join(f"  - {p}" for p in describe_validation_errors(error))
+        raise InputError(
+            "the go-away payload is not a valid request",
+            f"{problems}\nThe poller sends it; check that poller and actions are the same version.",
+        ) from error
+
+
+def reaction_of(args: argparse.Namespace, settings: Settings) -> str | None:
+    if args.reaction is None:
+        return settings.go_away.reaction
+    if args.reaction == NO_REACTION:
+        return None
+    # Validated the same way as the config key.
+    return type(settings.go_away)(reaction=args.reaction).reaction
+
+
+def run(args: argparse.Namespace) -> int:
+    source = args.payload or os.environ.get("GITHUB_EVENT_PATH")
+    if not source:
+        raise InputError(
+            "no go-away payload to read",
+            "Give --payload FILE, or run inside the tusk-go-away repository_dispatch workflow.",
+        )
+    request = read_request(Path(source))
+    settings = load_settings(resolve_config_path(args.config))
+    if request.actor.lower() == settings.bot.lower():
+        raise InputError(
+            "the bot cannot send itself away",
+            "The poller never dispatches for the bot's own comments; check the payload.",
+        )
+    reaction = reaction_of(args, settings)
+    gateway = gateway_from_secrets(load_secrets(), "agent")
+    return execute(request, gateway=gateway, settings=settings, reaction=reaction)
+
+
+def execute(
+    request: GoAwayRequest,
+    *,
+    gateway: Gateway,
+    settings: Settings,
+    reaction: str | None,
+    sleep: Callable[[float], object] = time.sleep,
+) -> int:
+    """Everything after the inputs are read; tests call this with their own gateway."""
+    # The payload decides what is blocked and deleted: read the comment back first.
+    verified = verify(gateway, request, bot=settings.bot, phrase=settings.go_away.phrase)
+    request = verified.request
+    marker = log_marker(request.jobid, request.repo)
+    claim = claim_log_issue(
+        gateway,
+        settings,
+        jobid=request.jobid,
+        title=plan.log_title(request),
+        body=render(
+            "go_away_log.md.j2", marker=marker, report=_empty(request, settings), finished=False
+        ),
+        labels=[settings.labels.workflow],
+        repo=request.repo,
+    )
+    if not claim.won:
+        print(f"job {request.jobid}: already handled in {claim.url}; nothing to do", flush=True)
+        actions_edge.set_outputs({"log-issue-url": claim.url, "handled": False, "failures": 0})
+        return 0
+    report = GoAwayRun(
+        request,
+        gateway=gateway,
+        settings=settings,
+        update_blocklist=StateStore(gateway, settings).update_blocklist,
+        sleep=sleep,
+        reaction=reaction,
+        author_association=verified.author_association,
+    ).run(log_issue_number=claim.number)
+    body = render("go_away_log.md.j2", marker=marker, report=report, finished=True)
+    gateway.patch(
+        f"/repos/{settings.control_repo}/issues/{claim.number}",
+        json={"body": plan.fit_body(body), "state": "closed", "state_reason": "not_planned"},
+    )
+    _report(report, body=body, log_issue_url=claim.url)
+    return 1 if report.failures else 0
+
+
+def _report(report: plan.GoAwayReport, *, body: str, log_issue_url: str) -> None:
+    """What was done, in the step's annotations, summary, log and outputs."""
+    for failure in report.failures:
+        actions_edge.error(failure.what, detail=f"{failure.error}\nTo do: {failure.todo}")
+    actions_edge.append_summary(body)
+    blocked_repos = [r.repo for r in report.repos if not r.skipped]
+    print(
+        f"job {report.request.jobid}: {len(blocked_repos)} repositories cleaned, "
+        f"{report.removed_count} items removed, {len(report.failures)} problem(s); "
+        f"{log_issue_url}",
+        flush=True,
+    )
+    actions_edge.set_outputs(
+        {
+            "log-issue-url": log_issue_url,
+            "handled": True,
+            "blocked-repos": " ".join(report.newly_blocked_repos),
+            "blocked-users": " ".join(report.newly_blocked_users),
+            "removed": report.removed_count,
+            "failures": len(report.failures),
+        }
+    )
+
+
+def _empty(request: GoAwayRequest, settings: Settings) -> plan.GoAwayReport:
+    return plan.GoAwayReport(request=request, bot=settings.bot)

@@ -1,0 +1,374 @@
+"""One Jinja environment for every markdown Tusk writes (log issue, summary, transcript).
+
+Templates live in the ``tusk.templates`` package and are loaded through the
+package loader, so rendering works the same from a checkout and from an
+installed wheel. ``StrictUndefined`` turns a misspelt variable into an error
+instead of an empty string; autoescape is off because the output is markdown,
+not HTML: untrusted text goes through ``quote_block`` instead.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from bisect import bisect_right
+from functools import cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from tusk.text import inline_code
+
+TEMPLATE_PACKAGE = "tusk.templates"
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader(TEMPLATE_PACKAGE, ""),
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,  # a `{% ... %}` line leaves no blank line behind
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["quote_block"] = quote_block
+    env.filters["quote_markdown"] = quote_markdown
+    env.filters["code_span"] = code_span
+    env.filters["neutral_line"] = neutral_line
+    return env
+
+
+def render(template_name: str, **context: Any) -> str:
+    """Render ``templates/<template_name>`` with ``context`` (typed models, not raw payloads)."""
+    return environment().get_template(template_name).render(**context)
+
+
+# --------------------------------------------------------------------------- quoting
+
+# Characters that are invisible or reorder text: zero-width, bidi controls,
+# variation selectors, tag characters. Shown as [U+XXXX] so nothing hides.
+_VARIATION_SELECTORS = (range(0xFE00, 0xFE10), range(0xE0100, 0xE01F0))
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")  # as markdown-it ends a line
+_HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
+# A setext underline or a thematic break: a line of only = - * _ (and spaces).
+_RULE = re.compile(r"^( {0,3})([=\-*_])(?=[ \t=\-*_]*$)")
+# A link reference definition is invisible and defines a link for the whole
+# page; it may sit inside list items (any indent, nested markers), and its
+# label may run onto the next line, so a "[" with no "]" on its line counts.
+_LINK_DEFINITION = re.compile(r"^([ \t]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)*)\[(?=[^\]]*(?:\]:|$))")
+_MENTION = re.compile(r"(?<![A-Za-z0-9`])@(?=[A-Za-z0-9])")
+_ISSUE_REFERENCE = re.compile(r"(?<!&)#(?=[0-9])")
+_ZERO_WIDTH_SPACE = "&#8203;"
+
+
+def _is_hidden(char: str) -> bool:
+    code = ord(char)
+    if char in "\n\t":
+        return False
+    if unicodedata.category(char) in ("Cf", "Cc", "Zl", "Zp"):
+        return True
+    return any(code in block for block in _VARIATION_SELECTORS)
+
+
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@cache
+def _hidden_characters() -> re.Pattern[str]:
+    """One character class of every hidden code point, built once per process."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(sys.maxunicode + 1):
+        if _is_hidden(chr(code)):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    parts = "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+    return re.compile(f"[{parts}]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"[U+{ord(match.group(0)):04X}]"
+
+
+def reveal_hidden(text: str) -> str:
+    """Replace invisible and direction-changing characters by a visible ``[U+XXXX]``."""
+    if text.isascii():  # the common case: only control characters can hide here
+        return _ASCII_CONTROLS.sub(_visible, text)
+    return _hidden_characters().sub(_visible, text)
+
+
+def _inert_line(line: str) -> str:
+    # HTML first: with '&', '<' and '>' escaped no tag, comment (`-->`), entity
+    # or nested quote can exist, so `</details>` or `<!--` stay literal text.
+    line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for pattern in (_HEADING, _FENCE, _RULE, _LINK_DEFINITION):
+        line = pattern.sub(lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)) :], line)
+    return line
+
+
+def quote_block(text: str | None, *, neutralise_mentions: bool = True) -> str:
+    """Quote untrusted ``text`` so it stays one inert markdown blockquote.
+
+    Every line gets a "> " prefix (an empty line becomes ">", which keeps the
+    quote going). Inside it nothing can end the quote or change the page:
+    HTML tags and comments, entities, fences, headings, rules, setext
+    underlines and link definitions are escaped; invisible and bidi
+    characters are shown as ``[U+XXXX]``. With ``neutralise_mentions`` a
+    zero-width space after ``@`` and ``#`` keeps quoted ``@user`` and ``#12``
+    from notifying people or cross-referencing issues from where it is posted.
+    """
+    out = []
+    for raw in _LINE_BREAKS.split(text or ""):
+        line = _inert_line(reveal_hidden(raw))
+        if neutralise_mentions:
+            line = _MENTION.sub("@" + _ZERO_WIDTH_SPACE, line)
+            line = _ISSUE_REFERENCE.sub("#" + _ZERO_WIDTH_SPACE, line)
+        out.append(f"> {line}" if line else ">")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- markdown, kept
+
+
+_QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*")
+_FENCE_OPEN = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+# A backtick outside code with no backslash escaping it (none, or an even run before it).
+_BARE_BACKTICK = re.compile(r"(?<!\\)((?:\\\\)*)`")
+# A run of backslashes just before a match: an odd run escapes the match's first character.
+_TRAILING_BACKSLASHES = re.compile(r"\\+\Z")
+# What GitHub turns into a notification or a cross-reference when it stands in text
+# (not in code): the URL of an issue, pull request or discussion, @user and
+# @org/team, #12, owner/repo#12, GH-12. Wrapped in a code span they read the same and
+# link nothing. A ``_`` before one does not protect it: as emphasis markup it ends a
+# text node (``_a_@bob`` is ``<em>a</em>@bob``, and GitHub links ``@bob``; ``_a_#12``
+# likewise); wrapping a literal one (``snake_@bob``) as well costs nothing. Nor does a
+# ``/`` before ``@``: GitHub's mention filter takes any non-word character there.
+_LINKABLE = re.compile(
+    r"https?://[^\s/<>]+/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/[0-9]+[^\s<>()\[\]`\\]*"
+    r"|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
+    r"|(?<![A-Za-z0-9&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
+    r"|(?<![A-Za-z0-9])GH-[0-9]+(?![\w])"
+)
+
+
+def _may_link(text: str) -> bool:
+    """Whether ``_LINKABLE`` could match: each of its forms needs one of these. Plain
+    substring tests are far cheaper than the pattern's scan with its lookbehinds."""
+    return "@" in text or "#" in text or "GH-" in text or "://" in text
+
+
+_PARSER = inline_code.parser(html=False)
+
+
+def _code_ranges(text: str) -> list[tuple[int, int]]:
+    """[start, end) of every code span in ``text`` (lines ending at ``\n``), as CommonMark
+    reads it: a span may cross line endings within its paragraph (section 6.1).
+
+    Parsed without HTML and autolinks: the posted text has every ``<`` outside code
+    escaped, so no tag or autolink can hide a backtick there."""
+    if "`" not in text:
+        return []
+    starts = inline_code.line_starts(text)
+    return sorted(inline_code.code_spans(_PARSER.parse(text), text, starts))
+
+
+def _pieces(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[bool, str]]:
+    """``line``, which starts at offset ``start`` of the text, as (is_code, piece) pieces."""
+    end = start + len(line)
+    pieces: list[tuple[bool, str]] = []
+    position = start
+    for span_start, span_end in spans:
+        if span_end <= position or span_start >= end:
+            continue
+        if span_start > position:
+            pieces.append((False, line[position - start : span_start - start]))
+        position = min(span_end, end)
+        pieces.append((True, line[max(span_start, start) - start : position - start]))
+    pieces.append((False, line[position - start :]))
+    return [(code, piece) for code, piece in pieces if piece]
+
+
+# A link's destination, `](url "title")`: kept as written so the link still works.
+_LINK_DESTINATION = re.compile(
+    r"\]\((?:<[^<>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)"
+)
+
+
+def _neutral_text(text: str) -> str:
+    """Prose outside code: mentions and references in code spans, HTML and entities
+    escaped (so no tag hides anything and ``&#64;`` cannot spell a mention); link
+    destinations kept.
+
+    A backtick here is literal (markdown-it found it opens no code span), and gets a
+    backslash so that it stays literal next to the code spans added around mentions:
+    a lone backtick before ``@bob`` would otherwise pair with the added opening one
+    and leave ``@bob`` live (CommonMark 0.31.2, 6.1: a backtick string closes the
+    first open one of its length). A backslash-escaped backtick is the same character, in a link
+    destination too (section 2.4)."""
+    text = _BARE_BACKTICK.sub(r"\1\\`", text)
+    out = []
+    position = 0
+    for destination in _LINK_DESTINATION.finditer(text):
+        out.append(_neutral_prose(text[position : destination.start()]))
+        out.append(destination.group(0))
+        position = destination.end()
+    out.append(_neutral_prose(text[position:]))
+    return "".join(out)
+
+
+def _neutral_prose(text: str) -> str:
+    if not _may_link(text):  # most prose: nothing to wrap, only & and < to escape
+        return text.replace("&", "&amp;").replace("<", "&lt;")
+    out = []
+    position = 0
+    # Searched afresh after each match: text right after an added code span starts a new
+    # text node, where GitHub links ``@bob`` even after a letter (``@a@bob``).
+    while (match := _LINKABLE.search(text[position:])) is not None:
+        plain = text[position : position + match.start()]
+        backslashes = _TRAILING_BACKSLASHES.search(plain)
+        if backslashes is not None and len(backslashes.group(0)) % 2:
+            # It would escape the opening backtick. Before ``@`` or ``#`` it escapes
+            # nothing visible: drop it; before a letter it shows: escape it instead.
+            plain = plain[:-1] if match.group(0)[0] in "@#" else plain + "\\"
+        # The text before an added span ends a text node too (``#12`` before a URL).
+        out.append(_neutral_prose(plain) if plain else "")
+        out.append(f"`{match.group(0)}`")
+        position += match.end()
+    out.append(text[position:].replace("&", "&amp;").replace("<", "&lt;"))
+    return "".join(out)
+
+
+# Printable ASCII and tab without the characters any rule below reacts to: quote
+# markers, fences, code spans, links, HTML and entities, mentions and references.
+_PLAIN_LINE = re.compile(
+    "[\t"
+    + re.escape("".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "&<>@#[]`~"))
+    + "]*"
+)
+
+
+def _plain(line: str) -> bool:
+    """A line ``neutral_markdown_lines`` leaves as it is, outside a fence: nothing hidden
+    to reveal, nothing to escape or wrap (``GH-12`` and URLs need their own test, being
+    made of plain characters)."""
+    return _PLAIN_LINE.fullmatch(line) is not None and "GH-" not in line and "://" not in line
+
+
+def neutral_markdown_lines(text: str | None) -> list[str]:
+    """Markdown from GitHub made safe to post while it still reads as markdown.
+
+    Headings, lists, quotes, emphasis, links and code render as written. What
+    would act on GitHub does not: ``@user``, ``#12`` and ``owner/repo#12`` outside
+    code become code spans (no notification, no cross-reference), raw HTML and
+    entities are escaped (no hidden ``<details>``, no ``&#64;`` mention), link
+    reference definitions are shown, and invisible or bidi characters appear as
+    ``[U+XXXX]``. Code spans and fenced blocks are left exactly as written: GitHub
+    links nothing there. One output line per input line.
+    """
+    lines = _LINE_BREAKS.split(text or "")
+    source = "\n".join(lines)
+    starts = inline_code.line_starts(source)
+    fenced = _fenced(lines)
+    spans = [
+        (start, end)
+        for start, end in _code_ranges(source)
+        # A span markdown-it saw running into a line kept as fenced code would not close
+        # where it is posted: its other part is treated as text, the safe side.
+        if not any(fenced[bisect_right(starts, start) - 1 : bisect_right(starts, end - 1)])
+    ]
+    out: list[str] = []
+    for index, raw in enumerate(lines):
+        prefix = _QUOTE_PREFIX.match(raw).group(0)  # type: ignore[union-attr]
+        if fenced[index]:
+            out.append(reveal_hidden(raw))
+        elif _plain(raw[len(prefix) :]):
+            out.append(raw)  # quote markers and plain text: nothing below would change it
+        else:
+            out.append(
+                prefix + _neutral_body(raw[len(prefix) :], starts[index] + len(prefix), spans)
+            )
+    return out
+
+
+def _fenced(lines: list[str]) -> list[bool]:
+    """Which lines are a fenced code block's, its fences included: kept as written."""
+    fenced: list[bool] = []
+    fence: tuple[int, str, int] | None = None  # quote depth, marker character, length
+    for raw in lines:
+        if fence is None and "`" not in raw and "~" not in raw:
+            fenced.append(False)  # opens no fence
+            continue
+        line = reveal_hidden(raw)
+        prefix = _QUOTE_PREFIX.match(line).group(0)  # type: ignore[union-attr]
+        depth = prefix.count(">")
+        body = line[len(prefix) :]
+        if fence is not None and depth < fence[0]:
+            fence = None  # the quote holding the fence ended, and the fence with it
+        if fence is not None:
+            stripped = body.strip()
+            if (
+                len(stripped) >= fence[2]
+                and set(stripped) == {fence[1]}
+                and not body.startswith("    ")
+            ):
+                fence = None
+            fenced.append(True)
+            continue
+        opening = _FENCE_OPEN.match(body)
+        if opening is not None and not (
+            opening.group(1)[0] == "`" and "`" in body[opening.end() :]
+        ):
+            fence = (depth, opening.group(1)[0], len(opening.group(1)))
+        fenced.append(fence is not None)
+    return fenced
+
+
+def _neutral_body(body: str, start: int, spans: list[tuple[int, int]]) -> str:
+    """A line's text after its quote markers, which starts at ``start`` of the text:
+    code kept, the rest neutral, a line that may define a link shown as text."""
+    out: list[str] = []
+    wrapped_last = False  # the text so far ends with a code span added around a mention
+    for index, (code, piece) in enumerate(_pieces(body, start, spans)):
+        if code:
+            text = reveal_hidden(piece)
+            touching = wrapped_last
+        else:
+            if index == 0:
+                piece = _LINK_DEFINITION.sub(
+                    lambda m: m.group(1) + "\\" + m.group(0)[len(m.group(1)) :], piece
+                )
+            text = _neutral_text(reveal_hidden(piece))
+            # Literal backticks come out escaped: a bare one at either end is an added span's.
+            touching = index > 0 and text.startswith("`")
+            wrapped_last = text.endswith("`") and not piece.endswith("`")
+        # Backtick strings that touch merge into a longer one and no longer close the
+        # span they belong to (CommonMark 0.31.2, 6.1): a space keeps them apart.
+        out.append(" " + text if touching else text)
+    return "".join(out)
+
+
+def quote_markdown(text: str | None) -> str:
+    """``text`` as one blockquote that keeps its markdown but acts on nothing
+    (``neutral_markdown_lines``); every line is quoted, blank ones as ``>``."""
+    return "\n".join(f"> {line}" if line else ">" for line in neutral_markdown_lines(text))
+
+
+def code_span(text: str) -> str:
+    """``text`` as one inline code span, whatever backticks it holds (on one line)."""
+    text = " ".join(reveal_hidden(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def neutral_line(text: str | None) -> str:
+    """One line of text from GitHub, safe to post as prose (see ``neutral_markdown_lines``)."""
+    return " ".join(neutral_markdown_lines(" ".join((text or "").split())))
