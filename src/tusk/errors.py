@@ -59,7 +59,7 @@ def is_network_failure(error: BaseException) -> bool:
 def report_and_exit_code(error: BaseException, *, debug: bool = False) -> int:
     """Tell the user about ``error`` the right way and return the exit code."""
     # Imported here: the Actions edge imports this module for UserError.
-    from tusk.github import actions_edge
+    from tusk import actions_edge
 
     if debug:
         traceback.print_exception(error, file=sys.stderr)

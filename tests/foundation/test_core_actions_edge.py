@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tusk.github import actions_edge
+from tusk import actions_edge
 
 
 def test_data_escaping_keeps_a_message_on_one_line() -> None:

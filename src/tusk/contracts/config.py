@@ -25,11 +25,11 @@ from pydantic import (
     model_validator,
 )
 
+from tusk import actions_edge
 from tusk.contracts.config_text import MAX_CONFIG_BYTES, YamlProblem, load_yaml, plain_problems
 from tusk.contracts.models import ALL_WRITE_OPERATIONS, Login, PermissionConfig, RepoName
 from tusk.contracts.pricing import Price
 from tusk.errors import ConfigError
-from tusk.github import actions_edge
 
 DEFAULT_CONFIG_NAME = "tusk.yml"
 DEFAULT_API_URL = "https://api.github.com"

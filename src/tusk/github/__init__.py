@@ -1,2 +1,2 @@
 """The GitHub edge: the gateway (the only code that speaks GitHub's APIs), pacing, creates made
-once by nonce, the bot's forks, reactions, trust levels, and the GitHub Actions edge."""
+once by nonce, the bot's forks, reactions and trust levels."""

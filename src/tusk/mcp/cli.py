@@ -16,11 +16,11 @@ import socket
 import sys
 from pathlib import Path
 
+from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.errors import InputError
 from tusk.git.agent import AgentGit, BrokerClient, BundleSource
-from tusk.github import actions_edge
 from tusk.github.gateway import gateway_from_secrets
 
 

@@ -19,8 +19,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
-from tusk.github import actions_edge
 from tusk.github.gateway import gateway_from_secrets
 from tusk.issues.state import StateStore
 from tusk.poller import state_file

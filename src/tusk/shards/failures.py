@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from tusk import actions_edge
 from tusk.contracts.config import Settings, load_secrets, load_settings, resolve_config_path
-from tusk.github import actions_edge
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.issues.log_issue import record_failure
 from tusk.shards import codec as shards

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from tusk import actions_edge
 from tusk.contracts.config import Settings, load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.errors import InputError
-from tusk.github import actions_edge
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.github.once import new_nonce
 from tusk.issues.log_issue import LogIssueClaim, claim_log_issue

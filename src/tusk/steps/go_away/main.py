@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tusk import actions_edge
 from tusk.contracts.config import (
     Settings,
     describe_validation_errors,
@@ -28,7 +29,6 @@ from tusk.contracts.config import (
 )
 from tusk.contracts.models import GO_AWAY_EVENT_TYPE, GoAwayRequest
 from tusk.errors import InputError
-from tusk.github import actions_edge
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.issues.log_issue import claim_log_issue, log_marker
 from tusk.issues.state import StateStore

@@ -12,9 +12,9 @@ import argparse
 import os
 from pathlib import Path
 
+from tusk import actions_edge
 from tusk.contracts.config import load_secrets
 from tusk.errors import InputError, first_line
-from tusk.github import actions_edge
 from tusk.github.gateway import GitHubError, gateway_from_secrets
 from tusk.shards import codec as shards
 from tusk.shards.failures import record_shard_failure

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from tusk import actions_edge
 from tusk.contracts.config import Secrets, Settings
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.contracts.passes import write_pass
 from tusk.contracts.pricing import Spend
 from tusk.errors import UserError
 from tusk.git.agent import AgentGit, broker_pair
-from tusk.github import actions_edge
 from tusk.github.gateway import Gateway
 from tusk.github.once import new_nonce
 from tusk.issues.lease import report_progress

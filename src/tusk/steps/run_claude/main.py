@@ -12,10 +12,10 @@ import os
 import tempfile
 from pathlib import Path
 
+from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import RunMetadata
 from tusk.errors import InputError
-from tusk.github import actions_edge
 from tusk.github.gateway import Gateway
 
 DEFAULT_MAX_RETRIES = 5

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tusk.github import actions_edge
+from tusk import actions_edge
 from tusk.steps.run_claude.isolation import Principal, agent_launch, end_processes_of
 from tusk.steps.run_claude.transcript import TUSK_EVENT
 from tusk.steps.run_claude.watch import StopReason, StreamWatch
