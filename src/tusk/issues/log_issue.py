@@ -213,7 +213,7 @@ def claim_log_issue(
     body = with_job_marker(body, jobid=jobid, repo=repo, nonce=nonce)
     if len(body) > BODY_LIMIT:
         raise ValueError(f"log issue body is {len(body)} characters; GitHub allows {BODY_LIMIT}")
-    existing = listed_job_claims(gateway, settings, jobid=jobid, since=since)
+    existing = listed_job_claims(gateway, settings, jobid=jobid, since=since, title=title)
     # The lease is measured on GitHub's clock (its Date header), not the runner's.
     moment = now or gateway.server_time or datetime.now(UTC)
     lease = Lease(settings.limits.claim_lease_minutes, moment)
@@ -229,7 +229,9 @@ def claim_log_issue(
         gateway, settings, issue, existing, jobid=jobid, nonce=nonce, since=since, sleep=sleep
     )
     _require_labels(created, labels, settings)
-    rivals = scanned_job_claims(gateway, settings, created, jobid=jobid, lease=lease, sleep=sleep)
+    rivals = scanned_job_claims(
+        gateway, settings, created, jobid=jobid, title=title, lease=lease, sleep=sleep
+    )
     issues = {issue.number: issue for issue in existing} | {i.number: i for i in rivals}
     return _decide_claim(
         gateway,
@@ -241,25 +243,55 @@ def claim_log_issue(
     )
 
 
-def job_claim(item: dict[str, Any] | None, settings: Settings, *, jobid: str) -> LogIssue | None:
+def job_claim(
+    item: dict[str, Any] | None, settings: Settings, *, jobid: str, title: str | None = None
+) -> LogIssue | None:
     """The claim (or failure record) of ``jobid`` that ``item`` is: the bot's issue with the
     job's marker, not released by the bot (``claims.released``). Label and state do not
-    matter: people's edits never unmake a claim."""
+    matter: people's edits never unmake a claim. A bot's issue whose job marker a person
+    edited away still counts when it carries the job's own ``title`` (erring towards
+    stopping a run, never towards a second one)."""
     if item is None or not claims.by_bot(item, settings.bot) or claims.released(item, settings.bot):
         return None
     issue = parse_log_issue(item, settings)
+    if issue is None and title:
+        return _marker_edited_away(item, jobid=jobid, title=title)
     return issue if issue is not None and issue.jobid == jobid else None
 
 
+def _marker_edited_away(item: dict[str, Any], *, jobid: str, title: str) -> LogIssue | None:
+    """The bot's issue titled as this job's claim, with no job marker left in its body."""
+    lost = item.get("pull_request") is None and first_marker(item.get("body"), "job") is None
+    if not lost or item.get("title") != title:
+        return None
+    return LogIssue(
+        number=int(item["number"]),
+        url=str(item.get("html_url") or ""),
+        title=title,
+        state=str(item.get("state") or "open"),
+        state_reason=item.get("state_reason"),
+        jobid=jobid,
+        repo=None,
+        failure=False,
+        created_at=claims.created_at(item),
+    )
+
+
 def listed_job_claims(
-    gateway: Gateway, settings: Settings, *, jobid: str, since: datetime | None
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str,
+    since: datetime | None,
+    title: str | None = None,
 ) -> list[LogIssue]:
     """The job's claims and failure records the listing of the bot's issues shows."""
     found = []
     for item in claims.listed_claims(gateway, settings, since=since):
-        if job_claim(item, settings, jobid=jobid) is None:
+        if job_claim(item, settings, jobid=jobid, title=title) is None:
             continue
-        issue = job_claim(claims.confirmed(gateway, settings, item), settings, jobid=jobid)
+        item = claims.confirmed(gateway, settings, item)
+        issue = job_claim(item, settings, jobid=jobid, title=title)
         if issue is not None:
             found.append(issue)
     return sorted(found, key=lambda issue: issue.number)
@@ -271,6 +303,7 @@ def scanned_job_claims(
     created: dict[str, Any],
     *,
     jobid: str,
+    title: str | None,
     lease: Lease,
     sleep: Callable[[float], None],
 ) -> list[LogIssue]:
@@ -284,7 +317,8 @@ def scanned_job_claims(
     ):
         if slot.item is None:
             continue
-        issue = job_claim(claims.renumbered(slot.item, slot.number), settings, jobid=jobid)
+        item = claims.renumbered(slot.item, slot.number)
+        issue = job_claim(item, settings, jobid=jobid, title=title)
         if issue is not None:
             found.append(issue)
     return found
