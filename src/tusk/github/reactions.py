@@ -63,3 +63,32 @@ def react(gateway: Gateway, *, repo: str, trigger: Trigger, content: Reaction) -
     except (TuskError, KeyError, TypeError) as error:
         log.warning("could not react %s on %s: %s", content, trigger.url, error)
         return False
+
+
+def ran_record(gateway: Gateway, *, repo: str, trigger: Trigger, bot: str) -> str | None:
+    """Why the trigger says its job ran, or None: the bot's own 🚀 or 😕 on it.
+
+    People remove only their own reactions (a reaction is its author's: GitHub's
+    interface and the REST "Delete ... reaction" routes act for the authenticated
+    user), so the bot's outlive a log issue someone deleted or transferred. Read
+    over REST where the trigger has a reactions route; a trigger without one (a
+    discussion, a review) or one that is gone answers None."""
+    path = rest_path(repo, trigger.type, trigger.id, trigger.number)
+    if path is None:
+        return None
+    try:
+        found = {
+            str(item.get("content"))
+            for item in gateway.paginate(path)
+            if str((item.get("user") or {}).get("login") or "").lower() == bot.lower()
+        }
+    except TuskError as error:
+        log.warning("could not read the reactions on %s: %s", trigger.url, error)
+        return None
+    for content, emoji in ((COMPLETED, "🚀"), (FAILED, "😕")):
+        if content in found:
+            return (
+                f"the bot's {emoji} on the trigger ({trigger.url}) says this job ran already, "
+                "but its log issue cannot be found (deleted or transferred?)"
+            )
+    return None

@@ -1,11 +1,12 @@
 """Log issues: one per job, in the control repository (MISSION A4, ENGINEERING §2).
 
-Exactly once per job id, without locks: a run first looks for a log issue
-carrying the job's marker; finding none, it creates one, then lists again.
-Issue numbers only grow, so among runs that raced past the first look the
-one whose issue has the lowest number wins, and every other run closes its
-own issue as ``duplicate`` and stops. A marker counts only when
-``tusk.text.markers`` trusts it (the bot's content, or the control repository).
+Exactly once per job id, without locks: a run first looks for a claim of
+the job (the bot's issue carrying the job's marker, whatever its label or
+state); finding none, it creates one, then reads the issues just below its
+own by their own URLs (``tusk.issues.claims``). Issue numbers only grow, so
+among runs that raced past the first look the one whose issue has the lowest
+number wins, and every other run closes its own issue as ``duplicate`` and
+stops. Nothing is decided on a listing's order or freshness.
 
 Each claim carries its run's nonce, so a create whose answer was lost (a
 5xx, a timeout, a reset) is found again instead of being sent twice, and a
@@ -31,6 +32,7 @@ from tusk.contracts.config import Settings
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, GitHubError
 from tusk.github.once import Patience, create_once, find_comment, new_nonce
+from tusk.issues import claims
 from tusk.issues.lease import HandshakeUndecided, Lease, claim_status, take_over
 from tusk.text.markers import first_marker, is_trusted_author, render_marker
 
@@ -60,6 +62,8 @@ class LogIssueClaim:
     url: str
     won: bool
     nonce: str = ""
+    # Why the run stops although no claim was found (number 0): the job ran already.
+    why: str = ""
 
 
 def log_marker(
@@ -156,8 +160,9 @@ def find_log_issues(
 
 
 def _claimants(issues: list[LogIssue]) -> list[LogIssue]:
-    """Issues that hold a claim on their job: not failure records, not closed duplicates."""
-    return [i for i in issues if not i.failure and i.state_reason != "duplicate"]
+    """Issues that hold a claim on their job: not failure records. (Released claims never
+    get this far: ``job_claim`` leaves them out.)"""
+    return [i for i in issues if not i.failure]
 
 
 def with_job_marker(body: str, *, jobid: str, repo: str | None, nonce: str) -> str:
@@ -188,28 +193,27 @@ def claim_log_issue(
     nonce: str | None = None,
     now: datetime | None = None,
     sleep: Callable[[float], None] | None = None,
+    already_ran: Callable[[], str | None] | None = None,
 ) -> LogIssueClaim:
     """Create the job's log issue unless one exists; exactly one caller wins.
 
-    ``won`` is False when another run owns the job (an earlier run's issue,
-    or a racing run's issue with a lower number); the caller must then stop.
-    A losing run's own issue is closed as ``duplicate``. The decision waits
-    until the listing shows the run's own issue (``listed_with``): a listing
-    that lags could hide a rival's lower number from both runs. ``nonce`` (new
-    when not given) marks this run's claim, so a create whose answer was lost
-    is found instead of repeated; ``now`` measures the lease of claims whose
-    run never reported progress. ``sleep`` defaults to the gateway's.
+    The claim API every job kind calls (agent runs, go-away, and any later kind):
+    ``won`` is False when another run owns the job (an earlier run's issue, or a
+    racing run's issue with a lower number, ``tusk.issues.claims``); the caller
+    must then stop. A losing run's own issue is closed as ``duplicate``.
+    ``already_ran`` is asked when no claim can be found at all (a person deleted
+    or transferred it): a reason (the bot's own record that the job ran) stops
+    the run without a new claim, told in ``why``. ``nonce`` (new when not given)
+    marks this run's claim, so a create whose answer was lost is found instead
+    of repeated; ``now`` measures the lease of claims whose run never reported
+    progress. ``sleep`` defaults to the gateway's.
     """
     nonce = nonce or new_nonce()
     sleep = sleep or gateway.sleep
     body = with_job_marker(body, jobid=jobid, repo=repo, nonce=nonce)
     if len(body) > BODY_LIMIT:
         raise ValueError(f"log issue body is {len(body)} characters; GitHub allows {BODY_LIMIT}")
-
-    def listed() -> list[LogIssue]:
-        return find_log_issues(gateway, settings, jobid=jobid, state="all", since=since)
-
-    existing = listed()
+    existing = listed_job_claims(gateway, settings, jobid=jobid, since=since, title=title)
     # The lease is measured on GitHub's clock (its Date header), not the runner's.
     moment = now or gateway.server_time or datetime.now(UTC)
     lease = Lease(settings.limits.claim_lease_minutes, moment)
@@ -217,24 +221,118 @@ def claim_log_issue(
     if live and live[0].nonce != nonce:
         owner = live[0]
         return LogIssueClaim(owner.number, owner.url, won=False, nonce=nonce)
+    why = None if live or already_ran is None else already_ran()
+    if why:
+        return LogIssueClaim(0, "", won=False, nonce=nonce, why=why)
     issue = {"title": title, "body": body, "labels": list(labels)}
     created = _create_claim(
-        gateway, settings, issue, listed, existing, jobid=jobid, nonce=nonce, sleep=sleep
+        gateway, settings, issue, existing, jobid=jobid, nonce=nonce, since=since, sleep=sleep
     )
     _require_labels(created, labels, settings)
-    issues = _listing_with_claim(gateway, settings, listed, created, jobid=jobid, sleep=sleep)
-    return _decide_claim(gateway, settings, issues, created, lease=lease, nonce=nonce)
+    rivals = scanned_job_claims(
+        gateway, settings, created, jobid=jobid, title=title, lease=lease, sleep=sleep
+    )
+    issues = {issue.number: issue for issue in existing} | {i.number: i for i in rivals}
+    return _decide_claim(
+        gateway,
+        settings,
+        sorted(issues.values(), key=lambda i: i.number),
+        created,
+        lease=lease,
+        nonce=nonce,
+    )
+
+
+def job_claim(
+    item: dict[str, Any] | None, settings: Settings, *, jobid: str, title: str | None = None
+) -> LogIssue | None:
+    """The claim (or failure record) of ``jobid`` that ``item`` is: the bot's issue with the
+    job's marker, not released by the bot (``claims.released``). Label and state do not
+    matter: people's edits never unmake a claim. A bot's issue whose job marker a person
+    edited away still counts when it carries the job's own ``title`` (erring towards
+    stopping a run, never towards a second one)."""
+    if item is None or not claims.by_bot(item, settings.bot) or claims.released(item, settings.bot):
+        return None
+    issue = parse_log_issue(item, settings)
+    if issue is None and title:
+        return _marker_edited_away(item, jobid=jobid, title=title)
+    return issue if issue is not None and issue.jobid == jobid else None
+
+
+def _marker_edited_away(item: dict[str, Any], *, jobid: str, title: str) -> LogIssue | None:
+    """The bot's issue titled as this job's claim, with no job marker left in its body."""
+    lost = item.get("pull_request") is None and first_marker(item.get("body"), "job") is None
+    if not lost or item.get("title") != title:
+        return None
+    return LogIssue(
+        number=int(item["number"]),
+        url=str(item.get("html_url") or ""),
+        title=title,
+        state=str(item.get("state") or "open"),
+        state_reason=item.get("state_reason"),
+        jobid=jobid,
+        repo=None,
+        failure=False,
+        created_at=claims.created_at(item),
+    )
+
+
+def listed_job_claims(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str,
+    since: datetime | None,
+    title: str | None = None,
+) -> list[LogIssue]:
+    """The job's claims and failure records the listing of the bot's issues shows."""
+    found = []
+    for item in claims.listed_claims(gateway, settings, since=since):
+        if job_claim(item, settings, jobid=jobid, title=title) is None:
+            continue
+        item = claims.confirmed(gateway, settings, item)
+        issue = job_claim(item, settings, jobid=jobid, title=title)
+        if issue is not None:
+            found.append(issue)
+    return sorted(found, key=lambda issue: issue.number)
+
+
+def scanned_job_claims(
+    gateway: Gateway,
+    settings: Settings,
+    created: dict[str, Any],
+    *,
+    jobid: str,
+    title: str | None,
+    lease: Lease,
+    sleep: Callable[[float], None],
+) -> list[LogIssue]:
+    """The job's claims numbered below this run's ``created``, read by their own URLs
+    back to the first issue older than the lease (``claims.issues_below``)."""
+    start = claims.window_start(created, lease.minutes)
+    found = []
+    control = settings.control_repo
+    for slot in claims.issues_below(
+        gateway, control, int(created["number"]), since=start, sleep=sleep
+    ):
+        if slot.item is None:
+            continue
+        item = claims.renumbered(slot.item, slot.number)
+        issue = job_claim(item, settings, jobid=jobid, title=title)
+        if issue is not None:
+            found.append(issue)
+    return found
 
 
 def _create_claim(
     gateway: Gateway,
     settings: Settings,
     issue: dict[str, Any],
-    listed: Callable[[], list[LogIssue]],
     existing: list[LogIssue],
     *,
     jobid: str,
     nonce: str,
+    since: datetime | None,
     sleep: Callable[[float], None],
 ) -> dict[str, Any]:
     """This run's claim: found by its nonce when it exists already (the step ran again,
@@ -242,7 +340,9 @@ def _create_claim(
     path = f"/repos/{settings.control_repo}/issues"
 
     def find_mine(issues: list[LogIssue] | None = None) -> dict[str, Any] | None:
-        mine = [issue for issue in (listed() if issues is None else issues) if issue.nonce == nonce]
+        if issues is None:
+            issues = listed_job_claims(gateway, settings, jobid=jobid, since=since)
+        mine = [issue for issue in issues if issue.nonce == nonce]
         if not mine:
             return None
         found: dict[str, Any] = gateway.get(f"{path}/{mine[0].number}")  # read-after-write
@@ -255,32 +355,6 @@ def _create_claim(
         patience=CLAIM_PATIENCE,
         what=f"the log issue of job {jobid}",
     )
-
-
-def _listing_with_claim(
-    gateway: Gateway,
-    settings: Settings,
-    listed: Callable[[], list[LogIssue]],
-    created: dict[str, Any],
-    *,
-    jobid: str,
-    sleep: Callable[[float], None],
-) -> list[LogIssue]:
-    """The listing once it shows this run's claim; when it never does, the claim is
-    released and the run stops with a clear error."""
-    number = int(created["number"])
-    try:
-        return listed_with(listed, number, sleep=sleep)
-    except ListingLag as lag:
-        # Undecidable: release this claim rather than hold it blind (a rival that saw it
-        # has stopped; a later delivery of the job claims it afresh), and say so.
-        _close_as_duplicate(gateway, settings, number)
-        raise UserError(
-            f"job {jobid}: {lag}; whether another delivery claimed the job first cannot be "
-            f"told, so this run released its claim ({created['html_url']}) and stops",
-            "Nothing ran. Mention the bot again, or re-run this workflow run, once GitHub's "
-            "issue listing has caught up.",
-        ) from lag
 
 
 def _decide_claim(
@@ -398,14 +472,13 @@ def listed_with(
     sleep: Callable[[float], None],
     patience: float = LISTING_PATIENCE_SECONDS,
 ) -> list[Listed]:
-    """The listing, once it shows issue ``number`` (this run's own claim).
+    """The listing, once it shows issue ``number``.
 
-    GitHub's listings can lag a write; only an issue's own URL is read-after-write.
-    Two runs that each listed before the other's issue appeared would both see
-    themselves alone and both win. Issue numbers grow with creation time, and a
-    listing that has caught up with a new issue shows the ones created before it
-    (assumed: lag is not known to reorder), so a run that waits for its own issue
-    sees every lower-numbered rival: of two racing runs, the later one loses.
+    GitHub's listings can lag a write; only an issue's own URL is read-after-write,
+    and no order of catching up is documented: a listing that shows ``number`` need
+    not show the issues created before it. So this is no basis for deciding a race
+    (claims are decided by ``tusk.issues.claims``); it only waits for a listing to
+    show an issue at all.
     """
     waited, delay = 0.0, 1.0
     while True:

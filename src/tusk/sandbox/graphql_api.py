@@ -235,10 +235,14 @@ class Resolver:
         }
 
     def mutation_root(self) -> dict[str, Any]:
+        from tusk.sandbox import graphql_issues
+
         return {
             "addDiscussionComment": self.add_discussion_comment,
             "deleteDiscussionComment": self.delete_discussion_comment,
             "addReaction": self.add_reaction,
+            "deleteIssue": lambda input: graphql_issues.delete_issue(self, input),
+            "transferIssue": lambda input: graphql_issues.transfer_issue(self, input),
         }
 
     # -- actors

@@ -30,6 +30,9 @@ def error_reply(error: SandboxError) -> Reply:
     }
     if error.errors:
         body["errors"] = error.errors
+    if "url" in error.extra:  # 301 Moved Permanently: where the object lives now
+        body["url"] = error.extra["url"]
+        return Reply(error.status, body, {"Location": str(error.extra["url"])})
     return Reply(error.status, body)
 
 

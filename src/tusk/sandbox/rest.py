@@ -109,7 +109,15 @@ class Call:
         return repo
 
     def issue(self, repo: Repo, key: str = "issue_number") -> Issue:
-        issue = repo.issues.get(self.int_param(key))
+        number = self.int_param(key)
+        issue = repo.issues.get(number)
+        if issue is None and number in repo.gone:
+            moved = repo.gone[number]
+            if moved is None:  # GitHub answers a deleted issue's URL with 410
+                raise SandboxError(410, "This issue was deleted")
+            target = self.world.repos.get(moved[0].lower())
+            base = self.shapes.repo_url(target) if target else moved[0]
+            raise SandboxError(301, "Moved Permanently", url=f"{base}/issues/{moved[1]}")
         if issue is None:
             raise SandboxError(404, "Not Found")
         return issue

@@ -101,10 +101,11 @@ def create_issue(call: Call) -> Reply:
         if pusher and call.field("milestone") is not None
         else None,
     )
-    if call.world.listing_lag > 0:
+    lag = call.world.next_listing_lag()
+    if lag > 0:
         # Issue listings and search can lag a just-created issue on GitHub; only its own
-        # URL is read-after-write (no documented bound; widely observed).
-        issue.listed_from = call.world.wall() + call.world.listing_lag
+        # URL is read-after-write (no documented bound or order; widely observed).
+        issue.listed_from = call.world.wall() + lag
     call.world.ensure_labels(repo, issue.labels)
     repo.issues[issue.number] = issue
     repo.updated_at = moment
@@ -148,9 +149,11 @@ def update_issue(call: Call) -> Reply:
         if state == "closed":
             issue.state_reason = reason or "completed"
             issue.closed_at = moment
+            issue.closed_by = login
         else:
             issue.state_reason = "reopened"
             issue.closed_at = None
+            issue.closed_by = None
         issue.state = state
     if pusher:
         if "labels" in call.body:

@@ -138,6 +138,7 @@ SETTINGS = {
     "fork_ready_after_reads": int,
     "fork_git_ready_after_requests": int,
     "listing_lag_seconds": (int, float),
+    "listing_lags_seconds": [(int, float)],
     "comment_listing_lag_seconds": (int, float),
     "secondary_limits": (bool, dict),
 }
@@ -345,6 +346,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     world.fork_ready_after_reads = settings.get("fork_ready_after_reads", 0)
     world.fork_git_ready_after_requests = settings.get("fork_git_ready_after_requests", 0)
     world.listing_lag = float(settings.get("listing_lag_seconds", 0))
+    world.listing_lags = [float(x) for x in settings.get("listing_lags_seconds", [])]
     world.comment_listing_lag = float(settings.get("comment_listing_lag_seconds", 0))
     world.secondary = SecondaryLimits(Limits.from_setting(settings.get("secondary_limits")))
     for spec in data.get("users", []):

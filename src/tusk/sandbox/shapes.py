@@ -378,7 +378,7 @@ class Shapes:
             "closed_at": iso(issue.closed_at),
             "created_at": iso(issue.created_at),
             "updated_at": iso(issue.updated_at),
-            "closed_by": None,
+            "closed_by": self.user(issue.closed_by) if issue.closed_by else None,
             "author_association": self.association(repo, issue.author),
             "reactions": self.reactions(f"{url}/reactions", issue.reactions),
             "timeline_url": f"{url}/timeline",

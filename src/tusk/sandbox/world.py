@@ -181,6 +181,8 @@ class Issue:
     state: str = "open"
     state_reason: str | None = None
     closed_at: datetime | None = None
+    # Who closed it: REST ``closed_by`` (GitHub's "Get an issue" response).
+    closed_by: str | None = None
     labels: list[str] = field(default_factory=list)
     assignees: list[str] = field(default_factory=list)
     milestone: str | None = None
@@ -265,6 +267,14 @@ class Repo:
     discussions: dict[int, Discussion] = field(default_factory=dict)
     artifacts: dict[int, Artifact] = field(default_factory=dict)
     next_number: int = 1
+    # Issues that left: number -> None (deleted: its URL answers 410 Gone) or the
+    # (repository full name, number) it was transferred to (its URL answers 301 Moved
+    # Permanently there). GitHub's "Get an issue" documents both answers; deleting is
+    # GraphQL deleteIssue (REST has no delete: docs.github.com/en/issues/tracking-your-
+    # work-with-issues/administering-issues/deleting-an-issue), transferring is GraphQL
+    # transferIssue (docs.github.com/en/issues/tracking-your-work-with-issues/
+    # administering-issues/transferring-an-issue).
+    gone: dict[int, tuple[str, int] | None] = field(default_factory=dict)
     # A fork being created: reads answer 404 this many more times (GitHub forks asynchronously).
     pending_reads: int = 0
     # ... and git requests to it answer "Repository not found" this many more times.
@@ -348,6 +358,13 @@ class World:
     fork_git_ready_after_requests: int = 0
     # Seconds a new issue stays out of listings and search (settings.listing_lag_seconds).
     listing_lag: float = 0.0
+    # Lags for successive new issues, in turn (settings.listing_lags_seconds); when set,
+    # they replace listing_lag. Different lags let a later issue show up in listings
+    # before an earlier one: GitHub documents no order in which listings catch up, only
+    # that an object's own URL is read-after-write (reference/github-api.md, "listing
+    # after a write"; reference/peers-and-github-2026-12.md, rows 25-26).
+    listing_lags: list[float] = field(default_factory=list)
+    _issues_created: int = 0
     # Seconds a new issue comment stays out of comment listings
     # (settings.comment_listing_lag_seconds).
     comment_listing_lag: float = 0.0
@@ -365,6 +382,14 @@ class World:
     def wall(self) -> float:
         """Seconds since the epoch as the sandbox sees them (real time plus the offset)."""
         return time.time() + self.time_offset
+
+    def next_listing_lag(self) -> float:
+        """Seconds the next new issue stays out of listings and search."""
+        if not self.listing_lags:
+            return self.listing_lag
+        lag = self.listing_lags[self._issues_created % len(self.listing_lags)]
+        self._issues_created += 1
+        return lag
 
     def listed(self, item: Issue | Comment) -> bool:
         """Whether listings (and search) show ``item`` yet (GitHub's listings can lag a write)."""

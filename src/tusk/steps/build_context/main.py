@@ -22,6 +22,7 @@ from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.github.once import new_nonce
+from tusk.github.reactions import ran_record
 from tusk.issues.log_issue import LogIssueClaim, claim_log_issue
 from tusk.issues.run_facts import run_facts
 from tusk.issues.state import StateStore
@@ -136,15 +137,16 @@ def build_and_claim(
         repo=doc.repo,
         since=doc.trigger.created_at - SINCE_MARGIN,
         nonce=nonce,
+        already_ran=lambda: ran_record(
+            gateway, repo=doc.repo, trigger=doc.trigger, bot=settings.bot
+        ),
     )
     actions_edge.append_summary(
         step_summary(doc, built, claim, log, sizes=sizes, artifact_name=artifact_name)
     )
     if not claim.won:
-        actions_edge.notice(
-            f"job {doc.jobid} is already owned by log issue #{claim.number} ({claim.url}); "
-            "this run stops here"
-        )
+        owner = f"log issue #{claim.number} ({claim.url})" if claim.number else claim.why
+        actions_edge.notice(f"job {doc.jobid} is already owned: {owner}; this run stops here")
         return {
             **EMPTY_OUTPUTS,
             "proceed": False,
@@ -186,6 +188,7 @@ def step_summary(
             log_issue_url=claim.url,
             log_issue_number=claim.number,
             won=claim.won,
+            stopped_why=claim.why,
             sizes=sizes,
             log_body_chars=len(log.body),
             log_context_cut=log.context_cut,

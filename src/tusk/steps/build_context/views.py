@@ -146,6 +146,8 @@ class SummaryView(View):
     log_issue_url: str | None
     log_issue_number: int | None
     won: bool
+    # Why the run stops although no log issue owns the job (it ran already).
+    stopped_why: str = ""
     sizes: Sizes
     log_body_chars: int
     log_context_cut: bool

@@ -1,0 +1,212 @@
+"""A job's claim holds whatever people do to its log issue (relabel, close, edit, delete,
+transfer): a re-delivery of the job opens no second log issue and runs nothing, and
+its step summary says why it stopped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bc_samples import REPO, issue_document, settings
+
+from tusk.github.gateway import Gateway
+from tusk.steps.build_context import main as build_main
+
+CONTROL = "alice/tusk-control"
+OTHER = "alice/archive"
+TRIGGER_REACTIONS = f"/repos/{REPO}/issues/comments/9000/reactions"
+
+SCENARIO: dict[str, Any] = {
+    "now": "2026-11-30T11:30:00Z",
+    "users": [{"login": "alice"}, {"login": "carol"}, {"login": "tusk-bot"}],
+    "tokens": {
+        "agent": {"user": "tusk-bot", "scopes": ["repo"]},
+        "alice": {"user": "alice", "scopes": ["repo"]},  # owns the control repository
+        "carol": {"user": "carol", "scopes": ["repo"]},  # a collaborator with write
+    },
+    "repos": [
+        {
+            "name": REPO,
+            "collaborators": {"tusk-bot": "write"},
+            "issues": [
+                {
+                    "number": 7,
+                    "author": "alice",
+                    "title": "Widget breaks",
+                    "body": "x",
+                    "comments": [
+                        {"id": 9000, "author": "alice", "body": "@tusk-bot please fix it"}
+                    ],
+                }
+            ],
+        },
+        {
+            "name": CONTROL,
+            "private": True,
+            "collaborators": {"tusk-bot": "write", "carol": "write"},
+            "labels": ["workflow", "bug"],
+        },
+        {"name": OTHER, "private": True, "collaborators": {"tusk-bot": "write"}},
+    ],
+}
+
+
+@pytest.fixture
+def github(local_github: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    local_github.load(SCENARIO)
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+    return local_github
+
+
+def deliver(github: Any, tmp_path: Path, name: str) -> dict[str, Any]:
+    """One delivery of the job, through build-context; its outputs and step summary."""
+    summary = tmp_path / f"{name}-summary.md"
+    summary.write_text("", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+        outputs = build_main.build_and_claim(
+            issue_document([]),
+            settings(),
+            github.gateway("agent"),
+            context_file=tmp_path / "context.json",
+            out_dir=tmp_path / name,
+            artifact_name="a",
+            run_url=None,
+        )
+    return {**outputs, "summary": summary.read_text(encoding="utf-8")}
+
+
+def control_issues(github: Any) -> dict[int, dict[str, Any]]:
+    return {int(n): i for n, i in github.state()["repos"][CONTROL]["issues"].items()}
+
+
+def graphql(github: Any, token: str, query: str, **variables: Any) -> dict[str, Any]:
+    data: dict[str, Any] = github.gateway(token).graphql(query, variables)
+    return data
+
+
+def node_of(github: Any, repo: str, number: int | None = None) -> str:
+    gateway: Gateway = github.gateway("agent")
+    if number is None:
+        return str(gateway.get(f"/repos/{repo}")["node_id"])
+    return str(gateway.get(f"/repos/{repo}/issues/{number}")["node_id"])
+
+
+def delete(github: Any, number: int) -> None:
+    graphql(
+        github,
+        "alice",
+        "mutation($id: ID!) { deleteIssue(input: {issueId: $id}) { clientMutationId } }",
+        id=node_of(github, CONTROL, number),
+    )
+
+
+def transfer(github: Any, number: int) -> None:
+    graphql(
+        github,
+        "alice",
+        "mutation($id: ID!, $to: ID!) { transferIssue(input: {issueId: $id, repositoryId: $to})"
+        " { issue { number } } }",
+        id=node_of(github, CONTROL, number),
+        to=node_of(github, OTHER),
+    )
+
+
+def patch(github: Any, token: str, number: int, **fields: Any) -> None:
+    github.gateway(token).patch(f"/repos/{CONTROL}/issues/{number}", json=fields)
+
+
+def remove_label(github: Any, number: int) -> None:
+    github.gateway("carol").delete(f"/repos/{CONTROL}/issues/{number}/labels/workflow")
+
+
+def edit_marker_away(github: Any, number: int) -> None:
+    patch(github, "carol", number, body="(cleaned up by carol)")
+
+
+def run_ended(github: Any) -> None:
+    """What run-claude's write-up leaves on the trigger: the bot's 🚀."""
+    github.gateway("agent").post(TRIGGER_REACTIONS, json={"content": "rocket"})
+
+
+PEOPLE: dict[str, Callable[[Any, int], None]] = {
+    "label removed": remove_label,
+    "closed as duplicate": lambda gh, n: patch(
+        gh, "carol", n, state="closed", state_reason="duplicate"
+    ),
+    "closed as completed": lambda gh, n: patch(gh, "carol", n, state="closed"),
+    "closed as not planned": lambda gh, n: patch(
+        gh, "carol", n, state="closed", state_reason="not_planned"
+    ),
+    "marker edited away": edit_marker_away,
+    "closed as duplicate, label removed, marker edited away": lambda gh, n: (
+        (
+            patch(gh, "carol", n, state="closed", state_reason="duplicate"),
+            remove_label(gh, n),
+            edit_marker_away(gh, n),
+        )
+        and None
+    ),
+}
+
+
+@pytest.mark.parametrize("touch", PEOPLE.values(), ids=PEOPLE.keys())
+def test_a_running_jobs_claim_holds_whatever_a_person_does_to_its_log_issue(
+    github: Any, tmp_path: Path, touch: Callable[[Any, int], None]
+) -> None:
+    first = deliver(github, tmp_path, "first")
+    assert first["proceed"] is True
+    number = int(first["log-issue-number"])
+    touch(github, number)
+    again = deliver(github, tmp_path, "again")
+    assert again["proceed"] is False
+    assert again["log-issue-number"] == number
+    assert list(control_issues(github)) == [number]  # no second log issue
+    assert not (tmp_path / "again" / "run.json").exists()  # nothing for run-claude
+    assert f"another run already owns this job: [#{number}]" in again["summary"]
+
+
+@pytest.mark.parametrize("gone", [delete, transfer], ids=["deleted", "transferred"])
+def test_a_claim_that_cannot_be_found_is_stood_in_for_by_the_bots_reaction_on_the_trigger(
+    github: Any, tmp_path: Path, gone: Callable[[Any, int], None]
+) -> None:
+    first = deliver(github, tmp_path, "first")
+    run_ended(github)
+    gone(github, int(first["log-issue-number"]))
+    again = deliver(github, tmp_path, "again")
+    assert again["proceed"] is False
+    assert control_issues(github) == {}  # nothing new was created
+    assert not (tmp_path / "again" / "run.json").exists()
+    assert "this run stops here: the bot's 🚀 on the trigger" in again["summary"]
+    assert "says this job ran already, but its log issue cannot be found" in again["summary"]
+
+
+def test_a_claim_transferred_while_its_job_runs_is_followed_to_its_new_home(
+    github: Any, tmp_path: Path
+) -> None:
+    """No 🚀 yet: the re-delivery's own claim finds the old number answering 301, follows
+    it, finds the bot's claim there and gives way."""
+    first = deliver(github, tmp_path, "first")
+    number = int(first["log-issue-number"])
+    transfer(github, number)
+    again = deliver(github, tmp_path, "again")
+    assert again["proceed"] is False
+    assert again["log-issue-url"].endswith(f"/{OTHER}/issues/1")
+    (mine,) = control_issues(github).values()  # the re-delivery's own, released
+    assert (mine["state"], mine["state_reason"]) == ("closed", "duplicate")
+
+
+def test_a_reaction_by_someone_else_does_not_stop_the_job(github: Any, tmp_path: Path) -> None:
+    github.gateway("carol").post(TRIGGER_REACTIONS, json={"content": "rocket"})
+    assert deliver(github, tmp_path, "first")["proceed"] is True
+
+
+def test_a_claim_the_bot_released_itself_does_not_hold_the_job(github: Any, tmp_path: Path) -> None:
+    """The bot closing its own claim as duplicate (a losing or released claim) is the one
+    way a claim stops holding its job."""
+    first = deliver(github, tmp_path, "first")
+    patch(github, "agent", int(first["log-issue-number"]), state="closed", state_reason="duplicate")
+    assert deliver(github, tmp_path, "again")["proceed"] is True
