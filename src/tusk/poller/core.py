@@ -29,7 +29,8 @@ from tusk.github.trust import TrustDecision
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
 from tusk.poller.permissions import effective_permissions
-from tusk.text.mentions import Author, author_may_trigger, is_go_away, mentions_bot
+from tusk.text.commands import asks_to_leave
+from tusk.text.mentions import Author, author_may_trigger, mentions_bot
 
 DEFAULT_POLL_INTERVAL = 60.0
 ThreadKind = Literal["issue", "pull_request", "discussion"]
@@ -285,21 +286,21 @@ def locate_triggers(
     for node in nodes:
         if not node.changed_since(since) or not mentions_bot(node.body, settings.bot):
             continue
+        if node.author.lower() == settings.bot.lower():
+            skipped.append(Skipped(node, "the bot's own text"))
+            continue
+        # Anyone may ask the bot to leave (G1): no allowlist or account type comes first.
+        if asks_to_leave(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
+            candidates.append(Candidate(node, "go_away"))
+            continue
         author = Author(node.author, node.author_is_bot_account)
         if not author_may_trigger(
             author, bot=settings.bot, allow_bot_accounts=settings.allow_bot_accounts
         ):
-            reason = (
-                "the bot's own text"
-                if node.author.lower() == settings.bot.lower()
-                else (f"{node.author} is a Bot account (allow_bot_accounts is off)")
-            )
+            reason = f"{node.author} is a Bot account (allow_bot_accounts is off)"
             skipped.append(Skipped(node, reason))
             continue
-        if is_go_away(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
-            candidates.append(Candidate(node, "go_away"))
-        else:
-            candidates.append(Candidate(node, "task"))
+        candidates.append(Candidate(node, "task"))
     return candidates, skipped
 
 
