@@ -139,6 +139,9 @@ SETTINGS = {
     "fork_git_ready_after_requests": int,
     "listing_lag_seconds": (int, float),
     "comment_listing_lag_seconds": (int, float),
+    "mark_read_late_listings": int,
+    "discussion_subject_url": bool,
+    "fork_deletion_closes_pulls": bool,
     "secondary_limits": (bool, dict),
 }
 SCENARIO = {"now": TIME, "settings": SETTINGS, "users": [USER], "tokens": dict, "repos": [REPO]}
@@ -346,6 +349,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     world.fork_git_ready_after_requests = settings.get("fork_git_ready_after_requests", 0)
     world.listing_lag = float(settings.get("listing_lag_seconds", 0))
     world.comment_listing_lag = float(settings.get("comment_listing_lag_seconds", 0))
+    world.mark_read_late_listings = int(settings.get("mark_read_late_listings", 0))
     world.secondary = SecondaryLimits(Limits.from_setting(settings.get("secondary_limits")))
     for spec in data.get("users", []):
         user = User(
