@@ -23,7 +23,7 @@ from typing import Any
 
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
-from tusk.poller.context import ACTOR, ISSUE_COMMENTS, REVIEWS
+from tusk.poller.context import ACTOR, ISSUE_COMMENTS, REVIEWS, SEEN
 from tusk.poller.core import Thread, nodes_of
 from tusk.poller.graphql_pages import Conn, Locator, compact, flatten
 from tusk.poller.raw_shape import to_raw
@@ -31,7 +31,7 @@ from tusk.poller.raw_shape import to_raw
 log = logging.getLogger(__name__)
 
 BATCH = 10  # threads per request: 10 pull requests stay far under GitHub's node limit
-SCALARS = f"id number body url createdAt updatedAt lastEditedAt {ACTOR}"
+SCALARS = f"id number body url createdAt updatedAt lastEditedAt {ACTOR} {SEEN}"
 TYPES = {"issue": "Issue", "pull_request": "PullRequest"}
 CONNS: dict[str, tuple[Conn, ...]] = {
     "issue": (ISSUE_COMMENTS,),

@@ -31,14 +31,17 @@ OPTIONAL_PATHS = frozenset({"botFork", "viewer", "repository.refs"})
 # level's fallback when the permission endpoint is not readable (tusk.github.trust), and
 # build-context reads it to tell collaborators' text from untrusted text.
 ACTOR = "author { __typename login } authorAssociation"
-COMMENT_FIELDS = f"databaseId url body createdAt updatedAt {ACTOR}"
+# Which reactions the bot (the viewer) left on a node: its 👀 is the durable record that
+# the node was dispatched (core.locate_triggers skips it). No connection: no points.
+SEEN = "reactionGroups { content viewerHasReacted }"
+COMMENT_FIELDS = f"databaseId url body createdAt updatedAt {ACTOR} {SEEN}"
 LABELS = Conn("labels", "name")
 ASSIGNEES = Conn("assignees", "login")
 ISSUE_COMMENTS = Conn("comments", f"id {COMMENT_FIELDS}")
 MILESTONE = "milestone { number title dueOn }"
 ISSUE_SCALARS = (
     f"id number title body url state stateReason createdAt updatedAt lastEditedAt closedAt "
-    f"{ACTOR} {MILESTONE}"
+    f"{ACTOR} {SEEN} {MILESTONE}"
 )
 LINKED_ISSUES = Conn(
     "closingIssuesReferences",
@@ -52,7 +55,7 @@ REVIEW_COMMENTS = Conn(
 )
 REVIEWS = Conn(
     "reviews",
-    f"databaseId url body state submittedAt createdAt updatedAt {ACTOR}",
+    f"databaseId url body state submittedAt createdAt updatedAt {ACTOR} {SEEN}",
     children=(REVIEW_COMMENTS,),
 )
 PR_SCALARS = (
@@ -64,7 +67,7 @@ REPLIES = Conn("replies", f"id {COMMENT_FIELDS}")
 DISCUSSION_COMMENTS = Conn("comments", f"id {COMMENT_FIELDS}", children=(REPLIES,))
 DISCUSSION_SCALARS = (
     f"id number title body url closed stateReason isAnswered createdAt updatedAt lastEditedAt "
-    f"{ACTOR} "
+    f"{ACTOR} {SEEN} "
     "category { name }"
 )
 BRANCHES = Conn(

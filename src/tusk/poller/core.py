@@ -29,9 +29,13 @@ from tusk.github.trust import TrustDecision
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
 from tusk.poller.permissions import effective_permissions
-from tusk.text.mentions import Author, author_may_trigger, is_go_away, mentions_bot
+from tusk.text.commands import asks_to_leave
+from tusk.text.mentions import Author, author_may_trigger, mentions_bot
 
 DEFAULT_POLL_INTERVAL = 60.0
+# The bot's reactions that say a node was dispatched: the poller's 👀 on every trigger it
+# sent (task or go-away), the run's 🚀 or 😕 when it ended.
+DISPATCHED_MARKS = frozenset({"eyes", "rocket", "confused"})
 ThreadKind = Literal["issue", "pull_request", "discussion"]
 SUBJECT_KINDS: dict[str, ThreadKind] = {
     "Issue": "issue",
@@ -182,6 +186,13 @@ class Node:
     # GitHub's author_association of this node (OWNER, COLLABORATOR, NONE, ...): the
     # trust level's fallback when the permission endpoint is not readable (tusk.github.trust).
     author_association: str | None = None
+    # The reactions the bot left on it (raw ``viewer_reactions``): its 👀 says the node
+    # was dispatched before, 🚀/😕 that its run ended (P8: never twice for one trigger).
+    bot_reactions: frozenset[str] = frozenset()
+
+    @property
+    def dispatched_before(self) -> bool:
+        return bool(self.bot_reactions & DISPATCHED_MARKS)
 
     def changed_since(self, moment: datetime | None) -> bool:
         if moment is None:
@@ -270,6 +281,7 @@ def _node(
         number=number,
         review_id=review_id,
         author_association=item.get("author_association"),
+        bot_reactions=frozenset(str(r) for r in item.get("viewer_reactions") or ()),
     )
 
 
@@ -285,21 +297,27 @@ def locate_triggers(
     for node in nodes:
         if not node.changed_since(since) or not mentions_bot(node.body, settings.bot):
             continue
+        if node.author.lower() == settings.bot.lower():
+            skipped.append(Skipped(node, "the bot's own text"))
+            continue
+        if node.dispatched_before:
+            # A thread left unread (a failed neighbour, a mark answered 202 that lands
+            # later, a mention in the listing's own second) is read whole again: the
+            # bot's own reaction on GitHub, not this process's memory, says it was sent.
+            skipped.append(Skipped(node, "dispatched before (the bot's 👀 is on it)"))
+            continue
+        # Anyone may ask the bot to leave (G1): no allowlist or account type comes first.
+        if asks_to_leave(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
+            candidates.append(Candidate(node, "go_away"))
+            continue
         author = Author(node.author, node.author_is_bot_account)
         if not author_may_trigger(
             author, bot=settings.bot, allow_bot_accounts=settings.allow_bot_accounts
         ):
-            reason = (
-                "the bot's own text"
-                if node.author.lower() == settings.bot.lower()
-                else (f"{node.author} is a Bot account (allow_bot_accounts is off)")
-            )
+            reason = f"{node.author} is a Bot account (allow_bot_accounts is off)"
             skipped.append(Skipped(node, reason))
             continue
-        if is_go_away(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
-            candidates.append(Candidate(node, "go_away"))
-        else:
-            candidates.append(Candidate(node, "task"))
+        candidates.append(Candidate(node, "task"))
     return candidates, skipped
 
 

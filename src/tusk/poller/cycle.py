@@ -10,8 +10,12 @@ up no dispatch and no mark.
 
 Nothing is stored between runs. A thread is marked read only when every
 trigger it carried was dispatched (or deliberately skipped); otherwise it
-stays unread and the next cycle sees it again. Job ids come from the trigger,
-so a repeat after a crash is recognised downstream (MISSION P1, P8).
+stays unread and the next cycle sees it again. The 👀 each dispatched trigger
+(task or go-away) gets is the durable record that it was sent: a node that
+carries the bot's 👀 (or its run's 🚀/😕) is never dispatched again, however
+often its thread is read (a mark answered 202 that lands later, a failed
+neighbour). Job ids come from the trigger, so a repeat that slips through
+(a crash before the 👀) is recognised downstream (MISSION P1, P8).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import Blocklist
+from tusk.contracts.models import Blocklist, Trigger
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.github.reactions import ACKNOWLEDGED, react
@@ -37,7 +41,6 @@ from tusk.poller.core import (
     GoAwayWork,
     PollState,
     Skipped,
-    TaskWork,
     Thread,
     Triage,
     after_cycle,
@@ -109,8 +112,9 @@ class Poller:
         # Jobs this process already sent. Only a courtesy for --loop (a thread left
         # unread is read again next cycle); correctness rests on the job ids.
         self._sent: set[str] = set()
-        # Mentions dispatched in this cycle, to get their 👀 once the cycle's work is done.
-        self._to_acknowledge: list[TaskWork] = []
+        # Mentions dispatched in this cycle (tasks and go-aways), to get their 👀 once the
+        # cycle's work is done: the durable record that they were sent (core.Node).
+        self._to_acknowledge: list[tuple[str, Trigger]] = []
 
     def cycle(self, state: PollState) -> tuple[PollState, CycleReport]:
         response = notifications.fetch(self.bot, if_modified_since=state.last_modified)
@@ -141,9 +145,9 @@ class Poller:
         with a rate limit (which the gateway waits out) delays nothing that counts;
         repeats are one reaction on GitHub."""
         pending, self._to_acknowledge = self._to_acknowledge, []
-        for work in pending:
-            if react(self.bot, repo=work.repo, trigger=work.trigger, content=ACKNOWLEDGED):
-                report.acknowledged.append(work.trigger.url)
+        for repo, trigger in pending:
+            if react(self.bot, repo=repo, trigger=trigger, content=ACKNOWLEDGED):
+                report.acknowledged.append(trigger.url)
 
     def _mark_read(self, threads: list[Thread], failed: set[str], report: CycleReport) -> bool:
         """Mark the handled threads read; True when no thread was left unread."""
@@ -242,8 +246,9 @@ class Poller:
             dispatch_go_away(self.dispatcher, self.settings, work)
             self._sent.add(work.request.jobid)
             report.go_aways.append(work.request.jobid)
+            self._to_acknowledge.append((thread.repo, node.as_trigger()))
         else:
             dispatch_task(self.dispatcher, self.settings, work, raw)
             self._sent.add(work.jobid)
             report.dispatched.append(work.jobid)
-            self._to_acknowledge.append(work)  # 👀 once the cycle's work is done
+            self._to_acknowledge.append((work.repo, work.trigger))  # 👀 once the work is done

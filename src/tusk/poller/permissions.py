@@ -2,7 +2,7 @@
 
 A mention may carry one marker in its prose::
 
-    @tusk-bot [permissions: comment-on-this-issue, pr-limit=0] fix the typo
+    @tusk-bot [permissions: no-issue, comment-limit=1, pr-limit=1] fix the typo
 
 Grammar (case-insensitive, spaces around items allowed)::
 
@@ -24,7 +24,11 @@ their ASCII twins mean, and without the invisible characters github.com shows
 as nothing (a zero-width space pasted into ``permis​sions``). ``permissions:``
 after another opening bracket (``【permissions: no-pr】``), or spelled with
 look-alike letters of another alphabet (a Cyrillic ``р``), looks like a marker
-but is not one: it fails closed too, rather than being ignored.
+but is not one: it fails closed too, rather than being ignored. So does a
+near miss (``near_miss``): a misspelt word within two edits of ``permissions``
+or a short form of it (``[permisions: no-pr]``, ``[perms: no-pr]``), other
+brackets (``(permissions: no-pr)``), no colon (``[permissions no-pr]``) or no
+brackets (``permissions: no-pr``).
 ``docs/permission-marker.md`` is the user-facing description.
 """
 
@@ -114,6 +118,82 @@ class Marker:
     repos: tuple[str, ...] | None = None
 
 
+# --------------------------------------------------------------------------- near misses
+
+# Words a marker may be mistyped as: within two edits of "permissions", or a short
+# form of it ("perm", "perms", "permis").
+_MARKER_WORD = "permissions"
+# A word after an optional opening bracket, an optional colon, and the first item.
+_NEAR = re.compile(
+    r"(?P<open>[\[({<])?[ \t]*(?<![A-Za-z])(?P<word>[A-Za-z]{4,14})(?![A-Za-z])"
+    r"[ \t]*(?P<colon>[:=]?)[ \t]*(?P<item>[A-Za-z][A-Za-z-]*(?:[ \t]*=)?)?"
+)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Insertions, deletions, substitutions and swaps of neighbours turning ``a`` into
+    ``b`` (optimal string alignment; pure)."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, other in enumerate(b, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other))
+            if i > 1 and j > 1 and char == b[j - 2] and a[i - 2] == other:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def _markerish(word: str) -> bool:
+    word = word.lower()
+    if edit_distance(word, _MARKER_WORD) <= 2:
+        return True
+    stem = word[:-1] if word.endswith("s") else word
+    return len(stem) >= 4 and _MARKER_WORD.startswith(stem)
+
+
+def _known_item(item: str | None) -> bool:
+    if not item:
+        return False
+    key = item.rstrip("= \t").lower()
+    return key in FLAGS or (item.rstrip().endswith("=") and (key in _LIMIT_KEYS or key == "repos"))
+
+
+def near_miss(folded: str, exact: Iterable[re.Match[str]]) -> re.Match[str] | None:
+    """Text of ``folded`` (prose, NFKC) that looks like a permission marker but is not one,
+    or None: a misspelt word (``[permisions: no-pr]``, ``[perms: no-pr]``), other brackets
+    (``(permissions: no-pr)``), a missing colon (``[permissions no-pr]``) or missing
+    brackets (``permissions: no-pr``). Text counts when its word is marker-like and it has
+    a colon or names a marker item, and a bracket or such an item (so the prose "we lack
+    permissions: ..." is no marker). The exact opener (``exact``) is left to the parser."""
+    taken = {match.start() for match in exact}
+    for match in _NEAR.finditer(folded):
+        if match.start() in taken:
+            continue
+        known = _known_item(match.group("item"))
+        if not ((match.group("colon") or known) and (match.group("open") or known)):
+            continue
+        if _markerish(match.group("word")):
+            return match
+    return None
+
+
+def near_miss_reason(match: re.Match[str]) -> str:
+    """What is wrong with a ``near_miss``, and how to write the marker."""
+    word, opener = match.group("word"), match.group("open") or ""
+    if word.lower() not in (_MARKER_WORD, "permission"):
+        why = f"{word!r} is not 'permissions'"
+    elif opener != "[":
+        why = "a marker is written in square brackets" if opener else "it has no brackets"
+    else:
+        why = "there is no ':' after 'permissions'"
+    return (
+        f"{match.group(0).strip()!r} looks like a permission marker but is not one "
+        f"({why}); write it exactly as [permissions: item, ...]"
+    )
+
+
 def find_marker_text(markdown: str | None) -> str | None:
     """The marker as written in the prose of ``markdown``, or None when there is none.
 
@@ -141,6 +221,9 @@ def find_marker_text(markdown: str | None) -> str | None:
             "but is spelled with letters of another alphabet; type [permissions: ...] in "
             "Latin letters"
         )
+    missed = near_miss(folded, openers)
+    if missed is not None:
+        raise MarkerError(near_miss_reason(missed))
     if not openers:
         return None
     if len(openers) > 1:
@@ -269,6 +352,7 @@ def _raw_marker_hint(markdown: str | None) -> str | None:
         _LOOKALIKE_OPENER.search(folded)
         or _OPENER.search(folded)
         or _OPENER.search(folded.translate(_LOOKALIKE_LETTERS))
+        or near_miss(folded, ())
     )
     if opener is None:
         return None

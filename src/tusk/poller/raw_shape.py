@@ -15,7 +15,9 @@ the poller fetched it with: REST's field names (snake_case; ``user`` is
                       PRs: draft, merged, merged_at, mergeable, head/base {ref, sha, repo};
                       discussions: category, answered
     comments          [{id, node_id, user, author_association, body, created_at,
-                      updated_at, html_url}] (author_association marks trusted text only)
+                      updated_at, html_url, viewer_reactions}] (author_association marks
+                      trusted text only; ``viewer_reactions``, also on the thread and
+                      reviews: the contents the bot reacted with, e.g. ["eyes"])
                       oldest first; discussion replies are in it with ``in_reply_to_id``
     reviews           PRs: [{id, node_id, user, state, body, submitted_at, html_url}]
     review_comments   PRs: [{id, node_id, pull_request_review_id, user, body, path,
@@ -46,6 +48,16 @@ def _user(node: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def viewer_reactions(node: dict[str, Any]) -> list[str]:
+    """The reactions the viewer (the bot) left on ``node``, in REST's spelling."""
+    rest = {"THUMBS_UP": "+1", "THUMBS_DOWN": "-1"}
+    return [
+        rest.get(str(group.get("content")), str(group.get("content")).lower())
+        for group in node.get("reactionGroups") or []
+        if group and group.get("viewerHasReacted")
+    ]
+
+
 def _lower(value: Any) -> Any:
     return value.lower() if isinstance(value, str) else value
 
@@ -60,6 +72,7 @@ def comment(node: dict[str, Any]) -> dict[str, Any]:
         "created_at": node.get("createdAt"),
         "updated_at": node.get("updatedAt"),
         "html_url": node.get("url"),
+        "viewer_reactions": viewer_reactions(node),
     }
 
 
@@ -114,6 +127,7 @@ def _issue_common(node: dict[str, Any]) -> dict[str, Any]:
         "last_edited_at": node.get("lastEditedAt"),
         "closed_at": node.get("closedAt"),
         "labels": _objects(node.get("labels"), "name"),
+        "viewer_reactions": viewer_reactions(node),
     }
 
 
@@ -237,6 +251,7 @@ def _add_pull_request(raw: dict[str, Any], node: dict[str, Any]) -> None:
             "submitted_at": review.get("submittedAt") or review.get("createdAt"),
             "updated_at": review.get("updatedAt"),
             "html_url": review.get("url"),
+            "viewer_reactions": viewer_reactions(review),
         }
         for review in reviews
     ]

@@ -323,6 +323,23 @@ class Resolver:
     def actor(self, login: str) -> dict[str, Any] | None:
         return self.user(login) if self.world.user(login) else None
 
+    def reaction_groups(self, reactions: list[Reaction]) -> list[dict[str, Any]]:
+        """``Reactable.reactionGroups``: one group per reaction content, with whether the
+        token's user reacted so (GitHub's schema: ``ReactionGroup.viewerHasReacted``)."""
+        viewer = self.token.user.lower()
+        groups = []
+        for content, rest in self.REACTIONS.items():
+            users = [r.user for r in reactions if r.content == rest]
+            groups.append(
+                {
+                    "__typename": "ReactionGroup",
+                    "content": content,
+                    "viewerHasReacted": viewer in {u.lower() for u in users},
+                    "reactors": {"__typename": "ReactorConnection", "totalCount": len(users)},
+                }
+            )
+        return groups
+
     def visible(self, repo: Repo) -> bool:
         if not self.world.can_see(repo, self.token.user):
             return False
@@ -493,6 +510,7 @@ class Resolver:
                 issue.comments, a, lambda c: self.issue_comment(repo, issue, c)
             ),
             "timelineItems": lambda **a: connection([], a, lambda x: x),
+            "reactionGroups": lambda: self.reaction_groups(issue.reactions),
         }
 
     def milestone(self, repo: Repo, title: str) -> dict[str, Any]:
@@ -549,6 +567,7 @@ class Resolver:
             "minimizedReason": None,
             "url": f"{self.app.base}/{repo.full_name}/{kind}/{issue.number}"
             f"#issuecomment-{comment.id}",
+            "reactionGroups": lambda: self.reaction_groups(comment.reactions),
         }
 
     def pull(self, repo: Repo, issue: Issue) -> dict[str, Any]:
@@ -650,6 +669,7 @@ class Resolver:
             "comments": lambda **a: connection(
                 comments, a, lambda c: self.review_comment(repo, issue, c)
             ),
+            "reactionGroups": lambda: self.reaction_groups(review.reactions),
         }
 
     def review_comment(self, repo: Repo, issue: Issue, comment: ReviewComment) -> dict[str, Any]:
@@ -669,6 +689,7 @@ class Resolver:
             "url": f"{self.app.base}/{repo.full_name}/pull/{issue.number}#discussion_r{comment.id}",
             "replyTo": None,
             "pullRequestReview": None,
+            "reactionGroups": lambda: self.reaction_groups(comment.reactions),
         }
 
     def review_thread(self, repo: Repo, issue: Issue, first: ReviewComment) -> dict[str, Any]:
@@ -731,6 +752,7 @@ class Resolver:
             "comments": lambda **a: connection(
                 discussion.comments, a, lambda c: self.discussion_comment(repo, discussion, c)
             ),
+            "reactionGroups": lambda: self.reaction_groups(discussion.reactions),
         }
 
     def discussion_comment(
@@ -755,6 +777,7 @@ class Resolver:
             "replies": lambda **a: connection(
                 comment.replies, a, lambda r: self.discussion_comment(repo, discussion, r)
             ),
+            "reactionGroups": lambda: self.reaction_groups(comment.reactions),
         }
 
     def add_discussion_comment(self, input: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ pollers to wait 60 seconds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
@@ -70,10 +71,35 @@ def _threads(call: Call, login: str, repo_name: str | None) -> list[Thread]:
     return sorted(items, key=lambda t: (t.updated_at, t.id), reverse=True)
 
 
+@dataclass
+class LateMark:
+    """A "mark as read" answered 202: it lands after ``listings_left`` more listings."""
+
+    user: str
+    repo: str | None
+    cutoff: datetime
+    listings_left: int
+
+
+def _land_late_marks(call: Call, login: str) -> None:
+    """Before a listing of ``login``'s inbox, the late marks whose time has come land."""
+    waiting = []
+    for mark in call.world.late_marks:
+        if mark.user.lower() != login.lower():
+            waiting.append(mark)
+        elif mark.listings_left <= 0:
+            _apply_mark(call, login, mark.repo, mark.cutoff)
+        else:
+            mark.listings_left -= 1
+            waiting.append(mark)
+    call.world.late_marks = waiting
+
+
 @handles("activity/list-notifications-for-authenticated-user")
 def list_notifications(call: Call) -> Reply:
     login = call.require_user()
     call.require_scope("notifications", "repo")
+    _land_late_marks(call, login)
     headers, modified = _inbox_headers(call, login)
     if _not_modified(call, modified):
         return Reply(304, None, headers)
@@ -89,6 +115,7 @@ def list_repo_notifications(call: Call) -> Reply:
     login = call.require_user()
     call.require_scope("notifications", "repo")
     repo = call.repo()
+    _land_late_marks(call, login)
     headers, modified = _inbox_headers(call, login)
     if _not_modified(call, modified):
         return Reply(304, None, headers)
@@ -159,8 +186,23 @@ def _mark_read_until(call: Call, repo_name: str | None) -> Reply:
     login = call.require_user()
     call.require_scope("notifications", "repo")
     cutoff_text = call.field("last_read_at")
+    cutoff = parse_time(cutoff_text) if cutoff_text else call.world.clock.now()
+    if call.world.mark_read_late_listings > 0:
+        late = LateMark(login, repo_name, cutoff, call.world.mark_read_late_listings)
+        call.world.late_marks.append(late)
+        return Reply(
+            202,
+            {
+                "message": "Unread notifications couldn't be marked in a single request. "
+                "Notifications are being marked as read in the background."
+            },
+        )
+    _apply_mark(call, login, repo_name, cutoff)
+    return Reply(205)
+
+
+def _apply_mark(call: Call, login: str, repo_name: str | None, cutoff: datetime) -> None:
     moment = call.world.clock.tick()
-    cutoff = parse_time(cutoff_text) if cutoff_text else moment
     for thread in call.world.threads:
         if thread.user.lower() != login.lower() or not thread.unread:
             continue
@@ -170,4 +212,3 @@ def _mark_read_until(call: Call, repo_name: str | None) -> Reply:
             thread.unread = False
             thread.last_read_at = moment
     call.world.touch_inbox(login, moment)
-    return Reply(205)

@@ -140,6 +140,9 @@ SETTINGS = {
     "listing_lag_seconds": (int, float),
     "listing_lags_seconds": [(int, float)],
     "comment_listing_lag_seconds": (int, float),
+    "mark_read_late_listings": int,
+    "discussion_subject_url": bool,
+    "fork_deletion_closes_pulls": bool,
     "secondary_limits": (bool, dict),
 }
 SCENARIO = {"now": TIME, "settings": SETTINGS, "users": [USER], "tokens": dict, "repos": [REPO]}
@@ -348,6 +351,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     world.listing_lag = float(settings.get("listing_lag_seconds", 0))
     world.listing_lags = [float(x) for x in settings.get("listing_lags_seconds", [])]
     world.comment_listing_lag = float(settings.get("comment_listing_lag_seconds", 0))
+    world.mark_read_late_listings = int(settings.get("mark_read_late_listings", 0))
     world.secondary = SecondaryLimits(Limits.from_setting(settings.get("secondary_limits")))
     for spec in data.get("users", []):
         user = User(

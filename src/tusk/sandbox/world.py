@@ -368,6 +368,13 @@ class World:
     # Seconds a new issue comment stays out of comment listings
     # (settings.comment_listing_lag_seconds).
     comment_listing_lag: float = 0.0
+    # Listings of the inbox a "mark as read" answered 202 waits before it lands
+    # (settings.mark_read_late_listings; 0: at once, 205). GitHub: "If the number of
+    # notifications is too large to complete in one request, you will receive a 202
+    # Accepted status and GitHub will run an asynchronous process to mark notifications
+    # as "read."" (docs.github.com/rest/activity/notifications#mark-notifications-as-read)
+    mark_read_late_listings: int = 0
+    late_marks: list[Any] = field(default_factory=list)  # rest_notifications.LateMark
     # GitHub's secondary rate limits; on unless the scenario turns them off.
     secondary: SecondaryLimits = field(default_factory=SecondaryLimits)
     # How far tests moved the sandbox's wall clock (POST /_sandbox/clock); rate-limit

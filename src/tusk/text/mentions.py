@@ -87,16 +87,11 @@ def text_after_mentions(markdown: str, bot: str) -> list[str]:
 
 
 def is_go_away(markdown: str | None, *, bot: str, phrase: str) -> bool:
-    """True when a prose mention is directly followed by the go-away phrase as whole words.
+    """True when ``markdown`` asks the bot to go away: the bot-command grammar of
+    ``tusk.text.commands`` ("@bot go away", "@bot, please go away", "go away @bot")."""
+    from tusk.text.commands import asks_to_leave  # it builds on this module
 
-    "@bot go away", "@Bot   Go away!" and "@bot go away, please" all count:
-    a request to leave must never become an agent task.
-    """
-    if not markdown:
-        return False
-    words = r"\s+".join(re.escape(word) for word in phrase.split())
-    pattern = re.compile(r"^[\s:,]*" + words + r"(?![A-Za-z0-9_\-])", re.IGNORECASE)
-    return any(pattern.match(after) for after in text_after_mentions(markdown, bot))
+    return asks_to_leave(markdown, bot=bot, phrase=phrase)
 
 
 @dataclass(frozen=True)

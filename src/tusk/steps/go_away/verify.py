@@ -19,7 +19,7 @@ from tusk.contracts.models import GoAwayRequest
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, NotFound
 from tusk.steps.go_away.plan import NUMBER_IN_URL_RE, login_of
-from tusk.text.mentions import is_go_away
+from tusk.text.commands import asks_to_leave
 
 DISCUSSION_IN_URL_RE = re.compile(r"/discussions/(?P<number>\d+)(?:$|[/#?])")
 REST_ID_RE = re.compile(r"\d{1,20}")
@@ -152,7 +152,7 @@ def verify(gateway: Gateway, request: GoAwayRequest, *, bot: str, phrase: str) -
     author = str(found.get("author") or "")
     if author.lower() != request.actor.lower():
         raise _refuse(request, f"it was written by `{author or 'ghost'}`, not `{request.actor}`")
-    if not is_go_away(str(found.get("body") or ""), bot=bot, phrase=phrase):
+    if not asks_to_leave(str(found.get("body") or ""), bot=bot, phrase=phrase):
         raise _refuse(request, f"it does not say `@{bot} {phrase}` (any more)")
     url = found.get("url")
     confirmed = request.model_copy(update={"comment_url": str(url)}) if url else request
