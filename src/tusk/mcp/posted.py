@@ -24,19 +24,20 @@ from tusk.mcp.refusal import Refused
 from tusk.text import markdown
 
 # (what it is, literal anchors that must occur first, the pattern). The anchors
-# are cheap substring checks that spare the regex scan on almost every body.
+# are cheap substring checks that spare the regex scan on almost every body. No word
+# boundary before a prefix: glued to a word ("teamsk-ant-..."), the key still shows.
 SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     (
         "a GitHub token",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),
+        re.compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),
     ),
     (
         "a GitHub fine-grained token",
         ("github_pat_",),
-        re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+        re.compile(r"github_pat_[A-Za-z0-9_]{20,}"),
     ),
-    ("an Anthropic API key", ("sk-ant-",), re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
+    ("an Anthropic API key", ("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_-]{16,}")),
     (
         "a private key",
         ("PRIVATE KEY",),
