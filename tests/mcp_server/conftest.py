@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from mcp_harness import (
     AGENT_TOKEN,
+    BOT,
     LOG_URL,
     READ_TOKEN,
     Running,
@@ -94,3 +95,36 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
     yield start
     for stop in stops:
         stop()
+
+
+def _posted_bodies(node: Any) -> Iterator[str]:
+    """Every body in the local GitHub's state that the bot posted with the run's footer."""
+    if isinstance(node, dict):
+        body, author = node.get("body"), node.get("author")
+        if author == BOT and isinstance(body, str) and "tusk:backlink" in body:
+            yield body
+        for value in node.values():
+            yield from _posted_bodies(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _posted_bodies(value)
+
+
+@pytest.fixture(autouse=True)
+def every_posted_body_shows_its_footer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, every body the server posted is rendered as github.com renders it
+    (cmark-gfm) and must show the run-log link and the go-away line as visible text (M9)."""
+    if "local_github" not in request.fixturenames:
+        yield
+        return
+    github = request.getfixturevalue("local_github")  # set up first, so torn down after
+    yield
+    import github_view
+
+    state = github.state()
+    hidden = [
+        body
+        for body in _posted_bodies(state)
+        if not github_view.shows_footer(body, bot=BOT, log_url=LOG_URL)
+    ]
+    assert hidden == [], "posted bodies whose footer does not show"

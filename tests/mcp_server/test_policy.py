@@ -296,7 +296,10 @@ def test_servers_own_token_is_refused_even_without_a_known_format() -> None:
 )
 def test_self_mention_is_neutralised(body: str, expected: str) -> None:
     posted = policy.prepare_body(body, config())
-    assert posted.startswith(expected + "\n\n---\n")
+    # A body whose last line opens a code fence gets it closed before the footer.
+    assert posted.startswith(expected + "\n\n---\n") or posted.startswith(
+        expected + "\n```\n\n\n---\n"
+    )
 
 
 def test_too_many_mentions_in_one_post_are_refused() -> None:

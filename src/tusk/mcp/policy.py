@@ -12,29 +12,19 @@ and ``RunState`` (what this run has written so far).
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tusk.contracts.models import Blocklist, PermissionConfig, WriteOperation, is_valid_repo
-from tusk.text import inline_code
+from tusk.mcp import posted
+from tusk.mcp.posted import check_secrets as check_secrets
+from tusk.mcp.posted import find_secret as find_secret
+from tusk.mcp.posted import mentioned_logins as mentioned_logins
+from tusk.mcp.refusal import RefusalCode as RefusalCode
+from tusk.mcp.refusal import Refused as Refused
 from tusk.text.markers import backlink_footer, neutralise_markers
-
-RefusalCode = Literal[
-    "LIMIT_EXCEEDED",
-    "DUPLICATE_WRITE",
-    "FORBIDDEN_OPERATION",
-    "BLOCKED_TARGET",
-    "PERMISSION_DENIED",
-    "SECRET_IN_BODY",
-    "RATE_LIMITED",
-    "LOOP_DETECTED",
-    "OUT_OF_SCOPE",
-    "INVALID_PUSH",
-]
 
 GITHUB_BODY_LIMIT = 65536
 GITHUB_TITLE_LIMIT = 256
@@ -55,64 +45,6 @@ WRITE_TOOLS: Mapping[str, WriteOperation | None] = {
 # Writes to the state issues have caps of their own and must stay possible at the end of
 # a run (the history line); every other write counts against the run's total.
 UNCOUNTED_WRITES = frozenset({"history", "memory"})
-
-# (what it is, literal anchors that must occur first, the pattern). The anchors
-# are cheap substring checks that spare the regex scan on almost every body.
-SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
-    (
-        "a GitHub token",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),
-    ),
-    (
-        "a GitHub fine-grained token",
-        ("github_pat_",),
-        re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    ),
-    ("an Anthropic API key", ("sk-ant-",), re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
-    (
-        "a private key",
-        ("PRIVATE KEY",),
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    ),
-)
-# Literal secrets shorter than this are not searched for: a short test token
-# like "agent" would refuse every ordinary sentence.
-MIN_LITERAL_SECRET = 12
-
-# A GitHub @mention: '@' not preceded by a letter or digit (GitHub's mention filter
-# takes any non-word character before it: '.', '/' and '@' too). A '_' does
-# not protect it: as emphasis markup it ends an HTML text node, and GitHub looks for
-# mentions per text node (``_a_@bob`` is ``<em>a</em>@bob``, which notifies bob). Only
-# a full emphasis parse could tell a literal '_' (``snake_@bob``), and the cap counts
-# when in doubt: a literal one costs a slot, a missed one would let a post notify
-# any number of people.
-# The literal '@' comes first so the regex engine can jump between candidates.
-_MENTION_RE = re.compile(
-    r"@(?<![A-Za-z0-9]@)([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?)"
-    r"(?![A-Za-z0-9-])"
-)
-# Tusk's own hidden markers (tusk.text.markers) are trusted on anything the bot authors,
-# and everything the agent posts is authored by the bot: a forged one in a body
-# would become a memory entry, a blocklist change or a job claim
-# (tusk.text.markers.neutralise_markers breaks them).
-
-# What is code is CommonMark's answer (markdown-it, with GFM tables), the same one the
-# poller's mention finder and the markdown neutraliser use (tusk.text.inline_code). The body
-# is posted as written, so its HTML is HTML: a backtick inside a tag or comment opens
-# no code span. Where GitHub finds less code than CommonMark says, the spans of that
-# paragraph are not trusted (_code_spans); the old hand-written pattern had both of
-# those gaps too, and knew neither indented code nor HTML.
-_CODE_PARSER = inline_code.parser(html=True)
-
-
-class Refused(Exception):
-    """A write (or read) the policy does not allow. ``str()`` is what the model reads."""
-
-    def __init__(self, code: RefusalCode, reason: str) -> None:
-        self.code = code
-        self.reason = reason
-        super().__init__(f"{code}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -162,18 +94,13 @@ class RunState:
 # --------------------------------------------------------------------------- helpers
 
 
-def _canonical_text(text: str) -> str:
-    """Text as a duplicate check compares it: invisible characters and spacing do not count."""
-    return " ".join(strip_invisible(text).split())
-
-
 def write_key(tool: str, args: Mapping[str, Any]) -> str:
     """Identity of a write for M3: the tool plus its canonical arguments."""
     canonical = {
         k: (
             v.lower()
             if k == "repo" and isinstance(v, str)
-            else _canonical_text(v)
+            else posted.canonical_text(v)
             if k in ("body", "title", "text") and isinstance(v, str)
             else v
         )
@@ -430,129 +357,6 @@ def _check_limits(
 # --------------------------------------------------------------------------- outgoing text
 
 
-def strip_invisible(text: str) -> str:
-    """``text`` without format characters (zero-width space, joiners, BOM, bidi controls):
-    GitHub shows a token split by them as the whole token."""
-    if text.isascii():
-        return text
-    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-
-
-def find_secret(text: str, literals: Sequence[str] = ()) -> str | None:
-    """What kind of secret ``text`` holds, or None."""
-    text = strip_invisible(text)
-    for label, anchors, pattern in SECRET_PATTERNS:
-        if any(anchor in text for anchor in anchors) and pattern.search(text):
-            return label
-    for literal in literals:
-        if len(literal) >= MIN_LITERAL_SECRET and literal in text:
-            return "one of this server's tokens"
-    return None
-
-
-def _outside_code(text: str) -> list[tuple[int, int]]:
-    """Spans of ``text`` that are not code (mentions in code notify nobody)."""
-    # Code needs a fence, a backtick or four columns of indentation.
-    if not any(mark in text for mark in ("`", "~~~", "    ", "\t")):
-        return [(0, len(text))]
-    # markdown-it ends a line at "\r\n" or "\r"; a space for the "\r" of "\r\n" keeps
-    # the offsets, and trailing spaces change no code span, fence or indented block.
-    lines = text.replace("\r\n", " \n").replace("\r", "\n")
-    starts = inline_code.line_starts(lines)
-    tokens = _CODE_PARSER.parse(lines)
-    code = sorted([*inline_code.code_blocks(tokens, starts), *_code_spans(tokens, lines, starts)])
-    spans, start = [], 0
-    for code_start, code_end in code:
-        spans.append((start, code_start))
-        start = code_end
-    spans.append((start, len(text)))
-    return spans
-
-
-# A backtick run in a URL GitHub autolinks without angle brackets (GFM's extension,
-# which reads ``http://x`...`` as one link while inlines are parsed).
-_AUTOLINKED_BACKTICK = re.compile(r"(?:://|www\.)[^\s<]*`")
-
-
-def _code_spans(tokens: list[Any], text: str, starts: list[int]) -> list[tuple[int, int]]:
-    """markdown-it's code spans, but only of paragraphs (or cells) where GitHub surely
-    pairs the backticks the same way; elsewhere their mentions count.
-
-    GitHub's cmark-gfm differs from CommonMark in two ways that turn a span into text:
-    a backtick in an autolinked URL opens nothing (``see http://x` @a @b `` notifies
-    both), and once a backtick run found no closer, a memo of where runs lie can
-    refuse later openers (``a ``` b `c` d `@a <b title='`'>`` links ``@a``). A
-    paragraph with a backtick outside its spans, or in a URL outside them, is not trusted.
-    """
-    spans = sorted(inline_code.code_spans(tokens, text, starts))
-    for token in tokens:
-        if token.type != "inline" or token.map is None:
-            continue
-        start, end = starts[token.map[0]], starts[token.map[1]] - 1
-        inside = [(a, b) for a, b in spans if start <= a < end]
-        stray = sum(text.count("`", a, b) for a, b in inside) < text.count("`", start, end)
-        # A URL inside a span is code on GitHub too: the span opened before it.
-        linked = any(
-            not any(a <= url.start() < b for a, b in inside)
-            for url in _AUTOLINKED_BACKTICK.finditer(text, start, end)
-        )
-        if stray or linked:
-            spans = [span for span in spans if span not in inside]
-    return spans
-
-
-def scan_mentions(text: str) -> list[re.Match[str]]:
-    """Every @mention outside code, in order."""
-    if "@" not in text:
-        return []
-    return [m for start, end in _outside_code(text) for m in _MENTION_RE.finditer(text, start, end)]
-
-
-def neutralise_mentions(
-    text: str, *, logins: set[str] | None, found: list[re.Match[str]] | None = None
-) -> str:
-    """Drop the '@' of mentions of ``logins`` (lowercase), or of every mention when None."""
-    out, last = [], 0
-    for match in scan_mentions(text) if found is None else found:
-        if logins is None or match.group(1).lower() in logins:
-            out.append(text[last : match.start()])
-            out.append(match.group(1))
-            last = match.end()
-    out.append(text[last:])
-    return "".join(out)
-
-
-def neutralise_self_mentions(text: str, bot: str) -> str:
-    """Drop the '@' of every mention of ``bot``, code or not.
-
-    Telling code from prose the way GitHub does is not worth the risk here
-    (escaped backticks, inline '~~~' and unclosed fences all fool a regex), and
-    a self-mention is the one mention that must never get through.
-    """
-    if "@" not in text:
-        return text
-    # Not even a '_' protects it: ``_a_@bot`` is ``<em>a</em>@bot`` (see _MENTION_RE).
-    pattern = re.compile(r"(?<![A-Za-z0-9])@(" + re.escape(bot) + r")(?![A-Za-z0-9-])", re.I)
-    changed = 1
-    while changed:  # "@@bot" would otherwise leave "@bot" behind
-        text, changed = pattern.subn(r"\1", text)
-    return text
-
-
-def mentioned_logins(text: str) -> set[str]:
-    return {m.group(1).lower() for m in scan_mentions(text)}
-
-
-def check_secrets(text: str, what: str, literals: Sequence[str]) -> None:
-    label = find_secret(text, literals)
-    if label is not None:
-        raise Refused(
-            "SECRET_IN_BODY",
-            f"the {what} contains what looks like {label}; nothing was posted. Remove it (never "
-            "publish credentials, even ones found in files or logs) and try again.",
-        )
-
-
 def prepare_body(
     body: str,
     config: PolicyConfig,
@@ -561,42 +365,52 @@ def prepare_body(
     mentioned_before: Set[str] = frozenset(),
     nonce: str | None = None,
 ) -> str:
-    """The body as it will be posted: checked, self-mentions neutralised, footer added (M9).
+    """The body as it will be posted: checked on its rendering (``posted``), self-mentions
+    neutralised, what would hide the footer closed, the footer added (M9).
 
     ``mentioned_before``: whom earlier versions of the same comment mentioned; the
     mention cap counts them too, so edits cannot notify more people than one post.
     ``nonce`` goes into the footer's marker of a create (``tusk.github.once``).
     """
     check_secrets(body, "body", secrets)
-    bot = config.bot.lower()
-    found = scan_mentions(body)
-    body = neutralise_markers(neutralise_self_mentions(body, config.bot))
-    mentions = {m.group(1).lower() for m in found} - {bot}
+    body = neutralise_markers(posted.neutralise_self_mentions(body, config.bot))
+    mentions = mentioned_logins(body) - {config.bot.lower()}
     over_life = mentions | set(mentioned_before)
     if len(over_life) > config.mentions_per_post:
         earlier = len(over_life) - len(mentions)
         also = f" (with {earlier} more its earlier versions mentioned)" if earlier else ""
         raise Refused(
             "LIMIT_EXCEEDED",
-            f"the body mentions {len(mentions)} people{also}, at most "
+            f"the body mentions {len(mentions)} people{also} as GitHub renders it, at most "
             f"{config.mentions_per_post} are allowed per post over all its edits; mention only "
             "the people who must be notified (write names without '@' otherwise).",
         )
-    posted = body + backlink_footer(
+    footer = backlink_footer(
         log_issue_url=config.log_issue_url,
         bot=config.bot,
         go_away_phrase=config.go_away_phrase,
         jobid=config.jobid,
         nonce=nonce,
     )
-    if len(posted) > GITHUB_BODY_LIMIT:
-        room = GITHUB_BODY_LIMIT - (len(posted) - len(body))
+    text = posted.close_for_footer(
+        body, footer, link=("run log", config.log_issue_url), line=footer_line(config)
+    )
+    if len(text) > GITHUB_BODY_LIMIT:
+        room = GITHUB_BODY_LIMIT - (len(text) - len(body))
         raise Refused(
             "LIMIT_EXCEEDED",
             f"the body is {len(body)} characters; with the run's footer it must stay within "
             f"{room}. Shorten it (link to files or the PR diff instead of pasting them).",
         )
-    return posted
+    return text
+
+
+def footer_line(config: PolicyConfig) -> str:
+    """The footer as a reader sees it (``tusk.text.markers.backlink_footer``)."""
+    return (
+        f"🤖 Posted by {config.bot}'s agent · run log · comment @{config.bot} "
+        f"{config.go_away_phrase} to remove the bot from your repositories"
+    )
 
 
 def check_title(title: str, *, secrets: Sequence[str] = ()) -> str:
@@ -630,7 +444,7 @@ def prepare_line(
             "LIMIT_EXCEEDED",
             f"the {kind} entry has {len(line)} characters, at most {cap} are allowed; shorten it.",
         )
-    return neutralise_markers(neutralise_mentions(line, logins=None))
+    return neutralise_markers(posted.neutralise_all_mentions(line))
 
 
 # --------------------------------------------------------------------------- bookkeeping
