@@ -88,6 +88,8 @@ def read_only_may(operation_id: str, body: Any) -> bool:
         and isinstance(text, str)
         and text.startswith(LIMIT_ANSWER_OPENING)
     )
+
+
 JOURNAL_BODY_LIMIT = 100_000
 ADMIN_HEADER = "X-Tusk-Admin"
 ADMIN_SECRET_ENV = "TUSK_SANDBOX_ADMIN_SECRET"
