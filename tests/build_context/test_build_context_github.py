@@ -122,7 +122,12 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
     assert logged["user"]["login"] == "tusk-bot"
     body = logged["body"]
     [marker] = parse_markers(body, "job")
-    assert marker == {"jobid": doc.jobid, "repo": REPO, "nonce": marker["nonce"]}
+    assert marker == {
+        "jobid": doc.jobid,
+        "repo": REPO,
+        "nonce": marker["nonce"],
+        "requester": doc.actor,  # counted by the limits across runs
+    }
     assert len(marker["nonce"]) == 16
     assert body.split("\n")[1:4] == ["# Task", "", "> `@tusk-bot` please fix the resize bug"]
     context_md = (out_dir / "context.md").read_text(encoding="utf-8")

@@ -21,6 +21,7 @@ from tusk.issues.run_facts import run_facts
 from tusk.steps.build_context import build_context as bc
 from tusk.steps.build_context import log_body as lb
 from tusk.text import render
+from tusk.text.markers import first_marker
 from tusk.text.render import neutral_markdown_lines, quote_markdown
 
 
@@ -178,6 +179,12 @@ def test_the_log_issue_says_who_asked_with_what_trust_rights_and_limits() -> Non
     assert "- **staged**: the agent's writes are recorded in this issue" in facts
     tokens, _ = gfm_page.parse(log.body)
     assert gfm_page.live_text(tokens) == []
+    # The limits across runs count runs per requester from the job marker.
+    assert first_marker(log.body, "job") == {
+        "jobid": doc.jobid,
+        "repo": doc.repo,
+        "requester": doc.actor,
+    }
 
 
 def test_quote_markdown_quotes_every_line() -> None:

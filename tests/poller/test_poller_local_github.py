@@ -350,7 +350,11 @@ def test_a_large_context_travels_as_several_shards_that_join_whole(harness: Any)
 
 def test_more_unread_threads_than_one_page_are_all_handled(harness: Any) -> None:
     issues = [issue(n, [said("alice", f"@tusk-bot task {n}")]) for n in range(1, 56)]
-    h = harness(scenario(issues=issues))
+    # 55 runs of one requester: past the default limits across runs, which are not tested here.
+    unlimited = SETTINGS.limits.model_copy(
+        update={"runs_per_requester": None, "runs_per_repository": None}
+    )
+    h = harness(scenario(issues=issues), SETTINGS.model_copy(update={"limits": unlimited}))
     _, report = h.poller.cycle(PollState())
     assert report.threads == 55  # the notifications endpoint pages at 50
     assert sorted(doc.trigger.number for doc in h.sent().tasks) == list(range(1, 56))

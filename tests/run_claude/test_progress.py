@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tusk.contracts.pricing import Spend
+from tusk.issues.usage import spend_of
 from tusk.steps.run_claude.progress import (
     ProgressReporter,
     Snapshot,
@@ -16,6 +17,7 @@ from tusk.steps.run_claude.progress import (
     render_progress,
     snapshot,
 )
+from tusk.text.markers import first_marker
 
 CONTROL = "alice/control"
 MARKER = '<!-- tusk:progress {"jobid":"alice-widgets-1","nonce":"n1"} -->'
@@ -73,6 +75,20 @@ def test_the_comment_shows_pass_calls_writes_refusals_cost_and_time() -> None:
     assert final.startswith("✅ Completed. The write-up follows below.")
     spend = Spend(requests=3, cost_usd=0.5, budget_usd=2.0)
     assert snapshot(Tally(Path("x"), Path("y")), spend, 125.0).cost == "$0.5000 of $2.00"
+
+
+def test_the_comment_carries_the_spend_for_the_limits_across_runs() -> None:
+    spend = Spend(requests=3, cost_usd=0.4321, budget_usd=2.0)
+    snap = snapshot(Tally(Path("x"), Path("y")), spend, 10.0)
+    text = render_progress(snap, now=datetime(2026, 12, 1, tzinfo=UTC))
+    assert first_marker(text, "usage") == {"cost_usd": 0.4321}
+    comment = {"user": {"login": "bot"}, "body": f'<!-- tusk:progress {{"jobid": "j"}} -->\n{text}'}
+    assert spend_of(iter([comment]), bot="bot", jobid="j") == 0.4321
+    assert spend_of(iter([comment]), bot="bot", jobid="other") == 0.0
+    unmetered = render_progress(
+        snapshot(Tally(Path("x"), Path("y")), None, 1.0), now=datetime(2026, 12, 1, tzinfo=UTC)
+    )
+    assert first_marker(unmetered, "usage") is None
 
 
 def test_edits_at_most_every_30_seconds_and_only_on_change(

@@ -52,6 +52,15 @@ def test_read_only_token_cannot_write(gh: Any) -> None:
         gh.gateway("bot-read").post("/repos/alice/widgets/issues/1/comments", {"body": "hi"})
 
 
+def test_read_only_token_may_post_only_the_pollers_answer_over_a_limit(gh: Any) -> None:
+    """Tusk's own read-only discipline: the poller's one comment opens with its marker."""
+    bot = gh.gateway("bot-read")
+    answer = '<!-- tusk:limit {"jobid":"j"} -->\nNot started.'
+    assert bot.post("/repos/alice/widgets/issues/1/comments", {"body": answer}).status == 201
+    with pytest.raises(Forbidden):
+        bot.post("/repos/alice/widgets/issues/1/comments", {"body": f"hi\n{answer}"})
+
+
 def test_body_longer_than_65536_characters_is_refused(gh: Any) -> None:
     gateway = gh.gateway("alice")
     gateway.post("/repos/alice/widgets/issues/1/comments", {"body": "x" * 65_536})

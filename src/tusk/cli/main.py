@@ -149,6 +149,12 @@ COMMANDS: tuple[Command, ...] = (
         ("TUSK_GITHUB_API_URL", "TUSK_READ_TOKEN", "GITHUB_TOKEN"),
     ),
     Command(
+        "usage",
+        "tusk.cli.usage",
+        "spend and runs per day, requester and repository, from the log issues",
+        ("TUSK_READ_TOKEN", "TUSK_BOT_TOKEN", "TUSK_GITHUB_API_URL", "TUSK_CONFIG"),
+    ),
+    Command(
         "config", "tusk.cli.config", "check tusk.yml or print its JSON Schema", ("TUSK_CONFIG",)
     ),
     Command(

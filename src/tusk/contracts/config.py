@@ -126,6 +126,36 @@ class Limits(Section):
         description="a log issue whose run reported no progress this long after it was "
         "claimed may be taken over by a later delivery of the job",
     )
+    # Limits across runs, counted from the control repository's log issues over a
+    # rolling window (tusk.contracts.limits); null turns one off.
+    daily_budget_usd: float | None = Field(
+        20.0,
+        ge=0,
+        description="model spend of all runs in the rolling window (24 h by default), in USD; "
+        "null: no cap",
+    )
+    runs_per_requester: int | None = Field(
+        10, ge=0, description="runs one login may start in the rolling window; null: no limit"
+    )
+    runs_per_repository: int | None = Field(
+        30, ge=0, description="runs for one repository in the rolling window; null: no limit"
+    )
+    usage_window_hours: float = Field(
+        24.0, gt=0, le=168, description="the rolling window of the limits across runs, in hours"
+    )
+    over_limit: Literal["wait", "drop"] = Field(
+        "wait",
+        description="a mention over a limit across runs is answered on its thread and then "
+        "waits for a later poll (wait) or is dropped (drop)",
+    )
+
+    @property
+    def counts_runs(self) -> bool:
+        """Whether any limit across runs is on."""
+        return any(
+            limit is not None
+            for limit in (self.daily_budget_usd, self.runs_per_requester, self.runs_per_repository)
+        )
 
 
 class Labels(Section):

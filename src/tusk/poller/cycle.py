@@ -53,6 +53,7 @@ from tusk.poller.core import (
 )
 from tusk.poller.dispatch import dispatch_go_away, dispatch_task
 from tusk.poller.jobids import job_id
+from tusk.poller.limit_gate import LimitGate, answer
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class CycleReport:
     dispatched: list[str] = field(default_factory=list)
     go_aways: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
     marked_read: list[str] = field(default_factory=list)
     acknowledged: list[str] = field(default_factory=list)  # mentions given 👀
     left_unread: list[str] = field(default_factory=list)
@@ -82,6 +84,7 @@ class CycleReport:
         out += [f"dispatched {jobid}" for jobid in self.dispatched]
         out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
         out += [f"skipped: {reason}" for reason in self.skipped]
+        out += [f"over a limit: {line}" for line in self.over_limit]
         out += [f"left unread: {thread}" for thread in self.left_unread]
         out += [f"error: {error}" for error in self.errors]
         return out
@@ -101,6 +104,7 @@ class Poller:
         fetch_context: ContextFetcher = _default_fetcher,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         after_dispatch: Callable[[Thread], None] = lambda thread: None,
+        limits: LimitGate | None = None,
     ) -> None:
         self.settings = settings
         self.bot = bot
@@ -109,6 +113,7 @@ class Poller:
         self._fetch_context = fetch_context
         self._clock = clock
         self._after_dispatch = after_dispatch  # a seam for crash tests
+        self._limits = limits or LimitGate(bot, settings, clock=clock)
         # Jobs this process already sent. Only a courtesy for --loop (a thread left
         # unread is read again next cycle); correctness rests on the job ids.
         self._sent: set[str] = set()
@@ -123,6 +128,7 @@ class Poller:
         if not threads:
             return state, report
         blocklist = self._read_blocklist()  # once per cycle
+        self._limits.new_cycle()
         looks = {thread.id: triage(thread, blocklist) for thread in threads}
         seen, _ = activity.look(self.bot, [t for t in threads if looks[t.id].look == "probe"])
         failed: set[str] = set()
@@ -202,8 +208,10 @@ class Poller:
             report.skipped += [
                 f"{s.node.url if s.node else thread.repo}: {s.reason}" for s in skipped
             ]
-            for candidate in candidates:
+            waiting = [
                 self._handle_candidate(candidate, thread, fetched.raw, blocklist, report)
+                for candidate in candidates
+            ]
             self._after_dispatch(thread)
         except context.ThreadGone as gone:  # deleted or transferred: nothing left to do
             log.warning("thread %s in %s: %s; marked read", thread.id, thread.repo, gone)
@@ -213,7 +221,7 @@ class Poller:
             log.error("thread %s in %s: %s", thread.id, thread.repo, error)
             report.errors.append(f"{thread.repo} {thread.title!r}: {error}")
             return False
-        return True
+        return not any(waiting)  # a mention waiting for a limit keeps the thread unread
 
     def _handle_candidate(
         self,
@@ -222,10 +230,11 @@ class Poller:
         raw: dict[str, Any],
         blocklist: Blocklist,
         report: CycleReport,
-    ) -> None:
+    ) -> bool:
+        """Dispatch one trigger; True when it waits (over a limit) for a later poll."""
         node = candidate.node
         if job_id(thread.repo, node.type, node.id) in self._sent:
-            return
+            return False
         trust = TrustDecision("external", "none", "not asked: the author may not start work")
         if needs_trust_level(candidate, self.settings):
             trust = fetch_trust(
@@ -247,8 +256,14 @@ class Poller:
             self._sent.add(work.request.jobid)
             report.go_aways.append(work.request.jobid)
             self._to_acknowledge.append((thread.repo, node.as_trigger()))
+        elif (over := self._limits.check(work)) is not None:
+            report.over_limit.append(answer(self.bot, self.settings, work, over, raw))
+            log.info("over a limit: %s", report.over_limit[-1])
+            return self.settings.limits.over_limit == "wait"
         else:
             dispatch_task(self.dispatcher, self.settings, work, raw)
+            self._limits.dispatched(work)
             self._sent.add(work.jobid)
             report.dispatched.append(work.jobid)
             self._to_acknowledge.append((work.repo, work.trigger))  # 👀 once the work is done
+        return False

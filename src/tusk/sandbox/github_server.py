@@ -72,6 +72,24 @@ READ_ONLY_REACTIONS = frozenset(
         "reactions/create-for-pull-request-review-comment",
     }
 )
+# The poller's one comment: its answer on a thread whose mention is over a limit
+# across runs (tusk.github.limit_reply), told by the marker it opens with. Any other
+# comment by a read-only token is still refused.
+LIMIT_ANSWER_OPENING = "<!-- tusk:limit "
+
+
+def read_only_may(operation_id: str, body: Any) -> bool:
+    """Whether Tusk's read-only discipline lets a read-only token make this write."""
+    if operation_id in INBOX_OPERATIONS or operation_id in READ_ONLY_REACTIONS:
+        return True
+    text = body.get("body") if isinstance(body, dict) else None
+    return (
+        operation_id == "issues/create-comment"
+        and isinstance(text, str)
+        and text.startswith(LIMIT_ANSWER_OPENING)
+    )
+
+
 JOURNAL_BODY_LIMIT = 100_000
 ADMIN_HEADER = "X-Tusk-Admin"
 ADMIN_SECRET_ENV = "TUSK_SANDBOX_ADMIN_SECRET"
@@ -426,8 +444,7 @@ class SandboxApp:
             token is not None
             and token.read_only
             and method not in ("GET", "HEAD")
-            and operation_id not in INBOX_OPERATIONS
-            and operation_id not in READ_ONLY_REACTIONS
+            and not read_only_may(operation_id, body)
         ):
             return error_reply(
                 SandboxError(403, "Resource not accessible by personal access token")

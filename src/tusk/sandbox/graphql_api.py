@@ -79,7 +79,10 @@ def execute(
     resolver = Resolver(app, token, measured)
     if op is not None and op.operation == OperationType.MUTATION:
         fields = {_selection_name(s) for s in op.selection_set.selections}
-        if token.read_only and fields != {"addReaction"}:  # see READ_ONLY_REACTIONS
+        # See READ_ONLY_REACTIONS and LIMIT_ANSWER_OPENING in github_server.
+        body = str((variables or {}).get("body") or "")
+        limit_answer = fields == {"addDiscussionComment"} and body.startswith("<!-- tusk:limit ")
+        if token.read_only and fields != {"addReaction"} and not limit_answer:
             return {
                 "errors": [
                     {

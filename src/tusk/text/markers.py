@@ -24,6 +24,8 @@ MarkerKind = Literal[
     "progress",
     "writeup",
     "takeover",
+    "usage",
+    "limit",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

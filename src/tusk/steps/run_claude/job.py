@@ -39,6 +39,7 @@ from tusk.steps.run_claude import (
     fence,
     finish,
     isolation,
+    limits_check,
     mcp_process,
     progress,
     session,
@@ -128,6 +129,11 @@ def run_job(inputs: JobInputs, cancel: Cancellation | None = None) -> JobResult:
     try:
         if not _report_progress(inputs):
             return _taken_over(inputs)
+        over = limits_check.recheck(
+            inputs.secrets, inputs.settings, inputs.run, _context_document(inputs)
+        )
+        if over is not None:
+            return _write_up(inputs, outcome=over, session_id=None, passes=[], isolation_note="")
         return _run(inputs, stage, cancel)
     except Cancelled as stop:
         cancel.shield()

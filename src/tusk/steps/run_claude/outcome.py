@@ -24,6 +24,7 @@ OutcomeKind = Literal[
     "setup_failed",
     "cancelled",
     "taken_over",
+    "over_limit",
 ]
 
 SIGTERM_EXIT = 143  # Claude Code catches SIGTERM, cleans up, and exits 143 itself
@@ -44,10 +45,11 @@ class Outcome(BaseModel):
     @property
     def closes_as(self) -> Literal["completed", "not_planned"] | None:
         """How the log issue closes: completed, not planned (the bot was sent away
-        during the run: nothing failed, the work was called off), or not at all."""
+        during the run, or a limit across runs kept it from starting: nothing failed,
+        the work was called off), or not at all."""
         if self.ok:
             return "completed"
-        return "not_planned" if self.kind == "go_away" else None
+        return "not_planned" if self.kind in ("go_away", "over_limit") else None
 
     @property
     def model_still_answers(self) -> bool:

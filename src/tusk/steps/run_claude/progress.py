@@ -26,6 +26,7 @@ from typing import Any
 
 from tusk.contracts.pricing import Spend, format_usd
 from tusk.github.gateway import Gateway, GitHubError
+from tusk.issues.usage import usage_marker
 from tusk.steps.run_claude.transcript import TUSK_EVENT
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class Snapshot:
     staged: int = 0
     cost: str = ""
     minutes: int = 0
+    cost_usd: float | None = None  # read back by the limits across runs (tusk.issues.usage)
 
 
 @dataclass
@@ -116,6 +118,7 @@ def snapshot(tally: Tally, spend: Spend | None, seconds: float) -> Snapshot:
         staged=tally.staged,
         cost=cost,
         minutes=int(seconds // 60),
+        cost_usd=spend.cost_usd if spend is not None else None,
     )
 
 
@@ -135,6 +138,7 @@ def render_progress(snap: Snapshot, *, now: datetime, final: str | None = None) 
         "|---|---|---|---|---|---|\n"
         f"| {snap.pass_name} | {snap.tool_calls} | {writes} | {snap.refused} | "
         f"{snap.cost or '—'} | {snap.minutes} min |\n"
+        + (f"{usage_marker(snap.cost_usd)}\n" if snap.cost_usd is not None else "")
     )
 
 
