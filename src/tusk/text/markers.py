@@ -24,6 +24,7 @@ MarkerKind = Literal[
     "progress",
     "writeup",
     "takeover",
+    "approval",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tusk.approval.staging import log_issue_comments
 from tusk.contracts.models import RunMetadata, Trigger
 from tusk.contracts.pricing import Spend
 from tusk.github.gateway import Gateway, GitHubError, NotFound
@@ -360,7 +361,11 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         bug_label=state.bug_label,
     )
     return finish.plan_parts(
-        comments, closes_as=outcome.closes_as, audit=audit, react=state.trigger is not None
+        comments,
+        closes_as=outcome.closes_as,
+        audit=audit,
+        react=state.trigger is not None,
+        approval=log_issue_comments(run_dir, state.run, ok=outcome.ok),
     )
 
 
