@@ -20,7 +20,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tusk.approval.staged_set import StagedOperation, StagedSet, expiry, set_comments
+from tusk.approval.preview import preview_body
+from tusk.approval.staged_set import (
+    StagedOperation,
+    StagedSet,
+    expiry,
+    set_comments,
+    set_digest,
+)
 from tusk.contracts.models import PermissionConfig, RunMetadata
 
 APPROVAL_DIR = "approval"
@@ -173,12 +180,30 @@ def frozen_set(run_dir: Path, run: RunMetadata, *, now: datetime) -> StagedSet |
     return staged
 
 
-def log_issue_comments(
-    run_dir: Path, run: RunMetadata, *, ok: bool, now: datetime | None = None
-) -> list[str]:
-    """The staged set's comments for the run's log issue: none when the run staged
-    nothing, or did not complete (a run cut short offers nothing to apply)."""
+@dataclass(frozen=True)
+class WriteUpParts:
+    """What approval adds to a run's write-up."""
+
+    log_comments: tuple[str, ...] = ()  # the staged set, on the log issue
+    preview: str | None = None  # the preview, on the trigger's thread
+    digest: str = ""
+
+
+def write_up_parts(
+    run_dir: Path, run: RunMetadata, *, ok: bool, bot: str, now: datetime | None = None
+) -> WriteUpParts:
+    """The staged set's comments for the run's log issue and its preview for the
+    trigger's thread: none when the run staged nothing, or did not complete (a run cut
+    short offers nothing to apply). A discussion gets no preview (approval is answered
+    on issues and pull requests); its log issue still holds the set."""
     if not ok:
-        return []
+        return WriteUpParts()
     staged = frozen_set(run_dir, run, now=now or datetime.now(UTC))
-    return set_comments(staged) if staged is not None else []
+    if staged is None:
+        return WriteUpParts()
+    on_thread = run.thread_number is not None and not run.trigger_type.startswith("discussion")
+    return WriteUpParts(
+        log_comments=tuple(set_comments(staged)),
+        preview=preview_body(staged, bot=bot) if on_thread else None,
+        digest=set_digest(staged),
+    )

@@ -25,6 +25,7 @@ MarkerKind = Literal[
     "writeup",
     "takeover",
     "approval",
+    "preview",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

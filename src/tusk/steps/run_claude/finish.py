@@ -219,7 +219,7 @@ def compose(
     )
 
 
-PartAction = Literal["comment", "label", "close", "react"]
+PartAction = Literal["comment", "label", "close", "react", "preview"]
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,7 @@ def plan_parts(
     audit: Sequence[str] = (),
     react: bool = False,
     approval: Sequence[str] = (),
+    preview: str | None = None,
 ) -> list[Part]:
     """The write-up in order: every comment (summary, transcript, the audit records, a
     staged set waiting for approval),
@@ -255,6 +256,8 @@ def plan_parts(
     ]
     parts += [Part(f"audit-{i}", "comment", body) for i, body in enumerate(audit, 1)]
     parts += [Part(f"approval-{i}", "comment", body) for i, body in enumerate(approval, 1)]
+    if preview is not None:  # on the trigger's thread, once the set is on the log issue
+        parts.append(Part("preview", "preview", preview))
     if comments.error:
         parts.append(Part("error", "comment", comments.error))
     parts.append(
