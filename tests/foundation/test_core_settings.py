@@ -274,3 +274,16 @@ def test_api_url_comes_from_the_environment_without_trailing_slash() -> None:
     assert load_secrets({}, mask=False).github_api_url == "https://api.github.com"
     env = {"TUSK_GITHUB_API_URL": "https://ghe.example/api/v3/"}
     assert load_secrets(env, mask=False).github_api_url == "https://ghe.example/api/v3"
+
+
+def test_approval_is_required_for_all_repositories_or_the_ones_listed() -> None:
+    from tusk.contracts.config import Settings
+
+    base = {"bot": "tusk-bot", "control_repo": "alice/tusk-control", "allowed_users": ["alice"]}
+    assert not Settings.model_validate(base).approval_required("alice/widgets")
+    every = Settings.model_validate({**base, "agent": {"approval": "required"}})
+    assert every.approval_required("anyone/anything")
+    listed = Settings.model_validate({**base, "agent": {"approval": ["Alice/Widgets"]}})
+    assert listed.approval_required("alice/widgets")
+    assert not listed.approval_required("alice/gadgets")
+    assert listed.agent.approval_days == 7

@@ -206,3 +206,24 @@ def test_a_marker_in_look_alike_letters_fails_closed(body: str) -> None:
     assert result.error is not None and "another alphabet" in result.error
     assert result.operations == ("comment",) and result.only_this_thread
     assert result.marker  # the text that looked like a marker, for the log issue
+
+
+# --------------------------------------------------------------------------- approve
+
+
+def test_approve_asks_that_every_write_wait_for_approval() -> None:
+    got = effective("@tusk-bot [permissions: approve, no-issue] fix it")
+    assert got.approve and "issue" not in got.operations
+    assert not effective("@tusk-bot fix it").approve
+
+
+def test_no_marker_takes_an_approval_the_defaults_require_away() -> None:
+    required = DEFAULTS.model_copy(update={"approve": True})
+    for body in ("@tusk-bot [permissions: no-pr] fix", "@tusk-bot [permissions: pr-limit=1] x"):
+        assert effective(body, required).approve
+
+
+def test_a_marker_that_fails_closed_but_names_approve_keeps_it() -> None:
+    got = effective("@tusk-bot [permissions: approve, no-such-thing] fix it")
+    assert got.error and got.approve and got.only_this_thread
+    assert not effective("@tusk-bot [permissions: no-such-thing] fix it").approve

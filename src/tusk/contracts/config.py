@@ -278,6 +278,16 @@ class Agent(Section):
         description="false: where the fence cannot be put up (no root, no iptables), run "
         "with the network open and say so, instead of stopping",
     )
+    approval: Literal["off", "required"] | tuple[RepoName, ...] = Field(
+        "off",
+        description="`required`: every GitHub write a run makes is staged, previewed on the "
+        "trigger's thread and made only once a person approves it (`@bot apply <digest>`); a "
+        "list of owner/name: the same in those repositories only. A mention's "
+        "`[permissions: approve]` asks for it on its own run",
+    )
+    approval_days: float = Field(
+        7.0, gt=0, le=90, description="days a staged set waits for approval before it expires"
+    )
 
     @field_validator("linux_user")
     @classmethod
@@ -354,6 +364,13 @@ class Settings(Section):
                 f"lists the bot itself ({bot}): the bot must never start work for itself; remove it"
             )
         return value
+
+    def approval_required(self, repo: str) -> bool:
+        """Whether ``agent.approval`` holds every write of a run on ``repo`` for approval."""
+        approval = self.agent.approval
+        if approval in ("off", "required"):
+            return approval == "required"
+        return repo.lower() in {name.lower() for name in approval}
 
     def default_permissions(self) -> PermissionConfig:
         """The permission config a mention without a marker gets."""

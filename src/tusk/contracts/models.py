@@ -82,6 +82,11 @@ class PermissionConfig(StrictModel):
     issues_per_repo: int = Field(default=1, ge=0)
     prs_per_repo: int = Field(default=1, ge=0)
     memory_writes: int = Field(default=3, ge=0)
+    approve: bool = Field(
+        default=False,
+        description="the requester asked that every write wait for approval "
+        "([permissions: approve]); a marker can add it, never take it away",
+    )
 
     def allows(self, operation: WriteOperation) -> bool:
         return operation in self.operations

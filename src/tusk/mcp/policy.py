@@ -61,6 +61,7 @@ class PolicyConfig:
     blocklist: Blocklist = field(default_factory=Blocklist)
     go_away_phrase: str = "go away"
     staged: bool = False
+    approval: bool = False  # every write kept for a person's approval (tusk.approval)
     discussions_write: bool = False
     mentions_per_post: int = 5
     memory_entry_chars: int = 500

@@ -9,9 +9,12 @@ exact commit.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio.to_thread
 from pydantic import BaseModel
 
+from tusk.mcp.approval_push import keep_branch
 from tusk.mcp.git_push import Pusher, PushFailed
 from tusk.mcp.outcomes import Prepared
 from tusk.mcp.policy import Refused
@@ -38,7 +41,14 @@ async def push_branch(rt: Runtime, pusher: Pusher | None, a: PushBranch) -> str:
     summary = (
         f"push {a.branch} at {taken.sha[:12]} to {rt.config.bot}'s fork of {rt.config.trigger_repo}"
     )
-    request = {"git": "push", "branch": a.branch, "sha": taken.sha}
+    request: dict[str, Any] = {"git": "push", "branch": a.branch, "sha": taken.sha}
+    if rt.approval is not None:  # kept as a bundle for the apply job, checked as a push
+        try:
+            request |= await anyio.to_thread.run_sync(keep_branch, pusher, taken, rt.run_dir)
+        except Refused as refused:
+            rt.recorder.refuse(call, refused)
+        except Exception as error:
+            rt.recorder.fail(call, error)
     return await rt.write(
         "push_branch",
         {"branch": a.branch, "sha": taken.sha},

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from tusk.approval.staging import Stage, staged_answer
 from tusk.audit.chain import digest
 from tusk.contracts.models import Blocklist
 from tusk.contracts.passes import read_pass
@@ -49,12 +50,14 @@ class Runtime:
     blocklist_watch: BlocklistWatch | None = None  # None: the blocklist read at start holds
     clock: Callable[[], float] = time.monotonic
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
+    approval: Stage | None = None  # approval mode: writes kept for a person to approve
+    # Run-unique; the apply job of an approved set uses the run's, so nonces match.
+    nonce_salt: str = field(default_factory=lambda: secrets_module.token_hex(8))
     redactor: Redactor = field(init=False)
     recorder: Recorder = field(init=False)
     # Creates whose answer was lost and which were not found: a repeat looks first.
     uncertain: set[str] = field(init=False, default_factory=set)
     _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
-    _nonce_salt: str = field(init=False, default_factory=lambda: secrets_module.token_hex(8))
     _repositories: dict[str, Mapping[str, Any]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -70,7 +73,7 @@ class Runtime:
     def nonce_for(self, tool: str, args: Mapping[str, Any]) -> str:
         """The nonce of one create: run-unique, and the same for an identical call, so a
         repeat of a create whose answer was lost finds the first instead of doubling it."""
-        return digest({"salt": self._nonce_salt, "tool": tool, **args})[-16:]
+        return digest({"salt": self.nonce_salt, "tool": tool, **args})[-16:]
 
     def call(self, tool: str, kind: Kind, args: Mapping[str, Any]) -> Call:
         """A call starting now, named as the audit names its target."""
@@ -163,6 +166,8 @@ class Runtime:
                 self.recorder.fail(call, error)
             if self.config.staged:
                 return self._stage(call, prepared)
+            if self.approval is not None and tool not in policy.UNCOUNTED_WRITES:
+                return self._keep_for_approval(self.approval, call, prepared)
             try:
                 outcome = await anyio.to_thread.run_sync(send, prepared)
             except Refused as refused:  # a check only the I/O side can make (a push's files)
@@ -189,6 +194,20 @@ class Runtime:
             "STAGED: this installation runs in staged mode, so nothing was posted. "
             f"Recorded for review: {prepared.summary}. Carry on as if it had been done.",
         )
+
+    def _keep_for_approval(self, stage: Stage, call: Call, prepared: Prepared) -> str:
+        # The policy refused any secret in what it prepared; the apply job checks it again.
+        stage.keep(
+            tool=call.tool,
+            args=call.args,
+            target=call.target,
+            summary=prepared.summary,
+            request=prepared.request,
+            nonce=prepared.nonce,
+        )
+        policy.record_write(call.tool, call.args, self.config, self.state)
+        self.recorder.record(call, "staged", reason=f"kept for approval: {prepared.summary}")
+        return self.recorder.answer(call, staged_answer(prepared.summary))
 
     async def fresh_blocklist(self) -> Blocklist:
         """The blocklist, checked with GitHub when the last check is 30 s old."""

@@ -8,12 +8,14 @@ serves it over streamable HTTP on 127.0.0.1.
 
 from __future__ import annotations
 
+import secrets as secrets_module
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import SecretStr
 
+from tusk.approval.staging import Stage
 from tusk.contracts.config import Settings
 from tusk.contracts.models import Blocklist, ContextDocument, PermissionConfig
 from tusk.git.agent import BundleSource
@@ -60,6 +62,7 @@ def policy_config(
         blocklist=blocklist,
         go_away_phrase=settings.go_away.phrase,
         staged=settings.staged,
+        approval=settings.approval_required(context.repo) or context.permission_config.approve,
         discussions_write=settings.discussions_write,
         mentions_per_post=settings.limits.mentions_per_post,
         memory_entry_chars=settings.limits.memory_entry_chars,
@@ -112,6 +115,7 @@ def build_runtime(
     pass_file: Path | None = None,
 ) -> Runtime:
     kwargs = {"clock": clock} if clock else {}
+    salt = secrets_module.token_hex(8)
     return Runtime(
         config=config,
         read_gateway=read_gateway,
@@ -128,6 +132,28 @@ def build_runtime(
         append_entry=append_entry,
         pass_file=pass_file,
         blocklist_watch=blocklist_watch,
+        nonce_salt=salt,
+        approval=approval_stage(settings, config, run_dir, salt),
+    )
+
+
+def approval_stage(
+    settings: Settings, config: PolicyConfig, run_dir: Path, salt: str
+) -> Stage | None:
+    """Where approval mode keeps the run's writes; None when the run writes as usual."""
+    if not config.approval:
+        return None
+    reason = (
+        "agent.approval in tusk.yml"
+        if settings.approval_required(config.trigger_repo)
+        else "the mention's [permissions: approve]"
+    )
+    return Stage(
+        run_dir=run_dir,
+        nonce_salt=salt,
+        reason=reason,
+        days=settings.agent.approval_days,
+        permissions=config.permissions,
     )
 
 

@@ -10,11 +10,15 @@ Grammar (case-insensitive, spaces around items allowed)::
     item    = flag / limit / repos
     flag    = "read-only" / "comment-on-this-issue" / "comment-on-this-thread"
             / "no-comment" / "no-issue" / "no-pr" / "no-push" / "no-memory"
+            / "approve"
     limit   = ("comment-limit" / "issue-limit" / "pr-limit" / "memory-limit") "=" 1*DIGIT
     repos   = "repos=" repo *("+" repo)          ; repo = owner/name
 
 A marker can only narrow the configured defaults: limits are the smaller of
-the two, operations the intersection. A marker that does not parse fails
+the two, operations the intersection. ``approve`` narrows too: every write of
+the run waits for a person's approval (``tusk.approval``); no item takes an
+approval the configuration requires away, and a marker that fails closed but
+names ``approve`` keeps it. A marker that does not parse fails
 closed: the run may reply once on its own thread and do nothing else, and
 ``PermissionConfig.error`` says why so the agent and the log issue show it.
 
@@ -65,7 +69,8 @@ _REMOVES: dict[str, WriteOperation] = {
     "no-memory": "memory",
 }
 _THIS_THREAD_FLAGS = frozenset({"comment-on-this-issue", "comment-on-this-thread"})
-FLAGS = frozenset({"read-only", *_THIS_THREAD_FLAGS, *_REMOVES})
+APPROVE_FLAG = "approve"
+FLAGS = frozenset({"read-only", APPROVE_FLAG, *_THIS_THREAD_FLAGS, *_REMOVES})
 MAX_MARKER_CHARS = 500
 # Opening brackets NFKC leaves alone that someone may still type a marker with.
 _LOOKALIKE_OPENER = re.compile(
@@ -307,6 +312,7 @@ def narrow(defaults: PermissionConfig, marker: Marker) -> PermissionConfig:
         only_this_thread=defaults.only_this_thread or bool(marker.flags & _THIS_THREAD_FLAGS),
         repos=_intersect_repos(defaults.repos, marker.repos),
         limits=limits,
+        approve=defaults.approve or APPROVE_FLAG in marker.flags,
     )
 
 
@@ -325,6 +331,8 @@ def fail_closed(defaults: PermissionConfig, *, marker: str | None, reason: str) 
             "prs_per_repo": 0,
             "memory_writes": 0,
         },
+        # Asked for in a marker that did not parse, approval still holds: it only narrows.
+        approve=defaults.approve or APPROVE_FLAG in _visible_nfkc(marker or "").lower(),
     )
 
 
@@ -387,6 +395,7 @@ def _coherent(
     only_this_thread: bool,
     repos: tuple[str, ...] | None,
     limits: dict[str, int],
+    approve: bool,
 ) -> PermissionConfig:
     """Keep operations and limits in agreement: a zero limit removes the operation, a
     removed operation gets a zero limit."""
@@ -400,5 +409,6 @@ def _coherent(
         operations=tuple(kept),
         only_this_thread=only_this_thread,
         repos=repos,
+        approve=approve,
         **limits,
     )

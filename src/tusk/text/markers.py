@@ -26,6 +26,8 @@ MarkerKind = Literal[
     "takeover",
     "usage",
     "limit",
+    "approval",
+    "preview",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

@@ -219,7 +219,7 @@ def compose(
     )
 
 
-PartAction = Literal["comment", "label", "close", "react"]
+PartAction = Literal["comment", "label", "close", "react", "preview"]
 
 
 @dataclass(frozen=True)
@@ -242,8 +242,11 @@ def plan_parts(
     closes_as: str | None,
     audit: Sequence[str] = (),
     react: bool = False,
+    approval: Sequence[str] = (),
+    preview: str | None = None,
 ) -> list[Part]:
-    """The write-up in order: every comment (summary, transcript, the audit records),
+    """The write-up in order: every comment (summary, transcript, the audit records, a
+    staged set waiting for approval),
     then ``close`` (as ``closes_as``: a completed run, or not planned when the bot was
     sent away mid-run) or ``label`` (the bug label, issue left open) for any other
     outcome, then the reaction on the trigger (never where the bot was sent away)."""
@@ -252,6 +255,9 @@ def plan_parts(
         Part(f"transcript-{i}", "comment", body) for i, body in enumerate(comments.transcript, 1)
     ]
     parts += [Part(f"audit-{i}", "comment", body) for i, body in enumerate(audit, 1)]
+    parts += [Part(f"approval-{i}", "comment", body) for i, body in enumerate(approval, 1)]
+    if preview is not None:  # on the trigger's thread, once the set is on the log issue
+        parts.append(Part("preview", "preview", preview))
     if comments.error:
         parts.append(Part("error", "comment", comments.error))
     parts.append(

@@ -30,6 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tusk.approval.on_thread import post_preview
+from tusk.approval.staging import write_up_parts
 from tusk.contracts.models import RunMetadata, Trigger
 from tusk.contracts.pricing import Spend
 from tusk.github.gateway import Gateway, GitHubError, NotFound
@@ -232,6 +234,12 @@ def publish(
             flagged = flagged or labelled.ok
         elif part.action == "react":
             report.results.append(_reaction(gateway, run, trigger, completed=completed))
+        elif part.action == "preview" and not comments_done:  # the set first, then its preview
+            report.results.append(
+                PartResult(part.key, False, detail="the staged set is not posted")
+            )
+        elif part.action == "preview":
+            report.results.append(_preview(gateway, run, part, bot=bot, patience=patience))
         elif part.action == "close":
             if flagged:  # an earlier, incomplete write-up added the label: it is whole now
                 unflag = _step("unlabel", lambda: _remove_label(gateway, issue, bug_label))
@@ -294,6 +302,26 @@ def _reaction(
     if react(gateway, repo=run.repo, trigger=trigger, content=content):
         return PartResult("reaction", True, detail=content)
     return PartResult("reaction", True, detail=f"{content} could not be added")
+
+
+def _preview(
+    gateway: Gateway, run: RunMetadata, part: Part, *, bot: str, patience: Patience
+) -> PartResult:
+    """The staged set's preview on the trigger's thread (``tusk.approval``)."""
+    marker = first_marker(part.body, "preview") or {}
+    try:
+        posted = post_preview(
+            gateway,
+            repo=run.repo,
+            number=run.thread_number or 0,
+            body=part.body,
+            digest=str(marker.get("digest", "")),
+            bot=bot,
+            patience=patience,
+        )
+    except GitHubError as error:
+        return PartResult(part.key, False, detail=error.title)
+    return PartResult(part.key, True, str(posted.get("html_url", "")))
 
 
 def _step(key: str, action: Callable[[], object]) -> PartResult:
@@ -359,8 +387,14 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         secrets=secrets,
         bug_label=state.bug_label,
     )
+    approval = write_up_parts(run_dir, state.run, ok=outcome.ok, bot=state.bot)
     return finish.plan_parts(
-        comments, closes_as=outcome.closes_as, audit=audit, react=state.trigger is not None
+        comments,
+        closes_as=outcome.closes_as,
+        audit=audit,
+        react=state.trigger is not None,
+        approval=approval.log_comments,
+        preview=approval.preview,
     )
 
 

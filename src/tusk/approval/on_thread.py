@@ -1,0 +1,47 @@
+"""The preview posted on the trigger's thread, once (I/O through the gateway).
+
+The preview carries its digest in its ``tusk:preview`` marker, which is also its
+nonce: after a lost answer, or when the write-up runs again, the bot's comment
+with that digest is looked for before anything is posted (``tusk.github.once``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tusk.github.gateway import Gateway
+from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comment
+
+
+def find_preview(
+    gateway: Gateway, repo: str, number: int, *, digest: str, bot: str
+) -> dict[str, Any] | None:
+    """The bot's preview of ``digest`` on ``repo#number``, or None."""
+    return find_comment(gateway, repo, number, kind="preview", nonce=digest, key="digest", bot=bot)
+
+
+def post_preview(
+    gateway: Gateway,
+    *,
+    repo: str,
+    number: int,
+    body: str,
+    digest: str,
+    bot: str,
+    patience: Patience = DEFAULT_PATIENCE,
+) -> dict[str, Any]:
+    """Post the preview unless it is there already; returns the comment."""
+    found = find_preview(gateway, repo, number, digest=digest, bot=bot)
+    if found is not None:
+        return found
+    path = f"/repos/{repo}/issues/{number}/comments"
+
+    def send() -> dict[str, Any]:
+        return dict(gateway.post(path, json={"body": body}, may_repeat=False).body)
+
+    def find() -> dict[str, Any] | None:
+        return find_preview(gateway, repo, number, digest=digest, bot=bot)
+
+    return create_once(
+        send, find, sleep=gateway.sleep, patience=patience, what=f"the preview on {repo}#{number}"
+    )
