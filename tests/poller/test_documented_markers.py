@@ -20,6 +20,7 @@ EXPECTED = {
     "［permissions： no-pr］": "narrows",
     "［permissions： no-pr，issue-limit＝１］": "narrows",
     "[permissions: no-pr,issue-limit=1]": "narrows",
+    "[permissions: approve]": "narrows",  # approval mode: narrows by staging every write
     "$ tusk permissions parse '@tusk-bot [permissions: no-pr, comment-limit=1] fix it'": "narrows",
     "【permissions: no-pr】": "fails closed",
     "【permissions: ...】": "fails closed",
