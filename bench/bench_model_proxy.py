@@ -18,8 +18,8 @@ import requests
 from pydantic import SecretStr
 
 from tusk.sandbox.model_server import ModelServer
-from tusk.steps.run_claude.metering import Meter, UsageTap
-from tusk.steps.run_claude.model_proxy import Credentials, ModelProxy
+from tusk.steps.run_claude.proxy.metering import Meter, UsageTap
+from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
 
 BODY: dict[str, Any] = {
     "model": "claude-opus-5-5",

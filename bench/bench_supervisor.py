@@ -13,9 +13,9 @@ import argparse
 import json
 import time
 
-from tusk.steps.run_claude.finish import clean, render_transcript
-from tusk.steps.run_claude.transcript import read_events, split_comments
-from tusk.steps.run_claude.watch import StreamWatch
+from tusk.steps.run_claude.session.watch import StreamWatch
+from tusk.steps.run_claude.writeup.summary import clean, render_transcript
+from tusk.steps.run_claude.writeup.transcript import read_events, split_comments
 
 GOAL_EVENTS_PER_SECOND = 50_000
 

@@ -40,14 +40,14 @@ def require_root() -> None:
 @pytest.fixture(scope="module")
 def agent_uid() -> Iterator[tuple[int, int]]:
     require_root()
-    from tusk.steps.run_claude import isolation
+    from tusk.steps.run_claude.box import users as box_users
 
     try:
         pwd.getpwnam(AGENT_USER)
         created = False
     except KeyError:
         created = True
-    user = isolation.ensure_user(AGENT_USER)
+    user = box_users.ensure_user(AGENT_USER)
     yield user.uid, user.gid
     if created:
         subprocess.run(["userdel", "--remove", AGENT_USER], capture_output=True, check=False)

@@ -26,7 +26,11 @@ from tests.root import require_root as _require_root
 from tusk.contracts.config import Secrets, load_settings
 from tusk.contracts.models import ContextDocument, PermissionConfig, RunMetadata, Trigger
 from tusk.issues.state import StateStore
-from tusk.steps.run_claude import isolation, job
+from tusk.steps.run_claude import inputs as run_inputs
+from tusk.steps.run_claude import job
+from tusk.steps.run_claude.box import principal as box_principal
+from tusk.steps.run_claude.box import users as box_users
+from tusk.steps.run_claude.runner_env import RunnerEnv
 from tusk.text.markers import first_marker, job_marker
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -61,21 +65,21 @@ def agent_user() -> Iterator[str]:
         created = False
     except KeyError:
         created = True
-    isolation.ensure_user(AGENT_USER)
+    box_users.ensure_user(AGENT_USER)
     yield AGENT_USER
     if created:
         subprocess.run(["userdel", "--remove", AGENT_USER], capture_output=True, check=False)
 
 
 @pytest.fixture(scope="session")
-def runner_user() -> Iterator[isolation.Principal]:
+def runner_user() -> Iterator[box_principal.Principal]:
     require_root()
     try:
         pwd.getpwnam(RUNNER_USER)
         created = False
     except KeyError:
         created = True
-    user = isolation.ensure_user(RUNNER_USER)
+    user = box_users.ensure_user(RUNNER_USER)
     yield user
     if created:
         subprocess.run(["userdel", "--remove", RUNNER_USER], capture_output=True, check=False)
@@ -138,12 +142,12 @@ class E2E:
     runner_temp: Path | None = None
     environ: dict[str, str] = field(default_factory=dict)
 
-    def run(self, script: dict[str, Any], **overrides: Any) -> job.JobResult:
+    def run(self, script: dict[str, Any], **overrides: Any) -> run_inputs.JobResult:
         model_url = self.model.start(script)
         inputs = self.inputs(model_url, **overrides)
         return job.run_job(inputs)
 
-    def inputs(self, model_url: str, **overrides: Any) -> job.JobInputs:
+    def inputs(self, model_url: str, **overrides: Any) -> run_inputs.JobInputs:
         out = self.tmp / "build"
         out.mkdir(exist_ok=True)
         now = datetime(2026, 1, 1, tzinfo=UTC)
@@ -208,10 +212,10 @@ class E2E:
             "claude": CLAUDE,
             "run_dir": self.tmp / "run",
             "max_retries": 0,
-            "environ": environ,
+            "runner": RunnerEnv.from_environ(environ),
         }
         values.update(overrides)
-        return job.JobInputs(**values)
+        return run_inputs.JobInputs(**values)
 
     # -- reading the outcome back
 
@@ -245,7 +249,7 @@ class E2E:
         return [entry.text for entry in reversed(store.read_entries(kind))]  # type: ignore[arg-type]
 
     def events(self) -> list[dict[str, Any]]:
-        path = self.tmp / "run" / job.EVENTS_FILE
+        path = self.tmp / "run" / run_inputs.EVENTS_FILE
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
     def tool_results(self) -> list[str]:

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from tusk.steps.run_claude.cancel import Cancelled, cancellable
+from tusk.steps.run_claude.session.cancel import Cancelled, cancellable
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

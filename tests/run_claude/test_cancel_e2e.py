@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
-from tusk.steps.run_claude import egress, fence, isolation, job
+from tusk.steps.run_claude.box import cleanup as box_cleanup
+from tusk.steps.run_claude.box import egress, fence
 
 pytestmark = pytest.mark.e2e
 
@@ -127,14 +128,14 @@ def assert_nothing_left(run_dir: Path, recorded: dict[str, Any]) -> None:
     egress proxy, its MCP server and its folder."""
     uid = recorded["agent_uid"]
     deadline = time.monotonic() + 10
-    while isolation.processes_of(uid) and time.monotonic() < deadline:
+    while box_cleanup.processes_of(uid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert isolation.processes_of(uid) == []
+    assert box_cleanup.processes_of(uid) == []
     with pytest.raises(KeyError):
         pwd.getpwnam(recorded["agent_user"])
     assert fence.chain_name(uid) not in iptables_rules()
     assert not egress.is_egress_proxy(recorded["egress_pid"], recorded["egress_config"])
-    assert not job._is_mcp_server(recorded["mcp_pid"], run_dir)
+    assert not box_cleanup.is_mcp_server(recorded["mcp_pid"], run_dir)
     assert not Path(recorded["base"]).exists()
 
 
@@ -155,7 +156,7 @@ def assert_written_up_as_cancelled(e2e: E2E) -> list[str]:
 def test_a_signal_stops_the_agent_and_writes_up_cancelled(e2e: E2E, signum: signal.Signals) -> None:
     e2e.model.tolerate_failures()  # the stalled request is never answered
     process, inputs, env = start_run(e2e)
-    recorded = json.loads((inputs.run_dir / job.CLEANUP_FILE).read_text())
+    recorded = json.loads((inputs.run_dir / box_cleanup.CLEANUP_FILE).read_text())
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=90)
     assert process.returncode == 1, stderr[-2000:]
@@ -199,12 +200,12 @@ def test_a_second_signal_does_not_cut_the_write_up_short(e2e: E2E) -> None:
 def test_after_sigkill_the_cleanup_step_records_the_run_as_cancelled(e2e: E2E) -> None:
     e2e.model.tolerate_failures()
     process, inputs, env = start_run(e2e)
-    recorded = json.loads((inputs.run_dir / job.CLEANUP_FILE).read_text())
+    recorded = json.loads((inputs.run_dir / box_cleanup.CLEANUP_FILE).read_text())
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=30)
     # Killed: nothing of the run was undone. Its fence, servers and user are still there.
     assert fence.chain_name(recorded["agent_uid"]) in iptables_rules()
-    assert isolation.processes_of(recorded["agent_uid"])
+    assert box_cleanup.processes_of(recorded["agent_uid"])
     assert e2e.log_comments() == []  # the killed process could write nothing
     done = cleanup(inputs, env)
     assert done.returncode == 0, done.stdout + done.stderr

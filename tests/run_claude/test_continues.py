@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 
 from tusk.git.agent import AgentGit
-from tusk.steps.run_claude import continues
-from tusk.steps.run_claude.outcome import Outcome
+from tusk.steps.run_claude.session import continues
+from tusk.steps.run_claude.writeup.outcome import Outcome
 
 OK = Outcome(kind="completed", headline="Completed")
 SERVER_TOOLS = ["mcp__github__get_issue", "mcp__github__create_comment", "mcp__github__history"]
@@ -139,9 +139,10 @@ def test_the_agents_git_configuration_never_runs_as_the_supervisor(agent_user: s
     import shutil
     import tempfile
 
-    from tusk.steps.run_claude import isolation
+    from tusk.steps.run_claude.box import users as box_users
+    from tusk.steps.run_claude.workspace import clone as workspace_clone
 
-    agent = isolation.ensure_user(agent_user)
+    agent = box_users.ensure_user(agent_user)
     base = Path(tempfile.mkdtemp(prefix="tusk-fsmonitor-"))
     os.chmod(base, 0o711)
     work = base / "work"
@@ -158,7 +159,7 @@ def test_the_agents_git_configuration_never_runs_as_the_supervisor(agent_user: s
             env=env,
         )
         (work / "f").write_text("1")
-        isolation.chown_tree(work, agent)
+        workspace_clone.chown_tree(work, agent)
         state = continues.workspace_state(AgentGit(work, uid=agent.uid, gid=agent.gid))
         assert state.summary == "1 uncommitted file(s)"
         assert canary.read_text().strip() == str(agent.uid)  # never "0"
@@ -171,13 +172,15 @@ def test_git_in_the_workspace_runs_as_the_named_agent_not_as_the_paths_owner(
 ) -> None:
     """The agent owns its home and could re-point the folders above its workspace at one
     owned by root or the runner; git there still runs as the agent."""
-    from tusk.steps.run_claude import isolation, job
+    from tusk.steps.run_claude.box import folders as box_folders
+    from tusk.steps.run_claude.box import launch as box_launch
+    from tusk.steps.run_claude.box import principal as box_principal
 
-    dirs = isolation.run_dirs(tmp_path)  # root-owned here, whatever the path says
-    agent = isolation.Principal("tusk-agent", 4242, 4343, tmp_path)
-    git = job.agent_git(dirs, agent, None)
+    dirs = box_folders.run_dirs(tmp_path)  # root-owned here, whatever the path says
+    agent = box_principal.Principal("tusk-agent", 4242, 4343, tmp_path)
+    git = box_launch.agent_git(dirs, agent, None)
     assert (git.workspace, git.uid, git.gid) == (dirs.workspace, 4242, 4343)
-    assert job.agent_git(dirs, None, None).uid is None  # no isolation: as this process
+    assert box_launch.agent_git(dirs, None, None).uid is None  # no isolation: as this process
 
 
 def test_status_paths_are_read_nul_separated() -> None:

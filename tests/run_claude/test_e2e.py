@@ -23,10 +23,19 @@ import pytest
 from tests.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
 from tusk.contracts import passes
 from tusk.contracts.config import DEFAULT_ALLOWED_HOSTS
-from tusk.steps.run_claude import egress, isolation, job, mcp_process
-from tusk.steps.run_claude.metering import Meter
-from tusk.steps.run_claude.model_proxy import Credentials, ModelProxy
-from tusk.steps.run_claude.network import NetworkFenceError
+from tusk.steps.run_claude import job
+from tusk.steps.run_claude.box import cleanup as box_cleanup
+from tusk.steps.run_claude.box import egress
+from tusk.steps.run_claude.box import folders as box_folders
+from tusk.steps.run_claude.box import launch as box_launch
+from tusk.steps.run_claude.box import principal as box_principal
+from tusk.steps.run_claude.box import users as box_users
+from tusk.steps.run_claude.box.network import NetworkFenceError
+from tusk.steps.run_claude.proxy.metering import Meter
+from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
+from tusk.steps.run_claude.runner_env import RunnerEnv
+from tusk.steps.run_claude.session import mcp_process
+from tusk.steps.run_claude.workspace import clone as workspace_clone
 
 pytestmark = pytest.mark.e2e
 
@@ -291,7 +300,7 @@ def second_runs_mcp_server(e2e: E2E) -> Iterator[tuple[str, Path]]:
     run_dir.mkdir()
     (run_dir / "run.json").write_text(inputs.run.model_dump_json())
     passes.write_pass(run_dir, "main", None)
-    me = isolation.current_principal()
+    me = box_users.current_principal()
     server = mcp_process.start_mcp_server(
         run_dir=run_dir,
         context_file=inputs.resolve(inputs.run.context_file),
@@ -443,7 +452,7 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     (ident, proc, temp, git, mcp, claude_home, homes, sockets, grep, *network) = results
     # The probes really looked: each shows what it found.
     user = ident.splitlines()[0]  # this run's own user
-    assert user[:-6] == isolation.run_user_name(e2e.agent_user, "local", "abcdef")[:-6]
+    assert user[:-6] == box_users.run_user_name(e2e.agent_user, "local", "abcdef")[:-6]
     assert f"HOME=/home/{user}/home\n" in ident
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in ident  # the model proxy
     assert API_KEY not in ident  # the agent holds only its proxy's run key
@@ -474,7 +483,7 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     assert API_KEY not in summary
     assert f"- network: fenced ({len(DEFAULT_ALLOWED_HOSTS)} hosts allowed)" in summary
     # Nothing of the run is left: its user, its rules, its egress proxy.
-    recorded = json.loads((e2e.tmp / "run" / job.CLEANUP_FILE).read_text())
+    recorded = json.loads((e2e.tmp / "run" / box_cleanup.CLEANUP_FILE).read_text())
     assert recorded["fence_uid"] is None  # removed, so the cleanup step touches no rule
     with pytest.raises(KeyError):
         pwd.getpwnam(recorded["agent_user"])
@@ -541,11 +550,11 @@ def test_mcp_server_not_connected_stops_the_run_with_a_clear_error(
 def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
     agent_user: str, tmp_path: Path
 ) -> None:
-    agent = isolation.create_run_user(agent_user, "77-1")
-    other = isolation.create_run_user(agent_user, "77-1")  # another run, same run id
+    agent = box_users.create_run_user(agent_user, "77-1")
+    other = box_users.create_run_user(agent_user, "77-1")  # another run, same run id
     assert agent.name != other.name and agent.uid != other.uid
-    dirs = isolation.prepare_run_dirs(isolation.agent_base(agent), agent=agent)
-    as_agent, as_other = isolation.spawn_as(agent), isolation.spawn_as(other)
+    dirs = box_folders.prepare_run_dirs(box_folders.agent_base(agent), agent=agent)
+    as_agent, as_other = box_launch.spawn_as(agent), box_launch.spawn_as(other)
     leftover = subprocess.Popen(
         ["cat"],
         stdin=subprocess.PIPE,
@@ -596,7 +605,7 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
     server = fake_server(run_dir)
     # Another run's server, as if it had got the pid cleanup.json names: never ended.
     others = fake_server(tmp_path / "other-run")
-    job._record_cleanup(
+    box_cleanup.record(
         run_dir,
         agent_user=agent.name,
         agent_uid=agent.uid,
@@ -604,7 +613,7 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
         mcp_pid=server.pid,
     )
     try:
-        assert not job._is_mcp_server(others.pid, run_dir)
+        assert not box_cleanup.is_mcp_server(others.pid, run_dir)
         done = job.cleanup(run_dir)
         assert others.poll() is None
         assert leftover.wait(timeout=10) == -9 and server.wait(timeout=10) == -9
@@ -620,14 +629,14 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
         neighbour.wait()
         others.kill()
         others.wait()
-        isolation.delete_run_user(other)
+        box_users.delete_run_user(other)
 
 
 def as_non_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the run decide as a user without root would (the machine stays root)."""
-    real = isolation.decide
+    real = box_users.decide
     monkeypatch.setattr(
-        isolation, "decide", lambda *, in_actions, euid: real(in_actions=in_actions, euid=1000)
+        box_users, "decide", lambda *, in_actions, euid: real(in_actions=in_actions, euid=1000)
     )
 
 
@@ -670,8 +679,8 @@ def test_under_actions_without_root_the_run_stops_and_says_why(
     e2e: E2E, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     as_non_root(monkeypatch)
-    inputs = e2e.inputs(e2e.model.start({"steps": []}), environ={"GITHUB_ACTIONS": "true"})
-    with pytest.raises(isolation.IsolationError, match="not running as root"):
+    inputs = e2e.inputs(e2e.model.start({"steps": []}), runner=RunnerEnv(github_actions=True))
+    with pytest.raises(box_principal.IsolationError, match="not running as root"):
         job.run_job(inputs)
     issue = e2e.log_issue()
     assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
@@ -748,11 +757,11 @@ def test_the_cli_runs_the_job_and_writes_outputs_and_the_step_summary(e2e: E2E) 
     )
     # The run deleted its own user at its end; the cleanup step finds nothing of it left.
     assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
-    recorded = json.loads((inputs.run_dir / job.CLEANUP_FILE).read_text())
+    recorded = json.loads((inputs.run_dir / box_cleanup.CLEANUP_FILE).read_text())
     with pytest.raises(KeyError):
         pwd.getpwnam(recorded["agent_user"])
     assert not Path(recorded["base"]).exists()
-    assert isolation.processes_of(recorded["agent_uid"]) == []
+    assert box_cleanup.processes_of(recorded["agent_uid"]) == []
 
 
 def no_processes_left(user: str, *, polls: int = 50) -> bool:
@@ -765,24 +774,24 @@ def no_processes_left(user: str, *, polls: int = 50) -> bool:
 
 
 def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
-    agent_user: str, runner_user: isolation.Principal
+    agent_user: str, runner_user: box_principal.Principal
 ) -> None:
     """Under sudo (GitHub's runners) the MCP server runs as the runner user. It cannot
     open the agent's workspace, and needs not: the supervisor's broker makes a bundle
     there as the agent, and the server reads it from a socket it inherited."""
     from tusk.git.agent import AgentGit, broker_pair
 
-    agent = isolation.ensure_user(agent_user)
+    agent = box_users.ensure_user(agent_user)
     parent = Path(tempfile.mkdtemp(prefix="tusk-e2e-share-"))
     os.chmod(parent, 0o711)  # as /home: everyone may pass through to the run folder
-    dirs = isolation.prepare_run_dirs(parent / "run", agent=agent)
+    dirs = box_folders.prepare_run_dirs(parent / "run", agent=agent)
     own = Path(tempfile.mkdtemp(prefix="tusk-e2e-runner-own-"))  # the runner's own folder
     try:
         subprocess.run(["git", "init", "-q", "--bare", str(own / "upstream.git")], check=True)
         subprocess.run(
             ["chown", "-R", f"{runner_user.uid}:{runner_user.gid}", str(own)], check=True
         )
-        isolation.clone_workspace(
+        workspace_clone.clone_workspace(
             clone_url=f"file://{own}/upstream.git",
             token=None,
             dest=dirs.workspace,
@@ -790,7 +799,7 @@ def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
             agent=agent,
             committer="tusk-bot",
         )
-        as_agent = isolation.spawn_as(agent)
+        as_agent = box_launch.spawn_as(agent)
         subprocess.run(
             [
                 "bash",
@@ -809,7 +818,7 @@ def test_the_runner_gets_the_agents_commits_only_as_a_bundle_made_by_the_agent(
         )
         broker, server_end = broker_pair(AgentGit.as_owner(dirs.workspace))
         broker.start()
-        as_runner = isolation.spawn_as(runner_user)
+        as_runner = box_launch.spawn_as(runner_user)
         peek = subprocess.run(
             ["ls", str(dirs.workspace)],
             capture_output=True,
@@ -879,8 +888,8 @@ def test_a_reused_agent_user_in_a_privileged_group_is_refused(agent_user: str) -
     name = f"{agent_user}-sudo"[:32]
     subprocess.run(["useradd", "--user-group", "--groups", "adm", name], check=True)
     try:
-        with pytest.raises(isolation.IsolationError, match="privileged group"):
-            isolation.ensure_user(name)
+        with pytest.raises(box_principal.IsolationError, match="privileged group"):
+            box_users.ensure_user(name)
     finally:
         subprocess.run(["userdel", name], capture_output=True, check=False)
 

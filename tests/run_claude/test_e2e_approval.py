@@ -100,7 +100,7 @@ def test_a_second_write_up_adds_no_second_set_or_preview(e2e: E2E) -> None:
     from pydantic import SecretStr
 
     from tusk.github.gateway import Gateway
-    from tusk.steps.run_claude import writeup
+    from tusk.steps.run_claude.writeup import publish as writeup
 
     e2e.config = {"agent": {"linux_user": e2e.agent_user, "approval": "required"}}
     result = e2e.run(FIX_AND_REPORT)

@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.run_claude.conftest import require_root
-from tusk.steps.run_claude import egress, fence, isolation
+from tusk.steps.run_claude.box import cleanup as box_cleanup
+from tusk.steps.run_claude.box import egress, fence
+from tusk.steps.run_claude.box import launch as box_launch
+from tusk.steps.run_claude.box import principal as box_principal
+from tusk.steps.run_claude.box import users as box_users
 
 pytestmark = pytest.mark.e2e
 
@@ -58,8 +62,8 @@ def listener() -> Iterator[int]:
         server.server_close()
 
 
-def probe(user: isolation.Principal, kind: str, target: str) -> str:
-    spawn = isolation.spawn_as(user)
+def probe(user: box_principal.Principal, kind: str, target: str) -> str:
+    spawn = box_launch.spawn_as(user)
     done = subprocess.run(
         ["/usr/bin/python3", "-I", "-c", PROBE, kind, target],  # a python the user can run
         capture_output=True,
@@ -87,7 +91,7 @@ def test_a_fenced_user_reaches_only_the_runs_ports_and_allowed_hosts(agent_user:
     require_root()
     found = fence.tools()
     assert all(found.values()), f"the fence's tools are missing: {found} (scripts/setup)"
-    user = isolation.create_run_user(agent_user, "fence-1")
+    user = box_users.create_run_user(agent_user, "fence-1")
     run_dir = Path(tempfile.mkdtemp(prefix="tusk-fence-run-"))
     the_fence = fence.Fence(found)
     proxy = None
@@ -95,7 +99,7 @@ def test_a_fenced_user_reaches_only_the_runs_ports_and_allowed_hosts(agent_user:
         with listener() as allowed_port, listener() as other_port:
             # "localhost" is no hostname tusk.yml accepts; here it stands for an allowed
             # registry, since the tests have no internet.
-            proxy = egress.start(["localhost"], run_dir=run_dir, spawn=isolation.Spawn())
+            proxy = egress.start(["localhost"], run_dir=run_dir, spawn=box_launch.Spawn())
             the_fence.apply(fence.FencePlan(uid=user.uid, ports=(allowed_port, proxy.port)))
             assert probe(user, "tcp", str(allowed_port)) == "open"
             assert probe(user, "tcp", str(other_port)).startswith("refused: ConnectionRefused")
@@ -120,5 +124,5 @@ def test_a_fenced_user_reaches_only_the_runs_ports_and_allowed_hosts(agent_user:
         the_fence.remove(user.uid)
         if proxy is not None:
             proxy.stop()
-        isolation.end_processes_of(user)
-        isolation.delete_run_user(user)
+        box_cleanup.end_processes_of(user)
+        box_users.delete_run_user(user)

@@ -16,8 +16,8 @@ from tusk.contracts.config import (
     parse_settings,
 )
 from tusk.errors import ConfigError
-from tusk.steps.run_claude import egress, fence
-from tusk.steps.run_claude.network import NetworkFenceError, plan_network
+from tusk.steps.run_claude.box import egress, fence
+from tusk.steps.run_claude.box.network import NetworkFenceError, plan_network
 
 PLAN = fence.FencePlan(uid=4321, ports=(5000, 6000, 5000))
 

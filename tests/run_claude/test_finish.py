@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tusk.audit.chain import AuditLog, read_records
 from tusk.contracts.models import RunMetadata
-from tusk.steps.run_claude import finish
-from tusk.steps.run_claude.outcome import Outcome
+from tusk.steps.run_claude.writeup import summary as finish
+from tusk.steps.run_claude.writeup.outcome import Outcome
 
 RUN = RunMetadata(
     jobid="job-abc",

@@ -17,18 +17,23 @@ import pytest
 from pydantic import SecretStr
 
 from tests.root import require_root
-from tusk.steps.run_claude import isolation
-from tusk.steps.run_claude.mcp_process import write_mcp_config
-from tusk.steps.run_claude.session import claude_argv
+from tusk.steps.run_claude import runner_env
+from tusk.steps.run_claude.box import folders as box_folders
+from tusk.steps.run_claude.box import launch as box_launch
+from tusk.steps.run_claude.box import principal as box_principal
+from tusk.steps.run_claude.box import users as box_users
+from tusk.steps.run_claude.session.command import claude_argv
+from tusk.steps.run_claude.session.mcp_process import write_mcp_config
+from tusk.steps.run_claude.workspace import clone as workspace_clone
 
 
 def test_isolation_is_mandatory_under_actions() -> None:
-    with pytest.raises(isolation.IsolationError, match="not running as root"):
-        isolation.decide(in_actions=True, euid=1001)
+    with pytest.raises(box_principal.IsolationError, match="not running as root"):
+        box_users.decide(in_actions=True, euid=1001)
 
 
 def test_outside_actions_without_root_isolation_is_off_and_says_why() -> None:
-    decision = isolation.decide(in_actions=False, euid=1001)
+    decision = box_users.decide(in_actions=False, euid=1001)
     assert not decision.enabled and decision.reason.startswith("OFF: not root")
 
 
@@ -45,11 +50,11 @@ def test_outside_actions_without_root_isolation_is_off_and_says_why() -> None:
 def test_only_the_local_demo_under_act_may_run_without_isolation(
     environ: dict[str, str], required: bool
 ) -> None:
-    assert isolation.isolation_required(environ) is required
+    assert runner_env.RunnerEnv.from_environ(environ).isolation_required is required
 
 
 def test_root_isolates() -> None:
-    assert isolation.decide(in_actions=True, euid=0).enabled
+    assert box_users.decide(in_actions=True, euid=0).enabled
 
 
 def test_agent_env_is_built_from_nothing_and_holds_no_secret(
@@ -57,7 +62,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
 ) -> None:
     monkeypatch.setenv("TUSK_AGENT_TOKEN", "ghp_should_never_pass")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-key-never-passes")
-    env = isolation.agent_env(
+    env = box_launch.agent_env(
         home=Path("/h"), model_proxy_url="http://127.0.0.1:9", model_key="run-key", max_retries=0
     )
     assert set(env) == {
@@ -78,7 +83,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
 
 
 def test_a_fenced_agent_reaches_the_web_through_the_egress_proxy_and_loopback_directly() -> None:
-    env = isolation.agent_env(
+    env = box_launch.agent_env(
         home=Path("/h"),
         model_proxy_url="http://127.0.0.1:9",
         model_key="run-key",
@@ -90,16 +95,16 @@ def test_a_fenced_agent_reaches_the_web_through_the_egress_proxy_and_loopback_di
 
 
 def test_git_token_travels_in_gits_environment_only() -> None:
-    env = isolation.git_auth_env("http://127.0.0.1:8080/alice/w.git", SecretStr("tok-123456"))
+    env = workspace_clone.git_auth_env("http://127.0.0.1:8080/alice/w.git", SecretStr("tok-123456"))
     assert env["GIT_CONFIG_KEY_0"] == "http.http://127.0.0.1:8080/.extraHeader"
     header = env["GIT_CONFIG_VALUE_0"].removeprefix("Authorization: Basic ")
     assert base64.b64decode(header) == b"x-access-token:tok-123456"
-    assert isolation.git_auth_env("http://h/x.git", None) == {}
+    assert workspace_clone.git_auth_env("http://h/x.git", None) == {}
 
 
 def test_credentials_in_a_clone_url_are_stripped() -> None:
     assert (
-        isolation.strip_credentials("https://x-access-token:abc@github.com:443/a/b.git")
+        workspace_clone.strip_credentials("https://x-access-token:abc@github.com:443/a/b.git")
         == "https://github.com:443/a/b.git"
     )
 
@@ -116,13 +121,13 @@ def test_credentials_in_a_clone_url_are_stripped() -> None:
 def test_any_credential_in_git_config_is_found(tmp_path: Path, config: str) -> None:
     path = tmp_path / "config"
     path.write_text(config)
-    assert isolation.credential_leaks(path, SecretStr("tok-123456")) is not None
+    assert workspace_clone.credential_leaks(path, SecretStr("tok-123456")) is not None
 
 
 def test_clean_git_config_passes(tmp_path: Path) -> None:
     path = tmp_path / "config"
     path.write_text('[remote "origin"]\n\turl = https://github.com/a/b.git\n')
-    assert isolation.credential_leaks(path, SecretStr("tok-123456")) is None
+    assert workspace_clone.credential_leaks(path, SecretStr("tok-123456")) is None
 
 
 def test_can_reach_follows_every_parent_directory(tmp_path: Path) -> None:
@@ -138,18 +143,18 @@ def test_can_reach_follows_every_parent_directory(tmp_path: Path) -> None:
 
     stranger = 54321
     reach = dict(uid=stranger, gids=[stranger], need=os.X_OK, stat_of=stat_of)
-    assert not isolation.can_reach(binary, **reach)
+    assert not box_folders.can_reach(binary, **reach)
     os.chmod(closed, 0o711)
-    assert isolation.can_reach(binary, **reach)
+    assert box_folders.can_reach(binary, **reach)
     os.chmod(binary, 0o700)
-    assert not isolation.can_reach(binary, **reach)
-    assert isolation.can_reach(binary, uid=0, gids=[0], need=os.X_OK)
+    assert not box_folders.can_reach(binary, **reach)
+    assert box_folders.can_reach(binary, uid=0, gids=[0], need=os.X_OK)
 
 
 def test_mcp_config_holds_the_url_and_this_runs_bearer_for_its_owner_alone(
     tmp_path: Path,
 ) -> None:
-    me = isolation.current_principal()
+    me = box_users.current_principal()
     path = write_mcp_config(
         tmp_path / "mcp.json", "http://127.0.0.1:4242/mcp", bearer="s3cret", owner=me
     )
@@ -223,13 +228,13 @@ def test_history_command_line_disallows_every_other_server_tool() -> None:
 def test_runner_folder_others_may_only_traverse_is_closed_too() -> None:
     # 0711: the agent cannot list it but opens any file whose name it knows.
     nobody = pwd.getpwnam("nobody")
-    user = isolation.Principal("nobody", nobody.pw_uid, nobody.pw_gid, Path("/"))
+    user = box_principal.Principal("nobody", nobody.pw_uid, nobody.pw_gid, Path("/"))
     folder = Path(tempfile.mkdtemp(prefix="tusk-runner-temp-"))  # under a world-traversable /tmp
     try:
         (folder / "step.env").write_text("TOKEN=x\n")
         os.chmod(folder / "step.env", 0o644)
         os.chmod(folder, 0o711)
-        assert isolation.close_to_others([folder], user=user) == [folder]
+        assert box_folders.close_to_others([folder], user=user) == [folder]
         assert stat.S_IMODE(folder.stat().st_mode) == 0o710
     finally:
         shutil.rmtree(folder)
@@ -247,20 +252,20 @@ def test_runner_folder_others_may_only_traverse_is_closed_too() -> None:
 def test_a_run_is_keyed_by_run_id_and_attempt_never_by_job(
     environ: dict[str, str], key: str
 ) -> None:
-    assert isolation.run_key(environ) == key
+    assert runner_env.RunnerEnv.from_environ(environ).run_key == key
 
 
 def test_run_user_names_keep_run_key_and_suffix_within_useradds_limit() -> None:
-    assert isolation.run_user_name("tusk-agent", "12-1", "a1b2c3") == "tusk-agent-12-1-a1b2c3"
-    long = isolation.run_user_name("a-very-long-prefix-for-agents", "98765432101-3", "a1b2c3")
+    assert box_users.run_user_name("tusk-agent", "12-1", "a1b2c3") == "tusk-agent-12-1-a1b2c3"
+    long = box_users.run_user_name("a-very-long-prefix-for-agents", "98765432101-3", "a1b2c3")
     assert len(long) == 32 and long.endswith("-98765432101-3-a1b2c3")
-    assert isolation.run_user_name("9Bad Prefix!", "1-1", "abcdef") == "t9badprefix-1-1-abcdef"
+    assert box_users.run_user_name("9Bad Prefix!", "1-1", "abcdef") == "t9badprefix-1-1-abcdef"
 
 
 def test_a_confinement_the_kernel_refuses_is_found_before_the_agent_starts() -> None:
     """Root in a container without CAP_SYS_ADMIN has unshare but may not make a mount
     namespace: the probe starts the very command the agent would get and says why."""
-    user = isolation.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
+    user = box_principal.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
     tools = {"unshare": "unshare", "setpriv": "setpriv", "mount": "mount"}
     seen: list[list[str]] = []
 
@@ -268,14 +273,14 @@ def test_a_confinement_the_kernel_refuses_is_found_before_the_agent_starts() -> 
         seen.append(argv)
         return subprocess.CompletedProcess(argv, 1, "", "unshare: Operation not permitted\n")
 
-    problem = isolation.confinement_problem(user, tools=tools, run=refusing)
+    problem = box_launch.confinement_problem(user, tools=tools, run=refusing)
     assert problem == "unshare: Operation not permitted"
-    assert seen == [isolation.confined(["true"], user, tools=tools)]
+    assert seen == [box_launch.confined(["true"], user, tools=tools)]
 
     def working(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(argv, 0, "", "")
 
-    assert isolation.confinement_problem(user, tools=tools, run=working) is None
+    assert box_launch.confinement_problem(user, tools=tools, run=working) is None
 
 
 def test_without_a_working_confinement_the_run_says_so_and_runs_unconfined(
@@ -283,19 +288,23 @@ def test_without_a_working_confinement_the_run_says_so_and_runs_unconfined(
 ) -> None:
     """Git as the agent and Claude Code follow one decision: a namespace the kernel
     refuses (here: an unshare that fails) is neither used for one nor for the other."""
-    from tusk.steps.run_claude import job
+    from tusk.steps.run_claude.box import launch as box_launch
+    from tusk.steps.run_claude.box import place as box_place
 
     require_root("the confinement tests (it is only tried as root)")
     failing = shutil.which("false")
     assert failing is not None
     monkeypatch.setattr(
-        isolation,
+        box_launch,
         "confinement_tools",
         lambda: {"unshare": failing, "setpriv": "setpriv", "mount": "mount"},
     )
-    agent = isolation.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
-    assert job.confinement(agent) is None
+    agent = box_principal.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
+    assert box_place.confinement(agent) is None
     said = capsys.readouterr()
     assert "The agent runs without its own mount namespace" in said.out + said.err
     assert "CAP_SYS_ADMIN" in said.out + said.err
-    assert job.agent_git(isolation.run_dirs(Path("/nonexistent")), agent, None).confine is None
+    assert (
+        box_launch.agent_git(box_folders.run_dirs(Path("/nonexistent")), agent, None).confine
+        is None
+    )

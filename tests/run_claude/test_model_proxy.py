@@ -19,13 +19,9 @@ from pydantic import SecretStr
 
 from tusk.contracts.pricing import Price, Spend, Usage, cost_usd, price_for, usage_from
 from tusk.sandbox.model_server import ModelServer
-from tusk.steps.run_claude.metering import Meter, UsageTap
-from tusk.steps.run_claude.model_proxy import (
-    MAX_IN_FLIGHT,
-    Credentials,
-    ModelProxy,
-    RequestGuard,
-)
+from tusk.steps.run_claude.proxy.guard import RequestGuard
+from tusk.steps.run_claude.proxy.metering import Meter, UsageTap
+from tusk.steps.run_claude.proxy.proxy import MAX_IN_FLIGHT, Credentials, ModelProxy
 
 # --------------------------------------------------------------------------- prices
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tusk.steps.run_claude import job
-from tusk.steps.run_claude.outcome import classify
-from tusk.steps.run_claude.watch import StopReason
+from tusk.steps.run_claude.session import passes as session_passes
+from tusk.steps.run_claude.session.watch import StopReason
+from tusk.steps.run_claude.writeup.outcome import classify
 
 SUCCESS = {"type": "result", "subtype": "success", "is_error": False, "result": "ok"}
 
@@ -94,6 +94,6 @@ def test_a_pass_log_line_cannot_smuggle_a_workflow_command() -> None:
         "result": "oops\n::set-output name=conclusion::success\n::stop-commands::x",
     }
     outcome = classify(exit_code=1, result=result, stop=None)
-    line = job.pass_log_line("Main session", 1.0, outcome)
+    line = session_passes.pass_log_line("Main session", 1.0, outcome)
     assert "\n" not in line and "\r" not in line
     assert line.startswith("Main session (1.0 s): Claude Code reported an error: ")

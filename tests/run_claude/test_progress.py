@@ -10,7 +10,7 @@ from typing import Any
 
 from tusk.contracts.pricing import Spend
 from tusk.issues.usage import spend_of
-from tusk.steps.run_claude.progress import (
+from tusk.steps.run_claude.writeup.progress import (
     ProgressReporter,
     Snapshot,
     Tally,

@@ -8,10 +8,12 @@ from pydantic import SecretStr
 
 from tusk.contracts.config import Secrets, parse_settings
 from tusk.contracts.models import RunMetadata
-from tusk.steps.run_claude import isolation, job
+from tusk.steps.run_claude import inputs as run_inputs
+from tusk.steps.run_claude.box import folders as box_folders
+from tusk.steps.run_claude.workspace import prepare as workspace_prepare
 
 
-def inputs(tmp_path: Path, *, diff: bool) -> job.JobInputs:
+def inputs(tmp_path: Path, *, diff: bool) -> run_inputs.JobInputs:
     build = tmp_path / "build"
     build.mkdir()
     (build / "task.md").write_text("> please fix the typo\n")
@@ -31,7 +33,7 @@ def inputs(tmp_path: Path, *, diff: bool) -> job.JobInputs:
         diff_path="diff.patch" if diff else None,
         context_file="context.json",
     )
-    return job.JobInputs(
+    return run_inputs.JobInputs(
         run=run,
         run_json=build / "run.json",
         settings=parse_settings(
@@ -44,14 +46,13 @@ def inputs(tmp_path: Path, *, diff: bool) -> job.JobInputs:
         claude=Path("claude"),
         run_dir=tmp_path / "run",
         max_retries=0,
-        environ={},
     )
 
 
 def test_prompt_holds_task_and_context_and_points_at_the_diff(tmp_path: Path) -> None:
-    dirs = isolation.run_dirs(tmp_path / "agent")
+    dirs = box_folders.run_dirs(tmp_path / "agent")
     dirs.context.mkdir(parents=True)
-    prompt = job._prepare_context(inputs(tmp_path, diff=True), dirs)
+    prompt = workspace_prepare.prepare_context(inputs(tmp_path, diff=True), dirs)
     assert "# Task\n\n> please fix the typo\n" in prompt
     assert "# Context\n\nIssue #1 says smal.\n" in prompt
     assert f"The pull request's full diff is in `{dirs.context / 'diff.patch'}`" in prompt
@@ -62,6 +63,6 @@ def test_prompt_holds_task_and_context_and_points_at_the_diff(tmp_path: Path) ->
 
 
 def test_no_diff_no_diff_section(tmp_path: Path) -> None:
-    dirs = isolation.run_dirs(tmp_path / "agent")
+    dirs = box_folders.run_dirs(tmp_path / "agent")
     dirs.context.mkdir(parents=True)
-    assert "# Diff" not in job._prepare_context(inputs(tmp_path, diff=False), dirs)
+    assert "# Diff" not in workspace_prepare.prepare_context(inputs(tmp_path, diff=False), dirs)

@@ -23,7 +23,12 @@ from pathlib import Path
 import pytest
 
 from tests.run_claude.conftest import require_root
-from tusk.steps.run_claude import fence, isolation
+from tusk.steps.run_claude.box import cleanup as box_cleanup
+from tusk.steps.run_claude.box import fence
+from tusk.steps.run_claude.box import folders as box_folders
+from tusk.steps.run_claude.box import launch as box_launch
+from tusk.steps.run_claude.box import principal as box_principal
+from tusk.steps.run_claude.box import users as box_users
 
 pytestmark = pytest.mark.e2e
 
@@ -31,14 +36,14 @@ pytestmark = pytest.mark.e2e
 FORK_CHAIN = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
 
 
-def as_user(user: isolation.Principal, argv: list[str]) -> str:
-    spawn = isolation.spawn_as(user)
+def as_user(user: box_principal.Principal, argv: list[str]) -> str:
+    spawn = box_launch.spawn_as(user)
     done = subprocess.run(
         argv,
         capture_output=True,
         text=True,
         check=True,
-        env={"PATH": isolation.SAFE_PATH},
+        env={"PATH": box_principal.SAFE_PATH},
         cwd="/",
         user=spawn.user,
         group=spawn.group,
@@ -49,15 +54,15 @@ def as_user(user: isolation.Principal, argv: list[str]) -> str:
     return done.stdout
 
 
-def start(user: isolation.Principal, argv: list[str]) -> subprocess.Popen[bytes]:
+def start(user: box_principal.Principal, argv: list[str]) -> subprocess.Popen[bytes]:
     """A process of the user holding a pipe's write end, as each process it forks does."""
-    spawn = isolation.spawn_as(user)
+    spawn = box_launch.spawn_as(user)
     return subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={"PATH": isolation.SAFE_PATH},
+        env={"PATH": box_principal.SAFE_PATH},
         cwd="/",
         user=spawn.user,
         group=spawn.group,
@@ -75,7 +80,7 @@ def all_gone(process: subprocess.Popen[bytes], *, wait: float = 5.0) -> bool:
     return bool(ready) and process.stdout.read() == b""
 
 
-def plant(user: isolation.Principal, tag: str) -> list[Path]:
+def plant(user: box_principal.Principal, tag: str) -> list[Path]:
     """What an agent can leave behind without any process: files in the shared folders
     others may read, and System V IPC objects."""
     files = [Path(f"/run/lock/{tag}"), Path(f"/dev/shm/{tag}"), Path(f"/var/tmp/{tag}")]
@@ -88,55 +93,55 @@ def plant(user: isolation.Principal, tag: str) -> list[Path]:
 
 def test_a_process_that_forks_as_fast_as_it_can_does_not_outlive_the_run(agent_user: str) -> None:
     require_root()
-    user = isolation.create_run_user(agent_user, "chain-1")
+    user = box_users.create_run_user(agent_user, "chain-1")
     try:
         chain = start(user, ["python3", "-c", FORK_CHAIN])
         assert not all_gone(chain, wait=0.5)  # the chain runs on
-        isolation.end_processes_of(user)
+        box_cleanup.end_processes_of(user)
         assert all_gone(chain)
-        assert isolation.delete_run_user(user)
+        assert box_users.delete_run_user(user)
     finally:
-        isolation.kill_all_as(user)
-        isolation.delete_run_user(user)
+        box_cleanup.kill_all_as(user)
+        box_users.delete_run_user(user)
 
 
 def test_files_and_ipc_objects_the_agent_leaves_go_with_the_run(agent_user: str) -> None:
     require_root()
-    user = isolation.create_run_user(agent_user, "left-1")
-    neighbour = isolation.create_run_user(agent_user, "left-1")  # another run, same host
-    dirs = isolation.prepare_run_dirs(isolation.agent_base(user), agent=user)
+    user = box_users.create_run_user(agent_user, "left-1")
+    neighbour = box_users.create_run_user(agent_user, "left-1")  # another run, same host
+    dirs = box_folders.prepare_run_dirs(box_folders.agent_base(user), agent=user)
     try:
         files = plant(user, f"left-by-{user.name}")
         theirs = plant(neighbour, f"left-by-{neighbour.name}")
-        assert len(isolation.ipc_objects_of(user.uid)) == 3
-        isolation.remove_agent_traces(dirs, user)
+        assert len(box_cleanup.ipc_objects_of(user.uid)) == 3
+        box_cleanup.remove_agent_traces(dirs, user)
         assert not any(path.exists() for path in files)
-        assert isolation.ipc_objects_of(user.uid) == []
+        assert box_cleanup.ipc_objects_of(user.uid) == []
         # Only this run's: the other run's files and objects stay.
         assert all(path.exists() for path in theirs)
-        assert len(isolation.ipc_objects_of(neighbour.uid)) == 3
+        assert len(box_cleanup.ipc_objects_of(neighbour.uid)) == 3
     finally:
         for principal in (user, neighbour):
-            isolation.remove_left_by(principal.uid)
-            isolation.delete_run_user(principal)
+            box_cleanup.remove_left_by(principal.uid)
+            box_users.delete_run_user(principal)
 
 
 def test_a_new_runs_uid_starts_clear_of_what_a_killed_run_left_under_it(agent_user: str) -> None:
     """A run killed before its cleanup leaves its uid's processes, files and IPC objects;
     when that uid is handed out again, nothing of it may belong to the new run."""
     require_root()
-    dead = isolation.create_run_user(agent_user, "dead-1")
+    dead = box_users.create_run_user(agent_user, "dead-1")
     try:
         files = plant(dead, f"left-by-{dead.name}")
         sleeper = start(dead, ["sleep", "600"])
-        cleared = isolation.clear_uid(dead)  # what create_run_user does for a new user
+        cleared = box_cleanup.clear_uid(dead)  # what create_run_user does for a new user
         assert all_gone(sleeper) and not any(path.exists() for path in files)
-        assert isolation.ipc_objects_of(dead.uid) == []
+        assert box_cleanup.ipc_objects_of(dead.uid) == []
         assert len(cleared) >= 7  # the process, three files, three IPC objects
     finally:
-        isolation.kill_all_as(dead)
-        isolation.remove_left_by(dead.uid)
-        isolation.delete_run_user(dead)
+        box_cleanup.kill_all_as(dead)
+        box_cleanup.remove_left_by(dead.uid)
+        box_users.delete_run_user(dead)
 
 
 def test_creating_a_runs_user_clears_its_uid_first(
@@ -144,13 +149,15 @@ def test_creating_a_runs_user_clears_its_uid_first(
 ) -> None:
     require_root()
     cleared: list[int] = []
-    real = isolation.clear_uid
-    monkeypatch.setattr(isolation, "clear_uid", lambda user: cleared.append(user.uid) or real(user))
-    user = isolation.create_run_user(agent_user, "clear-1")
+    real = box_cleanup.clear_uid
+    monkeypatch.setattr(
+        box_cleanup, "clear_uid", lambda user: cleared.append(user.uid) or real(user)
+    )
+    user = box_users.create_run_user(agent_user, "clear-1")
     try:
         assert cleared == [user.uid]
     finally:
-        isolation.delete_run_user(user)
+        box_users.delete_run_user(user)
 
 
 def test_a_dead_runs_rules_for_a_reused_uid_give_way_to_the_new_runs(agent_user: str) -> None:
@@ -158,7 +165,7 @@ def test_a_dead_runs_rules_for_a_reused_uid_give_way_to_the_new_runs(agent_user:
     user must get its own rules, not a refusal and not the old ports."""
     require_root()
     found = fence.tools()
-    user = isolation.create_run_user(agent_user, "rules-1")
+    user = box_users.create_run_user(agent_user, "rules-1")
     the_fence = fence.Fence(found)
     try:
         the_fence.apply(fence.FencePlan(uid=user.uid, ports=(1111,)))  # the dead run's
@@ -179,26 +186,26 @@ def test_a_dead_runs_rules_for_a_reused_uid_give_way_to_the_new_runs(agent_user:
         assert jumps.count(f"--uid-owner {user.uid} ") == 1
     finally:
         the_fence.remove(user.uid)
-        isolation.delete_run_user(user)
+        box_users.delete_run_user(user)
 
 
 def test_another_runs_agent_cannot_read_this_runs_context(agent_user: str, tmp_path: Path) -> None:
     require_root()
-    ours = isolation.create_run_user(agent_user, "ctx-1")
-    theirs = isolation.create_run_user(agent_user, "ctx-1")  # a run beside it
-    dirs = isolation.prepare_run_dirs(isolation.agent_base(ours), agent=ours)
+    ours = box_users.create_run_user(agent_user, "ctx-1")
+    theirs = box_users.create_run_user(agent_user, "ctx-1")  # a run beside it
+    dirs = box_folders.prepare_run_dirs(box_folders.agent_base(ours), agent=ours)
     try:
         source = tmp_path / "diff.patch"
         source.write_text("+private change\n")
-        diff = isolation.place_context_file(dirs, source, "diff.patch")
+        diff = box_folders.place_context_file(dirs, source, "diff.patch")
         read = ["sh", "-c", f"cat {diff} 2>&1; ls {dirs.context} {dirs.bin} 2>&1; true"]
         assert as_user(ours, read).startswith("+private change\n")
         seen = as_user(theirs, read)
         assert "private" not in seen and seen.count("Permission denied") == 3
     finally:
-        isolation.remove_agent_traces(dirs, ours)
+        box_cleanup.remove_agent_traces(dirs, ours)
         for principal in (ours, theirs):
-            isolation.delete_run_user(principal)
+            box_users.delete_run_user(principal)
 
 
 PROBE_SOCKETS = """
@@ -221,9 +228,9 @@ def test_the_agent_cannot_reach_local_services_that_reach_the_network(agent_user
     mount namespace of its own where such sockets are covered up: a folder of them
     (as /run/dbus) and a socket file (as /run/snapd.socket)."""
     require_root()
-    tools = isolation.confinement_tools()
+    tools = box_launch.confinement_tools()
     assert tools is not None, "util-linux (unshare, setpriv, mount) is missing"
-    user = isolation.create_run_user(agent_user, "masked-1")
+    user = box_users.create_run_user(agent_user, "masked-1")
     folder = Path(tempfile.mkdtemp(prefix="tusk-service-", dir="/run"))
     servers = []
     try:
@@ -238,12 +245,12 @@ def test_the_agent_cannot_reach_local_services_that_reach_the_network(agent_user
         masked = (folder, folder.with_suffix(".sock"))
 
         def run(tools: dict[str, str] | None) -> str:
-            launch = isolation.agent_launch(probe, user, tools=tools, masked=masked)
+            launch = box_launch.agent_launch(probe, user, tools=tools, masked=masked)
             done = subprocess.run(
                 launch.argv,
                 capture_output=True,
                 text=True,
-                env={"PATH": isolation.SAFE_PATH},
+                env={"PATH": box_principal.SAFE_PATH},
                 cwd="/",
                 user=launch.spawn.user,
                 group=launch.spawn.group,
@@ -263,7 +270,7 @@ def test_the_agent_cannot_reach_local_services_that_reach_the_network(agent_user
             server.close()
         folder.with_suffix(".sock").unlink(missing_ok=True)
         shutil.rmtree(folder, ignore_errors=True)
-        isolation.delete_run_user(user)
+        box_users.delete_run_user(user)
 
 
 def test_git_the_runner_runs_as_the_agent_runs_confined_too(
@@ -272,18 +279,19 @@ def test_git_the_runner_runs_as_the_agent_runs_confined_too(
     """A process of the agent's uid outside its namespace would let the agent open the
     covered-up sockets through /proc/<pid>/root: the workspace's git runs inside."""
     require_root()
-    from tusk.steps.run_claude import job
+    from tusk.steps.run_claude.box import launch as box_launch
+    from tusk.steps.run_claude.box import place as box_place
 
-    user = isolation.create_run_user(agent_user, "git-1")
-    dirs = isolation.prepare_run_dirs(isolation.agent_base(user), agent=user)
+    user = box_users.create_run_user(agent_user, "git-1")
+    dirs = box_folders.prepare_run_dirs(box_folders.agent_base(user), agent=user)
     try:
         as_user(user, ["git", "init", "-q", str(dirs.workspace)])
-        git = job.agent_git(dirs, user, job.confinement(user))  # probed: it works here
+        git = box_launch.agent_git(dirs, user, box_place.confinement(user))  # probed: it works here
         assert git.confine is not None
         done = git.run(["rev-parse", "--show-toplevel"])
         assert done.returncode == 0, done.stderr
         mounts = git.run(["-c", "alias.m=!cat /proc/self/mountinfo", "m"]).stdout.decode()
-        assert "tusk-masked" in mounts or not any(p.exists() for p in isolation.MASKED_PATHS)
+        assert "tusk-masked" in mounts or not any(p.exists() for p in box_launch.MASKED_PATHS)
     finally:
-        isolation.remove_agent_traces(dirs, user)
-        isolation.delete_run_user(user)
+        box_cleanup.remove_agent_traces(dirs, user)
+        box_users.delete_run_user(user)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tusk.steps.run_claude.isolation import Principal, end_processes_of
-from tusk.steps.run_claude.session import run_session
-from tusk.steps.run_claude.watch import StreamWatch
+from tusk.steps.run_claude.box.cleanup import end_processes_of
+from tusk.steps.run_claude.box.principal import Principal
+from tusk.steps.run_claude.session.run import run_session
+from tusk.steps.run_claude.session.watch import StreamWatch
 
 CHILD = """
 import signal, sys

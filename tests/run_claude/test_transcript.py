@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tusk.steps.run_claude.finish import render_transcript
-from tusk.steps.run_claude.transcript import (
+from tusk.steps.run_claude.writeup.summary import render_transcript
+from tusk.steps.run_claude.writeup.transcript import (
     RESULT_CHARS,
     blocks_from_events,
     defuse_mentions,

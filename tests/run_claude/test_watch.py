@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tusk.steps.run_claude.watch import StreamWatch, canonical_result
+from tusk.steps.run_claude.session.watch import StreamWatch, canonical_result
 
 
 def init(status: str = "connected", name: str = "github") -> str:

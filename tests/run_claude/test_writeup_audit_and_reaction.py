@@ -14,7 +14,7 @@ from test_writeup_github import CONTROL, JOBID, LOOP, OK, parts_on_the_issue, ru
 from tusk.audit.on_issue import verify_comments
 from tusk.contracts.models import Trigger
 from tusk.issues.run_facts import RunFacts
-from tusk.steps.run_claude import writeup
+from tusk.steps.run_claude.writeup import publish as writeup
 
 BOT = "tusk-bot"
 

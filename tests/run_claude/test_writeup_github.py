@@ -13,8 +13,8 @@ import pytest
 from tusk.audit.chain import AuditLog
 from tusk.contracts.models import RunMetadata
 from tusk.github.once import Patience
-from tusk.steps.run_claude import writeup
-from tusk.steps.run_claude.outcome import Outcome
+from tusk.steps.run_claude.writeup import publish as writeup
+from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.text.markers import job_marker
 
 BOT = "tusk-bot"

@@ -10,7 +10,7 @@ from typing import Any
 
 from test_writeup_github import BOT, CONTROL, JOBID, OK, run_dir, scenario, write_up
 
-from tusk.steps.run_claude import writeup
+from tusk.steps.run_claude.writeup import publish as writeup
 
 
 def long_events(folder: Path, count: int) -> None:

@@ -24,7 +24,7 @@ from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.github.limit_reply import post_reply, replied, reply_body
 from tusk.issues.usage import read_runs
-from tusk.steps.run_claude.outcome import Outcome
+from tusk.steps.run_claude.writeup.outcome import Outcome
 
 HEADLINE = "Not started: a limit across runs is reached"
 

@@ -11,12 +11,16 @@ import argparse
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import RunMetadata
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway
+
+if TYPE_CHECKING:
+    from tusk.steps.run_claude.runner_env import RunnerEnv
 
 DEFAULT_MAX_RETRIES = 5
 
@@ -64,7 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tusk.steps.run_claude import job
-    from tusk.steps.run_claude.cancel import cancellable
+    from tusk.steps.run_claude.inputs import JobInputs
+    from tusk.steps.run_claude.runner_env import RunnerEnv
+    from tusk.steps.run_claude.session.cancel import cancellable
 
     if args.cleanup and args.run_dir is None and args.run_json is not None:
         return _never_started(args)
@@ -82,23 +88,27 @@ def run(args: argparse.Namespace) -> int:
         config_path = resolve_config_path(args.config)
         settings = load_settings(config_path)
         secrets = load_secrets()
-        env = dict(os.environ)
+        runner = RunnerEnv.from_environ(os.environ)
         max_retries = args.max_retries
         if max_retries is None:
-            max_retries = int(env.get("CLAUDE_CODE_MAX_RETRIES") or DEFAULT_MAX_RETRIES)
-        run_dir = args.run_dir or default_run_dir(env)
+            max_retries = runner.claude_code_max_retries
+        if max_retries is None:
+            max_retries = DEFAULT_MAX_RETRIES
+        run_dir = args.run_dir or default_run_dir(runner)
         actions_edge.set_outputs({"run-dir": run_dir, "log-issue-url": run_meta.log_issue_url})
-        inputs = job.JobInputs(
+        inputs = JobInputs(
             run=run_meta,
             run_json=args.run_json.resolve(),
             settings=settings,
             config_path=config_path,
             secrets=secrets,
-            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            anthropic_base_url=(
+                runner.anthropic_base_url.get_secret_value() if runner.anthropic_base_url else None
+            ),
             claude=args.claude or find_claude(),
             run_dir=run_dir.resolve(),
             max_retries=max_retries,
-            environ=env,
+            runner=runner,
             budget_seconds=args.budget_seconds,
         )
         try:
@@ -137,7 +147,9 @@ def run(args: argparse.Namespace) -> int:
 def _after_the_run(args: argparse.Namespace) -> int:
     """``--cleanup`` (the ``if: always()`` step) and ``--write-up``: clean up what a run
     left behind and finish its write-up if the run step could not (SIGKILL)."""
-    from tusk.steps.run_claude import job, writeup
+    from tusk.steps.run_claude import job
+    from tusk.steps.run_claude.inputs import secret_values
+    from tusk.steps.run_claude.writeup import publish, record
 
     secrets = load_secrets()
     gateway = None
@@ -147,18 +159,18 @@ def _after_the_run(args: argparse.Namespace) -> int:
         )
     elif args.write_up:
         secrets.require("agent_token")  # raises, naming the variable to set
-    held = job.secret_values(secrets)
+    held = secret_values(secrets)
     try:
         if args.cleanup:
             lines = job.cleanup(args.run_dir, gateway=gateway, secrets=held)
         else:
-            lines = job.finish_writeup(args.run_dir, gateway=gateway, secrets=held)
+            lines = record.finish_writeup(args.run_dir, gateway=gateway, secrets=held)
     finally:
         if gateway is not None:
             gateway.close()
     for line in lines:
         print(line)
-    state = writeup.load_state(args.run_dir)
+    state = publish.load_state(args.run_dir)
     if state is None:
         return 0
     outputs: dict[str, str] = {
@@ -175,7 +187,8 @@ def _never_started(args: argparse.Namespace) -> int:
     """``--cleanup --run-json`` without a run folder: the run step never started (an
     earlier step of the action failed, or the job was cancelled first). Say so on the
     log issue, once, so the failure is visible; a later delivery may take the job over."""
-    from tusk.steps.run_claude import job
+    from tusk.steps.run_claude.inputs import secret_values
+    from tusk.steps.run_claude.writeup import record
 
     run_meta = RunMetadata.model_validate_json(args.run_json.read_text(encoding="utf-8"))
     settings = load_settings(resolve_config_path(args.config))
@@ -183,8 +196,8 @@ def _never_started(args: argparse.Namespace) -> int:
     token = secrets.require("agent_token")["agent_token"]
     gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
     try:
-        state, report = job.record_never_started(
-            run_meta, settings, gateway, secrets=job.secret_values(secrets)
+        state, report = record.record_never_started(
+            run_meta, settings, gateway, secrets=secret_values(secrets)
         )
     finally:
         gateway.close()
@@ -200,14 +213,12 @@ def _never_started(args: argparse.Namespace) -> int:
     return 0 if state.complete else 1
 
 
-def default_run_dir(environ: dict[str, str]) -> Path:
+def default_run_dir(runner: RunnerEnv) -> Path:
     """Keyed by the Actions run id and attempt, never by job id: two deliveries of one
     job are two runs. Outside Actions, a new temporary folder."""
-    from tusk.steps.run_claude.isolation import run_key
-
-    key = run_key(environ)
-    if environ.get("RUNNER_TEMP") and key != "local":
-        return Path(environ["RUNNER_TEMP"]) / f"tusk-run-{key}"
+    key = runner.run_key
+    if runner.runner_temp and key != "local":
+        return runner.runner_temp / f"tusk-run-{key}"
     return Path(tempfile.mkdtemp(prefix=f"tusk-run-{key}-"))
 
 

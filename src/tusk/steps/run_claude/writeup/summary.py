@@ -23,8 +23,8 @@ from tusk.audit.on_issue import audit_comments
 from tusk.contracts.models import AuditRecord, RunMetadata
 from tusk.contracts.pricing import Spend
 from tusk.issues.run_facts import RunFacts
-from tusk.steps.run_claude.outcome import Outcome
-from tusk.steps.run_claude.transcript import (
+from tusk.steps.run_claude.writeup.outcome import Outcome
+from tusk.steps.run_claude.writeup.transcript import (
     COMMENT_LIMIT,
     Transcript,
     blocks_from_events,

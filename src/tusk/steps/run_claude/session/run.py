@@ -1,8 +1,8 @@
 """One Claude Code session, watched live (MISSION A6).
 
-Claude Code runs as the agent user with the environment ``isolation.agent_env``
+Claude Code runs as the agent user with the environment ``launch.agent_env``
 built from nothing; its command line carries no secret and no prompt
-(``claude_argv``). Every stream line is saved and fed to
+(``command.claude_argv``). Every stream line is saved and fed to
 ``watch.StreamWatch``; a loop, the MCP server's own loop report
 (``RUN_DIR/loop-detected.json``), the wall-clock budget or a reason from
 outside the stream (the model budget, a go-away in flight) ends the session
@@ -13,7 +13,6 @@ is recorded here).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -22,55 +21,19 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from tusk import actions_edge
-from tusk.steps.run_claude.isolation import Principal, agent_launch, end_processes_of
-from tusk.steps.run_claude.transcript import TUSK_EVENT
-from tusk.steps.run_claude.watch import StopReason, StreamWatch
+from tusk.steps.run_claude.box.cleanup import end_processes_of
+from tusk.steps.run_claude.box.launch import agent_launch
+from tusk.steps.run_claude.box.principal import Principal
+from tusk.steps.run_claude.session.command import tusk_event
+from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
 
 LOOP_FILE = "loop-detected.json"
 # Written by the MCP server when the trigger's repository sends the bot away mid-run.
 GO_AWAY_FILE = "go-away.json"
 KILL_GRACE_SECONDS = 10.0
-
-
-def claude_argv(
-    claude: Path,
-    *,
-    mcp_config: Path,
-    builtin_tools: Sequence[str],
-    allowed_tools: Sequence[str],
-    max_turns: int,
-    model: str | None = None,
-    resume: str | None = None,
-    disallowed_tools: Sequence[str] = (),
-) -> list[str]:
-    """Claude Code's command line. No secret and no prompt: the prompt goes to stdin,
-    since the list flags would swallow a trailing prompt."""
-    argv = [
-        str(claude),
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--mcp-config",
-        str(mcp_config),
-        "--strict-mcp-config",
-        "--setting-sources",
-        "",
-        "--max-turns",
-        str(max_turns),
-    ]
-    if model:
-        argv += ["--model", model]
-    if resume:
-        argv += ["--resume", resume]
-    argv += ["--tools", ",".join(builtin_tools)]
-    argv += ["--allowedTools", *allowed_tools]
-    if disallowed_tools:
-        argv += ["--disallowedTools", *disallowed_tools]
-    return argv
 
 
 @dataclass
@@ -82,10 +45,6 @@ class SessionRun:
     @property
     def stop(self) -> StopReason | None:
         return self.watch.stop
-
-
-def tusk_event(subtype: str, **fields: Any) -> str:
-    return json.dumps({"type": TUSK_EVENT, "subtype": subtype, **fields}) + "\n"
 
 
 def run_session(
@@ -112,8 +71,8 @@ def run_session(
     and may print it, and the saved stream may end up in an artifact.
     ``external_stop`` is asked at every poll and after every line: a reason from
     outside the stream (the model proxy's budget) ends the session like a loop.
-    ``confine`` (``isolation.confinement_tools()``) starts Claude Code in the agent's
-    own mount namespace (``isolation.agent_launch``)."""
+    ``confine`` (``launch.confinement_tools()``) starts Claude Code in the agent's
+    own mount namespace (``launch.agent_launch``)."""
     started = clock()
     loop_seen_before = _stamp(loop_file)
     launch = agent_launch(argv, user, tools=confine)

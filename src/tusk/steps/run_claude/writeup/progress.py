@@ -27,7 +27,7 @@ from typing import Any
 from tusk.contracts.pricing import Spend, format_usd
 from tusk.github.gateway import Gateway, GitHubError
 from tusk.issues.usage import usage_marker
-from tusk.steps.run_claude.transcript import TUSK_EVENT
+from tusk.steps.run_claude.writeup.transcript import TUSK_EVENT
 
 log = logging.getLogger(__name__)
 

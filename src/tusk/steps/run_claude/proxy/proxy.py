@@ -12,9 +12,7 @@ gateway's token (``Authorization: Bearer``). Responses, server-sent events
 included, pass through chunk by chunk as they arrive.
 
 Behind the network fence the model API must not reach the network on the
-agent's behalf either (``RequestGuard``): a request naming MCP connector
-servers, a server tool that fetches or searches the web, or a content block
-the API would fetch from a URL is refused.
+agent's behalf either: ``guard.RequestGuard`` refuses such requests.
 
 Each response is metered (``metering.Meter``), also one the agent stopped
 reading early; at most ``MAX_IN_FLIGHT`` requests are upstream at once, and the
@@ -51,22 +49,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tusk.contracts.pricing import Spend
-from tusk.steps.run_claude.metering import Meter, UsageTap
+from tusk.steps.run_claude.proxy.guard import RequestGuard, guard_refusal
+from tusk.steps.run_claude.proxy.metering import Meter, UsageTap
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 MAX_IN_FLIGHT = 4  # requests upstream at once; more wait for a slot
 DRAIN_SECONDS = 60.0  # reading the rest of an answer already paid for, for its usage
-# Tool types the model API runs without reaching the network: tools Claude Code
-# runs itself (custom ones have no type) and server tools that stay inside the API.
-CONTAINED_TOOL_TYPES = (
-    "custom",
-    "bash_",
-    "text_editor_",
-    "computer_",
-    "memory_",
-    "tool_search_tool_",
-    "advisor_",
-)
 FORWARDED_PATHS = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
 METERED_PATH = "/v1/messages"
 # Hop-by-hop headers (RFC 9110 §7.6.1) and what the proxy sets itself.
@@ -119,7 +107,7 @@ class Credentials:
         return found
 
 
-def _error(status: int, kind: str, message: str) -> JSONResponse:
+def error_answer(status: int, kind: str, message: str) -> JSONResponse:
     """An error in the Messages API's own shape, so Claude Code reports it plainly."""
     return JSONResponse({"type": "error", "error": {"type": kind, "message": message}}, status)
 
@@ -134,61 +122,6 @@ def _key_given(request: Request) -> str:
         auth = request.headers.get("authorization") or ""
         key = auth[7:] if auth[:7].lower() == "bearer " else ""
     return key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique: with a key twice, the API might read the
-    copy the guard did not."""
-    keys = [key for key, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise ValueError("a key appears twice in one object")
-    return dict(pairs)
-
-
-def network_reach(data: Any, *, web_search: bool) -> str | None:
-    """What in a Messages API request would make the API reach the network, or None."""
-    if not isinstance(data, dict):
-        return None  # not a request the API accepts
-    if data.get("mcp_servers"):
-        return "mcp_servers (the API would connect to the MCP servers it names)"
-    tools = data.get("tools")
-    for tool in tools if isinstance(tools, list) else []:
-        kind = tool.get("type") if isinstance(tool, dict) else None
-        if not isinstance(kind, str) or kind.startswith(CONTAINED_TOOL_TYPES):
-            continue
-        if web_search and kind.startswith("web_search_"):
-            continue  # WebSearch is one of the run's tools, its host allowed
-        return f"the server tool {kind[:60]!r} (the API would run it and reach the network)"
-    stack: list[Any] = [data.get("messages"), data.get("system")]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            source = item.get("source")
-            if isinstance(source, dict) and source.get("type") == "url":
-                url = str(source.get("url"))[:100]
-                return f"a block whose source is a URL ({url!r}): the API would fetch it"
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
-
-
-@dataclass
-class RequestGuard:
-    """What the proxy lets the model API reach for the agent: nothing while the run is
-    fenced (web search only when WebSearch is one of its tools); anything once open."""
-
-    fenced: bool = True
-    web_search: bool = False
-
-    def problem(self, body: bytes) -> str | None:
-        if not self.fenced:
-            return None
-        try:
-            data = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
-        except (ValueError, RecursionError):
-            return "a body that is not plain JSON (the proxy reads every request it forwards)"
-        return network_reach(data, web_search=self.web_search)
 
 
 class _Slot:
@@ -236,31 +169,22 @@ def admission_refusal(
 ) -> JSONResponse | None:
     """Why a request may not even be read: not one the proxy forwards, or not its run's key."""
     if method != "POST" or path not in FORWARDED_PATHS:
-        return _error(
+        return error_answer(
             404,
             "not_found_error",
             f"the model proxy forwards only POST {', '.join(sorted(FORWARDED_PATHS))}",
         )
     if not hmac.compare_digest(key_given.encode(), client_key.encode()):
         # Claude Code does not retry a 401.
-        return _error(
+        return error_answer(
             401, "authentication_error", "this model proxy answers only its own run's key"
         )
     return None
 
 
-def guard_refusal(problem: str) -> JSONResponse:
-    return _error(
-        400,
-        "invalid_request_error",
-        f"the model proxy refuses {problem}. Behind the network fence the model API "
-        "may not reach the network for the agent either; agent.network: open allows it",
-    )
-
-
 def budget_refusal(spend: Spend) -> JSONResponse:
     # 400 and not 429: Claude Code would retry a 429, and nothing will change.
-    return _error(
+    return error_answer(
         400,
         "invalid_request_error",
         f"budget exceeded: this run spent {spend.line()}; no more model requests",
@@ -352,7 +276,9 @@ class _Forwarder:
         try:
             return await self.http().send(outgoing, stream=True)
         except httpx.HTTPError as error:
-            return _error(502, "api_error", f"the model proxy could not reach the API: {error}")
+            return error_answer(
+                502, "api_error", f"the model proxy could not reach the API: {error}"
+            )
 
     async def _relay(
         self, answer: httpx.Response, *, path: str, body: bytes, slot: _Slot

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tusk.errors import UserError
-from tusk.steps.run_claude.isolation import Spawn
+from tusk.steps.run_claude.box.launch import Spawn
 
 SBIN_PATH = "/usr/sbin:/sbin:/usr/bin:/bin"
 CONFIG_FILE = "egress-proxy.conf"

@@ -22,9 +22,15 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
+from pydantic import SecretStr
+
 from tusk.contracts.passes import PASS_FILE
 from tusk.errors import UserError
-from tusk.steps.run_claude.isolation import SAFE_PATH, Principal, spawn_as
+from tusk.git.agent import AgentGit, broker_pair
+from tusk.steps.run_claude.box import cleanup
+from tusk.steps.run_claude.box.launch import spawn_as
+from tusk.steps.run_claude.box.principal import SAFE_PATH, Principal
+from tusk.steps.run_claude.inputs import JobInputs
 
 SERVER_NAME = "github"
 
@@ -172,3 +178,41 @@ def port_of(url: str) -> int:
 
 def server_tool_pattern() -> str:
     return f"mcp__{SERVER_NAME}__*"
+
+
+def start_for_run(
+    inputs: JobInputs,
+    *,
+    runner: Principal,
+    git: AgentGit,
+    tokens: Mapping[str, SecretStr],
+    bearer: str,
+) -> McpServer:
+    """The MCP server as the runner's user, with its bundle broker; recorded for cleanup.
+    push_branch's bundles are made by ``git``, run as the workspace's owner (this
+    process is root under isolation); the server only gets them over a socket."""
+    run_dir = inputs.run_dir
+    config = inputs.config_path.resolve() if inputs.config_path else None
+    broker, server_end = broker_pair(git)
+    broker.start()
+    server = start_mcp_server(
+        run_dir=run_dir,
+        context_file=inputs.resolve(inputs.run.context_file),
+        bundle_socket=server_end,
+        config=config,
+        env=mcp_server_env(
+            runner=runner,
+            tokens={
+                "TUSK_AGENT_TOKEN": tokens["agent_token"].get_secret_value(),
+                "TUSK_READ_TOKEN": tokens["read_token"].get_secret_value(),
+            },
+            api_url=inputs.secrets.github_api_url,
+            config=config,
+            bearer=bearer,
+        ),
+        runner=runner,
+        log_path=run_dir / "mcp-server.log",
+    )
+    server_end.close()  # the server holds its own copy; the broker ends when it exits
+    cleanup.record(run_dir, mcp_pid=server.process.pid)
+    return server

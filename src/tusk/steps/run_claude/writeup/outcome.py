@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tusk.steps.run_claude.watch import StopReason
+from tusk.steps.run_claude.session.watch import StopReason
 
 OutcomeKind = Literal[
     "completed",

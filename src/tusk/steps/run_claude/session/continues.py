@@ -22,7 +22,7 @@ from typing import Literal
 from tusk.audit.chain import created_messages
 from tusk.contracts.models import AuditRecord
 from tusk.git.agent import AgentGit, BundleError
-from tusk.steps.run_claude.outcome import Outcome
+from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.text.render import render
 
 ContinueKind = Literal["message", "confirm", "history"]

@@ -38,10 +38,10 @@ from tusk.github.gateway import Gateway, GitHubError, NotFound
 from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comment, new_nonce
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
-from tusk.steps.run_claude import finish
-from tusk.steps.run_claude.finish import Part
-from tusk.steps.run_claude.outcome import Outcome
-from tusk.steps.run_claude.transcript import read_events
+from tusk.steps.run_claude.writeup import summary
+from tusk.steps.run_claude.writeup.outcome import Outcome
+from tusk.steps.run_claude.writeup.summary import Part
+from tusk.steps.run_claude.writeup.transcript import read_events
 from tusk.text.markers import first_marker, render_marker
 from tusk.text.render import render
 
@@ -351,10 +351,10 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     if events_path.is_file():
         with events_path.open(encoding="utf-8") as handle:
             events = read_events(handle)
-    records, problem = finish.read_audit(run_dir / AUDIT_FILE)
-    staged = finish.read_staged(run_dir / STAGED_FILE)
+    records, problem = summary.read_audit(run_dir / AUDIT_FILE)
+    staged = summary.read_staged(run_dir / STAGED_FILE)
     audit_path = run_dir / AUDIT_FILE
-    audit = finish.audit_bodies(
+    audit = summary.audit_bodies(
         audit_path.read_text(encoding="utf-8") if audit_path.is_file() else None,
         records=records,
         jobid=state.run.jobid,
@@ -363,8 +363,8 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         secrets=secrets,
     )
 
-    def summary_for(parts: int) -> finish.RunSummary:
-        return finish.build_summary(
+    def summary_for(parts: int) -> summary.RunSummary:
+        return summary.build_summary(
             run=state.run,
             outcome=outcome,
             records=records,
@@ -380,15 +380,15 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
             audit_parts=len(audit),
         )
 
-    comments = finish.compose(
+    comments = summary.compose(
         summary_for=summary_for,
-        transcript_markdown=finish.render_transcript(state.run.jobid, events),
+        transcript_markdown=summary.render_transcript(state.run.jobid, events),
         outcome=outcome,
         secrets=secrets,
         bug_label=state.bug_label,
     )
     approval = write_up_parts(run_dir, state.run, ok=outcome.ok, bot=state.bot)
-    return finish.plan_parts(
+    return summary.plan_parts(
         comments,
         closes_as=outcome.closes_as,
         audit=audit,
@@ -401,7 +401,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
 def _setup_failure_parts(
     state: WriteUpState, outcome: Outcome, secrets: Sequence[str]
 ) -> list[Part]:
-    summary = finish.build_summary(
+    facts = summary.build_summary(
         run=state.run,
         outcome=outcome,
         records=[],
@@ -411,15 +411,15 @@ def _setup_failure_parts(
         isolation="",
         transcript_parts=0,
     )
-    body = finish.clean(
-        render("run_error.md.j2", summary=summary, bug_label=state.bug_label), secrets
+    body = summary.clean(
+        render("run_error.md.j2", summary=facts, bug_label=state.bug_label), secrets
     )
     return [Part("setup-error", "comment", body), Part("label", "label")]
 
 
-def summary_of(state: WriteUpState) -> finish.RunSummary:
+def summary_of(state: WriteUpState) -> summary.RunSummary:
     """The summary's facts without reading the run folder (for the step summary)."""
-    return finish.build_summary(
+    return summary.build_summary(
         run=state.run,
         outcome=state.outcome or KILLED,
         records=[],

@@ -1,0 +1,56 @@
+"""The run's model proxy as run-claude sets it up: the credentials it alone holds,
+its guard, its meter and the budget that stops the session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tusk import actions_edge
+from tusk.contracts.config import Secrets, Settings
+from tusk.contracts.pricing import Spend
+from tusk.steps.run_claude.proxy.guard import RequestGuard
+from tusk.steps.run_claude.proxy.metering import Meter
+from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
+from tusk.steps.run_claude.session.watch import StopReason
+
+SPEND_FILE = "spend.json"
+
+
+def model_credentials(secrets: Secrets) -> Credentials:
+    """The model API's credentials, held by the model proxy alone."""
+    if secrets.anthropic_api_key is None and secrets.anthropic_auth_token is None:
+        secrets.require("anthropic_api_key")  # raises, naming the variable
+    return Credentials(api_key=secrets.anthropic_api_key, auth_token=secrets.anthropic_auth_token)
+
+
+def run_meter(settings: Settings) -> Meter:
+    return Meter(
+        budget_usd=settings.agent.max_budget_usd,
+        prices=settings.agent.prices,
+        on_exceeded=announce_budget,
+    )
+
+
+def model_proxy(
+    settings: Settings, upstream: str | None, credentials: Credentials, meter: Meter
+) -> ModelProxy:
+    """The real key stays in this process: Claude Code talks to the proxy with this run's
+    own proxy key. Until the fence is known to be up, the proxy lets the API reach
+    nothing for the agent (fenced) either."""
+    guard = RequestGuard(fenced=True, web_search="WebSearch" in settings.agent.builtin_tools)
+    return ModelProxy(upstream=upstream, credentials=credentials, meter=meter, guard=guard)
+
+
+def budget_stop(meter: Meter) -> StopReason | None:
+    spend = meter.spend()
+    if not spend.exceeded:
+        return None
+    return StopReason("budget", f"budget exceeded: {spend.line()} (agent.max_budget_usd)")
+
+
+def announce_budget(spend: Spend) -> None:
+    actions_edge.error("Model budget exceeded", detail=f"budget exceeded: {spend.line()}")
+
+
+def save_spend(run_dir: Path, spend: Spend) -> None:
+    (run_dir / SPEND_FILE).write_text(spend.model_dump_json(indent=2) + "\n", encoding="utf-8")

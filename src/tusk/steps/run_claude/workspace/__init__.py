@@ -1,0 +1,2 @@
+"""The agent's workspace: the clone and its credential check, the context files and
+the first prompt."""
