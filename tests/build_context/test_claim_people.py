@@ -132,6 +132,12 @@ def run_ended(github: Any) -> None:
     github.gateway("agent").post(TRIGGER_REACTIONS, json={"content": "rocket"})
 
 
+def everything(github: Any, number: int) -> None:
+    patch(github, "carol", number, state="closed", state_reason="duplicate")
+    remove_label(github, number)
+    edit_marker_away(github, number)
+
+
 PEOPLE: dict[str, Callable[[Any, int], None]] = {
     "label removed": remove_label,
     "closed as duplicate": lambda gh, n: patch(
@@ -142,14 +148,7 @@ PEOPLE: dict[str, Callable[[Any, int], None]] = {
         gh, "carol", n, state="closed", state_reason="not_planned"
     ),
     "marker edited away": edit_marker_away,
-    "closed as duplicate, label removed, marker edited away": lambda gh, n: (
-        (
-            patch(gh, "carol", n, state="closed", state_reason="duplicate"),
-            remove_label(gh, n),
-            edit_marker_away(gh, n),
-        )
-        and None
-    ),
+    "closed as duplicate, label removed, marker edited away": everything,
 }
 
 
