@@ -52,6 +52,7 @@ from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, StrictMod
 from tusk.errors import UserError
 from tusk.github.gateway import Forbidden, Gateway, GitHubError
 from tusk.github.once import create_once, find_comment, find_issues, new_nonce, newest_first
+from tusk.issues.go_away_records import blocklist_from_go_aways
 from tusk.issues.log_issue import ListingLag, listed_with
 from tusk.text.markers import first_marker, is_trusted_author, render_marker
 
@@ -470,6 +471,10 @@ class StateStore:
         self._per_page = per_page
         self._current: dict[StateKind, StateIssue] = {}
         self._lock = threading.RLock()
+        # Whether this store ever found a blocklist issue, and whether it found that no
+        # go-away is on record while there was none (asked once: search is rate-limited).
+        self._blocklist_seen = False
+        self._no_go_aways = False
 
     # -- public API
 
@@ -480,11 +485,13 @@ class StateStore:
                 return self._current[kind]
             found = current_issue(self._locate(kind))
             if found is None and create:
-                found = self._create(kind, generation=1, previous=None)
+                carried = self._from_go_aways() if kind == "blocklist" else None
+                found = self._create(kind, generation=1, previous=None, carried=carried)
             elif found is not None and create and (found.damaged or not found.labelled):
                 found = self._repair(found)  # only writers repair; readers read around it
             if found is not None:
                 self._current[kind] = found
+                self._blocklist_seen = self._blocklist_seen or kind == "blocklist"
             return found
 
     def append_entry(self, kind: EntryKind, text: str, *, jobid: str) -> str:
@@ -530,7 +537,7 @@ class StateStore:
         """The blocklist, including changes recorded but not yet folded into the body."""
         issue = self.state_issue("blocklist", create=False)
         if issue is None:
-            return Blocklist()
+            return self._from_go_aways() or Blocklist()
         snapshot = self._snapshot(issue)
         if not snapshot.open:  # rolled over since this store found it (long-lived readers)
             with self._lock:
@@ -589,6 +596,16 @@ class StateStore:
         )
 
     # -- reading
+
+    def _from_go_aways(self) -> Blocklist | None:
+        """No blocklist issue: the list the go-aways on record made, or None when none is
+        (``tusk.issues.go_away_records``; raises when one cannot be read). A store that
+        found a blocklist issue before always asks again: its issue is gone."""
+        if self._no_go_aways and not self._blocklist_seen:
+            return None
+        rebuilt = blocklist_from_go_aways(self._gateway, self._settings)
+        self._no_go_aways = rebuilt is None
+        return rebuilt
 
     def _locate(self, kind: StateKind) -> list[StateIssue]:
         """Every issue of ``kind`` the bot wrote: by its label (intact, or damaged when the

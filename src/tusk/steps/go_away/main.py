@@ -27,9 +27,10 @@ from tusk.contracts.config import (
     load_settings,
     resolve_config_path,
 )
-from tusk.contracts.models import GO_AWAY_EVENT_TYPE, GoAwayRequest
+from tusk.contracts.models import GO_AWAY_EVENT_TYPE, Blocklist, GoAwayRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
+from tusk.issues.go_away_records import go_away_record
 from tusk.issues.log_issue import claim_log_issue, log_marker
 from tusk.issues.state import StateStore
 from tusk.steps.go_away import plan
@@ -153,9 +154,15 @@ def execute(
     return 1 if report.failures else 0
 
 
-def outcome_marker(jobid: str, failures: int) -> str:
-    """What a finished go-away left undone, in its log issue (``_left_to_do`` reads it)."""
-    return render_marker("go-away", {"jobid": jobid, "failures": failures})
+def outcome_marker(request: GoAwayRequest, report: plan.GoAwayReport) -> str:
+    """What a finished go-away left undone (``_left_to_do`` reads it) and the entries it
+    blocked (a blocklist issue that is gone is rebuilt from them)."""
+    blocked = None
+    if report.scope is not None and report.blocklist_updated:
+        blocked = plan.apply_scope(
+            Blocklist(), report.scope, at=request.timestamp, source_url=request.comment_url
+        )
+    return go_away_record(request.jobid, len(report.failures), blocked)
 
 
 def _left_to_do(
@@ -190,7 +197,7 @@ def _record(
     finishes an earlier one's work adds its report as a comment, so the first report
     stays, and the outcome marker in the body says what is left now."""
     path = f"/repos/{settings.control_repo}/issues/{number}"
-    status = outcome_marker(request.jobid, len(report.failures))
+    status = outcome_marker(request, report)
     if first:
         marker = f"{log_marker(request.jobid, request.repo)}\n{status}"
         body = render("go_away_log.md.j2", marker=marker, report=report, finished=True)
