@@ -52,8 +52,8 @@ from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, StrictMod
 from tusk.errors import UserError
 from tusk.github.gateway import Forbidden, Gateway, GitHubError
 from tusk.github.once import create_once, find_comment, find_issues, new_nonce, newest_first
+from tusk.issues import claims
 from tusk.issues.go_away_records import blocklist_from_go_aways
-from tusk.issues.log_issue import ListingLag, listed_with
 from tusk.text.markers import first_marker, is_trusted_author, render_marker
 
 StateKind = Literal["history", "memory", "blocklist"]
@@ -585,6 +585,11 @@ class StateStore:
             else:
                 self._post_change(issue, delta, note=note)
                 result = self._fold(issue)
+            # Still the current issue? Asked of its own URL (a rollover closes it): a
+            # listing may not show an issue created a moment ago at all.
+            item = self._gateway.get(f"/repos/{self._repo}/issues/{issue.number}")
+            if item.get("state") == "open":
+                return result
             with self._lock:
                 self._current.pop("blocklist", None)
             latest = self._require_current("blocklist")
@@ -916,8 +921,9 @@ class StateStore:
         """Create the issue, then settle a race: the lowest number of a generation wins.
 
         The create carries a nonce (found again after a lost answer), and the race is
-        decided only once the listing shows the new issue (``listed_with``), so a
-        lagging listing cannot hide a twin from both writers."""
+        decided on the issues just below the new one, read by their own URLs
+        (``_twins``), so a listing that lags, or catches up out of order, cannot hide
+        a twin from both writers."""
         label = getattr(self._settings.labels, kind)
         self._ensure_label(label)
         nonce = new_nonce()
@@ -951,15 +957,7 @@ class StateStore:
                 "without it are silently dropped.",
             )
         number = int(created["number"])
-        try:
-            listed = listed_with(lambda: self._locate(kind), number, sleep=self._gateway.sleep)
-        except ListingLag as lag:
-            raise StateError(
-                f"The new {kind} issue #{number} did not show up in the listing",
-                f"{lag}. Run again once GitHub's listing has caught up; the issue is kept.",
-            ) from lag
-        twins = [i for i in listed if i.generation == generation]
-        winner = current_issue(twins)
+        winner = current_issue(self._twins(kind, created, generation=generation))
         if winner is None or winner.number == number:
             mine = parse_state_issue(
                 created, kind=kind, bot=self._settings.bot, trusted=self._trusted
@@ -970,6 +968,29 @@ class StateStore:
             f"{path}/{number}", json={"state": "closed", "state_reason": "duplicate"}
         )
         return winner
+
+    def _twins(
+        self, kind: StateKind, created: dict[str, Any], *, generation: int
+    ) -> list[StateIssue]:
+        """The issues of ``kind`` and ``generation`` that raced ``created``, itself included:
+        the ones just below it read by their own URLs (``tusk.issues.claims``; listings
+        are neither current nor ordered), and older ones from the listing."""
+        found = {i.number: i for i in self._locate(kind) if i.generation == generation}
+        since = claims.window_start(created, self._settings.limits.claim_lease_minutes)
+        number = int(created["number"])
+        below = claims.issues_below(
+            self._gateway, self._repo, number, since=since, sleep=self._gateway.sleep
+        )
+        for item in [created, *(slot.item for slot in below if slot.fate == "here")]:
+            if item is None:
+                continue
+            issue = parse_state_issue(
+                item, kind=kind, bot=self._settings.bot, trusted=self._trusted
+            )
+            if issue is not None and issue.generation == generation:
+                duplicate = item.get("state_reason") == "duplicate"
+                found[issue.number] = replace(issue, duplicate=duplicate)
+        return list(found.values())
 
     def _ensure_label(self, label: str) -> None:
         # Pre-create it: GitHub usually auto-creates labels on use, but not always.
