@@ -97,8 +97,8 @@ def _unreadable(item: dict[str, Any], why: str) -> BlocklistGone:
         f"The blocklist issue is gone (deleted or transferred?) and go-away log "
         f"{item.get('html_url')} cannot rebuild it: {why}",
         "Nothing was assumed, least of all an empty blocklist. Transfer the blocklist issue "
-        "back, or write its entries into a new 'Tusk blocklist' issue by running the go-away "
-        "workflow again for each go-away job.",
+        "back, or restore that log issue's body from its edit history on GitHub (the "
+        "hidden go-away record is in the version the bot wrote).",
     )
 
 
