@@ -13,6 +13,7 @@ from go_away_world import BOT, CONTROL, request, scenario, settings
 from tusk.contracts.models import GO_AWAY_EVENT_TYPE, GoAwayRequest
 from tusk.issues.go_away_records import BlocklistGone
 from tusk.issues.state import StateStore, parse_blocklist_body
+from tusk.mcp.server import blocklist_watch
 from tusk.poller.core import PollState
 from tusk.poller.cycle import Poller
 from tusk.steps.go_away import main
@@ -143,3 +144,22 @@ def test_a_go_away_record_a_person_edited_away_stops_the_poller_with_a_clear_err
     with pytest.raises(BlocklistGone):
         poller(blocked).cycle(PollState())
     assert len(blocked.dispatches()) == shards
+
+
+def test_the_mcp_servers_blocklist_still_blocks_when_its_issue_is_gone(blocked: Any) -> None:
+    watch = blocklist_watch(settings(), blocked.gateway("bot-read"))
+    assert watch.start().blocks("alice/widgets")
+    delete(blocked, blocklist_number(blocked))
+    watch.max_age = 0  # check again before the next write
+    assert watch.current().blocks("alice/widgets")  # rebuilt, not emptied
+    assert blocklist_watch(settings(), blocked.gateway("bot-read")).start().blocks("bob/tools")
+
+
+def test_the_mcp_server_does_not_start_when_the_blocklist_cannot_be_rebuilt(
+    blocked: Any,
+) -> None:
+    (log,) = [n for n, i in issues(blocked).items() if "go away" in i["title"]]
+    blocked.gateway("dispatch").patch(f"/repos/{CONTROL}/issues/{log}", json={"body": "edited"})
+    delete(blocked, blocklist_number(blocked))
+    with pytest.raises(BlocklistGone, match="cannot rebuild it"):
+        blocklist_watch(settings(), blocked.gateway("bot-read")).start()

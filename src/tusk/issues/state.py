@@ -535,10 +535,9 @@ class StateStore:
 
     def read_blocklist(self) -> Blocklist:
         """The blocklist, including changes recorded but not yet folded into the body."""
-        issue = self.state_issue("blocklist", create=False)
-        if issue is None:
+        snapshot = self._current_snapshot()
+        if snapshot is None:
             return self._from_go_aways() or Blocklist()
-        snapshot = self._snapshot(issue)
         if not snapshot.open:  # rolled over since this store found it (long-lived readers)
             with self._lock:
                 self._current.pop("blocklist", None)
@@ -546,6 +545,22 @@ class StateStore:
             if issue is not None:
                 snapshot = self._snapshot(issue)
         return snapshot.blocklist
+
+    def _current_snapshot(self) -> BlocklistSnapshot | None:
+        """The blocklist issue's snapshot, or None when there is no blocklist issue. The
+        issue this store knew is looked up again once when it was deleted since."""
+        for attempt in range(2):
+            issue = self.state_issue("blocklist", create=False)
+            if issue is None:
+                return None
+            try:
+                return self._snapshot(issue)
+            except GitHubError as error:
+                if error.status not in (404, 410) or attempt:
+                    raise  # a listing that still shows a deleted issue: stop, never empty
+                with self._lock:
+                    self._current.pop("blocklist", None)
+        return None
 
     def update_blocklist(
         self, change: Callable[[Blocklist], Blocklist], *, note: str = ""
