@@ -4,6 +4,7 @@ its step summary says why it stopped."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,12 @@ def run_ended(github: Any) -> None:
     github.gateway("agent").post(TRIGGER_REACTIONS, json={"content": "rocket"})
 
 
+def everything(github: Any, number: int) -> None:
+    patch(github, "carol", number, state="closed", state_reason="duplicate")
+    remove_label(github, number)
+    edit_marker_away(github, number)
+
+
 PEOPLE: dict[str, Callable[[Any, int], None]] = {
     "label removed": remove_label,
     "closed as duplicate": lambda gh, n: patch(
@@ -142,14 +149,7 @@ PEOPLE: dict[str, Callable[[Any, int], None]] = {
         gh, "carol", n, state="closed", state_reason="not_planned"
     ),
     "marker edited away": edit_marker_away,
-    "closed as duplicate, label removed, marker edited away": lambda gh, n: (
-        (
-            patch(gh, "carol", n, state="closed", state_reason="duplicate"),
-            remove_label(gh, n),
-            edit_marker_away(gh, n),
-        )
-        and None
-    ),
+    "closed as duplicate, label removed, marker edited away": everything,
 }
 
 
@@ -210,3 +210,57 @@ def test_a_claim_the_bot_released_itself_does_not_hold_the_job(github: Any, tmp_
     first = deliver(github, tmp_path, "first")
     patch(github, "agent", int(first["log-issue-number"]), state="closed", state_reason="duplicate")
     assert deliver(github, tmp_path, "again")["proceed"] is True
+
+
+def test_two_builds_racing_under_a_reordering_listing_lag_give_exactly_one_run(
+    local_github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both deliveries look (and find nothing), then both create: the issue created
+    first stays out of listings longer than the second. Exactly one proceeds."""
+    local_github.load({**SCENARIO, "settings": {"listing_lags_seconds": [45.0, 0.0]}})
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+    barrier = threading.Barrier(2)
+    results: dict[str, dict[str, Any]] = {}
+    errors: list[BaseException] = []
+
+    class Synchronised(Gateway):
+        waited = False
+
+        def post(self, path: str, json: Any = None, **kwargs: Any) -> Any:
+            if not self.waited and path.endswith("/issues"):
+                self.waited = True
+                barrier.wait(timeout=30)  # both have looked, neither has created
+            return super().post(path, json, **kwargs)
+
+    def build(name: str) -> None:
+        try:
+            gateway = Synchronised(
+                api_url=local_github.url,
+                token=local_github.gateway("agent")._token,
+                token_name="agent",
+                sleep=local_github.sleep,
+            )
+            results[name] = build_main.build_and_claim(
+                issue_document([]),
+                settings(),
+                gateway,
+                context_file=tmp_path / "context.json",
+                out_dir=tmp_path / name,
+                artifact_name="a",
+                run_url=None,
+            )
+        except BaseException as error:  # re-raised below, in the test's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=build, args=(n,)) for n in ("one", "two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert sorted(r["proceed"] for r in results.values()) == [False, True]
+    assert [(tmp_path / n / "run.json").exists() for n in ("one", "two")].count(True) == 1
+    states = {n: (i["state"], i["state_reason"]) for n, i in control_issues(local_github).items()}
+    assert states == {1: ("open", None), 2: ("closed", "duplicate")}
+    assert {r["log-issue-number"] for r in results.values()} == {1}

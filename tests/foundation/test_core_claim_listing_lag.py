@@ -14,7 +14,6 @@ from tusk.issues.log_issue import (
     LogIssueClaim,
     claim_log_issue,
     find_log_issues,
-    listed_with,
     log_marker,
 )
 
@@ -83,13 +82,14 @@ def listing_order_claim(gateway: Gateway) -> LogIssueClaim:
     path = f"/repos/{CONTROL}/issues"
     created = gateway.post(path, json={"title": "x", "body": body, "labels": ["workflow"]}).body
     number = int(created["number"])
-    listed = listed_with(
-        lambda: find_log_issues(gateway, SETTINGS, jobid=JOBID, state="all"),
-        number,
-        sleep=gateway.sleep,
-    )
-    lowest = min(issue.number for issue in listed)
+    while not any(issue.number == number for issue in listed(gateway)):
+        gateway.sleep(1.0)  # wait until the listing shows the new issue
+    lowest = min(issue.number for issue in listed(gateway))
     return LogIssueClaim(lowest, "", won=lowest == number)
+
+
+def listed(gateway: Gateway) -> list[Any]:
+    return find_log_issues(gateway, SETTINGS, jobid=JOBID, state="all")
 
 
 def issues(local_github: Any) -> dict[int, dict[str, Any]]:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal
 
 from tusk.contracts.config import Settings
 from tusk.errors import UserError
@@ -448,52 +448,8 @@ def _note(gateway: Gateway, issue_path: str, text: str) -> None:
         gateway.post(f"{issue_path}/comments", json={"body": text}, may_repeat=False)
 
 
-LISTING_PATIENCE_SECONDS = 120.0
-# A claim whose answer was lost is looked for about as long as the listing is waited for.
+# A claim whose answer was lost is looked for about as long as GitHub takes to list it.
 CLAIM_PATIENCE = Patience(looks=8, first_pause=1.0, sends=2)
-
-
-class ListingLag(Exception):
-    """The listing did not show an issue this run created, within the patience."""
-
-
-class Numbered(Protocol):
-    @property
-    def number(self) -> int: ...
-
-
-Listed = TypeVar("Listed", bound=Numbered)
-
-
-def listed_with(
-    listed: Callable[[], list[Listed]],
-    number: int,
-    *,
-    sleep: Callable[[float], None],
-    patience: float = LISTING_PATIENCE_SECONDS,
-) -> list[Listed]:
-    """The listing, once it shows issue ``number``.
-
-    GitHub's listings can lag a write; only an issue's own URL is read-after-write,
-    and no order of catching up is documented: a listing that shows ``number`` need
-    not show the issues created before it. So this is no basis for deciding a race
-    (claims are decided by ``tusk.issues.claims``); it only waits for a listing to
-    show an issue at all.
-    """
-    waited, delay = 0.0, 1.0
-    while True:
-        issues = listed()
-        if any(issue.number == number for issue in issues):
-            return issues
-        if waited >= patience:
-            raise ListingLag(
-                f"GitHub's issue listing did not show the new log issue #{number} "
-                f"within {patience:.0f} s"
-            )
-        step = min(delay, patience - waited)
-        sleep(step)
-        waited += step
-        delay = min(delay * 2, 15.0)
 
 
 def _require_labels(

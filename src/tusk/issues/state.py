@@ -52,7 +52,8 @@ from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, StrictMod
 from tusk.errors import UserError
 from tusk.github.gateway import Forbidden, Gateway, GitHubError
 from tusk.github.once import create_once, find_comment, find_issues, new_nonce, newest_first
-from tusk.issues.log_issue import ListingLag, listed_with
+from tusk.issues import claims
+from tusk.issues.go_away_records import blocklist_from_go_aways
 from tusk.text.markers import first_marker, is_trusted_author, render_marker
 
 StateKind = Literal["history", "memory", "blocklist"]
@@ -470,6 +471,10 @@ class StateStore:
         self._per_page = per_page
         self._current: dict[StateKind, StateIssue] = {}
         self._lock = threading.RLock()
+        # Whether this store ever found a blocklist issue, and whether it found that no
+        # go-away is on record while there was none (asked once: search is rate-limited).
+        self._blocklist_seen = False
+        self._no_go_aways = False
 
     # -- public API
 
@@ -480,11 +485,13 @@ class StateStore:
                 return self._current[kind]
             found = current_issue(self._locate(kind))
             if found is None and create:
-                found = self._create(kind, generation=1, previous=None)
+                carried = self._from_go_aways() if kind == "blocklist" else None
+                found = self._create(kind, generation=1, previous=None, carried=carried)
             elif found is not None and create and (found.damaged or not found.labelled):
                 found = self._repair(found)  # only writers repair; readers read around it
             if found is not None:
                 self._current[kind] = found
+                self._blocklist_seen = self._blocklist_seen or kind == "blocklist"
             return found
 
     def append_entry(self, kind: EntryKind, text: str, *, jobid: str) -> str:
@@ -528,10 +535,9 @@ class StateStore:
 
     def read_blocklist(self) -> Blocklist:
         """The blocklist, including changes recorded but not yet folded into the body."""
-        issue = self.state_issue("blocklist", create=False)
-        if issue is None:
-            return Blocklist()
-        snapshot = self._snapshot(issue)
+        snapshot = self._current_snapshot()
+        if snapshot is None:
+            return self._from_go_aways() or Blocklist()
         if not snapshot.open:  # rolled over since this store found it (long-lived readers)
             with self._lock:
                 self._current.pop("blocklist", None)
@@ -539,6 +545,22 @@ class StateStore:
             if issue is not None:
                 snapshot = self._snapshot(issue)
         return snapshot.blocklist
+
+    def _current_snapshot(self) -> BlocklistSnapshot | None:
+        """The blocklist issue's snapshot, or None when there is no blocklist issue. The
+        issue this store knew is looked up again once when it was deleted since."""
+        for attempt in range(2):
+            issue = self.state_issue("blocklist", create=False)
+            if issue is None:
+                return None
+            try:
+                return self._snapshot(issue)
+            except GitHubError as error:
+                if error.status not in (404, 410) or attempt:
+                    raise  # a listing that still shows a deleted issue: stop, never empty
+                with self._lock:
+                    self._current.pop("blocklist", None)
+        return None
 
     def update_blocklist(
         self, change: Callable[[Blocklist], Blocklist], *, note: str = ""
@@ -578,6 +600,11 @@ class StateStore:
             else:
                 self._post_change(issue, delta, note=note)
                 result = self._fold(issue)
+            # Still the current issue? Asked of its own URL (a rollover closes it): a
+            # listing may not show an issue created a moment ago at all.
+            item = self._gateway.get(f"/repos/{self._repo}/issues/{issue.number}")
+            if item.get("state") == "open":
+                return result
             with self._lock:
                 self._current.pop("blocklist", None)
             latest = self._require_current("blocklist")
@@ -589,6 +616,16 @@ class StateStore:
         )
 
     # -- reading
+
+    def _from_go_aways(self) -> Blocklist | None:
+        """No blocklist issue: the list the go-aways on record made, or None when none is
+        (``tusk.issues.go_away_records``; raises when one cannot be read). A store that
+        found a blocklist issue before always asks again: its issue is gone."""
+        if self._no_go_aways and not self._blocklist_seen:
+            return None
+        rebuilt = blocklist_from_go_aways(self._gateway, self._settings)
+        self._no_go_aways = rebuilt is None
+        return rebuilt
 
     def _locate(self, kind: StateKind) -> list[StateIssue]:
         """Every issue of ``kind`` the bot wrote: by its label (intact, or damaged when the
@@ -899,8 +936,9 @@ class StateStore:
         """Create the issue, then settle a race: the lowest number of a generation wins.
 
         The create carries a nonce (found again after a lost answer), and the race is
-        decided only once the listing shows the new issue (``listed_with``), so a
-        lagging listing cannot hide a twin from both writers."""
+        decided on the issues just below the new one, read by their own URLs
+        (``_twins``), so a listing that lags, or catches up out of order, cannot hide
+        a twin from both writers."""
         label = getattr(self._settings.labels, kind)
         self._ensure_label(label)
         nonce = new_nonce()
@@ -934,15 +972,7 @@ class StateStore:
                 "without it are silently dropped.",
             )
         number = int(created["number"])
-        try:
-            listed = listed_with(lambda: self._locate(kind), number, sleep=self._gateway.sleep)
-        except ListingLag as lag:
-            raise StateError(
-                f"The new {kind} issue #{number} did not show up in the listing",
-                f"{lag}. Run again once GitHub's listing has caught up; the issue is kept.",
-            ) from lag
-        twins = [i for i in listed if i.generation == generation]
-        winner = current_issue(twins)
+        winner = current_issue(self._twins(kind, created, generation=generation))
         if winner is None or winner.number == number:
             mine = parse_state_issue(
                 created, kind=kind, bot=self._settings.bot, trusted=self._trusted
@@ -953,6 +983,29 @@ class StateStore:
             f"{path}/{number}", json={"state": "closed", "state_reason": "duplicate"}
         )
         return winner
+
+    def _twins(
+        self, kind: StateKind, created: dict[str, Any], *, generation: int
+    ) -> list[StateIssue]:
+        """The issues of ``kind`` and ``generation`` that raced ``created``, itself included:
+        the ones just below it read by their own URLs (``tusk.issues.claims``; listings
+        are neither current nor ordered), and older ones from the listing."""
+        found = {i.number: i for i in self._locate(kind) if i.generation == generation}
+        since = claims.window_start(created, self._settings.limits.claim_lease_minutes)
+        number = int(created["number"])
+        below = claims.issues_below(
+            self._gateway, self._repo, number, since=since, sleep=self._gateway.sleep
+        )
+        for item in [created, *(slot.item for slot in below if slot.fate == "here")]:
+            if item is None:
+                continue
+            issue = parse_state_issue(
+                item, kind=kind, bot=self._settings.bot, trusted=self._trusted
+            )
+            if issue is not None and issue.generation == generation:
+                duplicate = item.get("state_reason") == "duplicate"
+                found[issue.number] = replace(issue, duplicate=duplicate)
+        return list(found.values())
 
     def _ensure_label(self, label: str) -> None:
         # Pre-create it: GitHub usually auto-creates labels on use, but not always.

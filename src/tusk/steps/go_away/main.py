@@ -27,14 +27,16 @@ from tusk.contracts.config import (
     load_settings,
     resolve_config_path,
 )
-from tusk.contracts.models import GO_AWAY_EVENT_TYPE, GoAwayRequest
+from tusk.contracts.models import GO_AWAY_EVENT_TYPE, Blocklist, GoAwayRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
+from tusk.issues.go_away_records import go_away_record
 from tusk.issues.log_issue import claim_log_issue, log_marker
 from tusk.issues.state import StateStore
 from tusk.steps.go_away import plan
 from tusk.steps.go_away.cleanup import GoAwayRun
 from tusk.steps.go_away.verify import verify
+from tusk.text.markers import first_marker, render_marker
 from tusk.text.render import render
 
 NO_REACTION = "none"
@@ -131,9 +133,12 @@ def execute(
         repo=request.repo,
     )
     if not claim.won:
-        print(f"job {request.jobid}: already handled in {claim.url}; nothing to do", flush=True)
-        actions_edge.set_outputs({"log-issue-url": claim.url, "handled": False, "failures": 0})
-        return 0
+        left = _left_to_do(gateway, settings, request, claim.number)
+        if left is None:
+            print(f"job {request.jobid}: already handled in {claim.url}; nothing to do", flush=True)
+            actions_edge.set_outputs({"log-issue-url": claim.url, "handled": False, "failures": 0})
+            return 0
+        print(f"job {request.jobid}: {left}; finishing what is left", flush=True)
     report = GoAwayRun(
         request,
         gateway=gateway,
@@ -143,13 +148,72 @@ def execute(
         reaction=reaction,
         author_association=verified.author_association,
     ).run(log_issue_number=claim.number)
+    _record(gateway, settings, request, claim.number, report, first=claim.won)
     body = render("go_away_log.md.j2", marker=marker, report=report, finished=True)
-    gateway.patch(
-        f"/repos/{settings.control_repo}/issues/{claim.number}",
-        json={"body": plan.fit_body(body), "state": "closed", "state_reason": "not_planned"},
-    )
     _report(report, body=body, log_issue_url=claim.url)
     return 1 if report.failures else 0
+
+
+def outcome_marker(request: GoAwayRequest, report: plan.GoAwayReport) -> str:
+    """What a finished go-away left undone (``_left_to_do`` reads it) and the entries it
+    blocked (a blocklist issue that is gone is rebuilt from them)."""
+    blocked = None
+    if report.scope is not None and report.blocklist_updated:
+        blocked = plan.apply_scope(
+            Blocklist(), report.scope, at=request.timestamp, source_url=request.comment_url
+        )
+    return go_away_record(request.jobid, len(report.failures), blocked)
+
+
+def _left_to_do(
+    gateway: Gateway, settings: Settings, request: GoAwayRequest, number: int
+) -> str | None:
+    """Why a run of a job already claimed goes on, or None: the bot finished the job
+    (closed its log issue) and recorded problems, so running it again finishes what is
+    left (every step removes only what is still there). A claim still open is being
+    handled by its own run; one that finished cleanly leaves nothing to do."""
+    item = gateway.get(f"/repos/{settings.control_repo}/issues/{number}")
+    closer = str((item.get("closed_by") or {}).get("login") or "")
+    status = first_marker(item.get("body"), "go-away") or {}
+    finished = item.get("state") == "closed" and closer.lower() == settings.bot.lower()
+    failures = status.get("failures")
+    if not finished or status.get("jobid") != request.jobid or not isinstance(failures, int):
+        return None
+    if failures <= 0:
+        return None
+    return f"its run #{number} ended with {failures} problem(s)"
+
+
+def _record(
+    gateway: Gateway,
+    settings: Settings,
+    request: GoAwayRequest,
+    number: int,
+    report: plan.GoAwayReport,
+    *,
+    first: bool,
+) -> None:
+    """The report in the job's log issue, which is closed as not planned. A run that
+    finishes an earlier one's work adds its report as a comment, so the first report
+    stays, and the outcome marker in the body says what is left now."""
+    path = f"/repos/{settings.control_repo}/issues/{number}"
+    status = outcome_marker(request, report)
+    if first:
+        marker = f"{log_marker(request.jobid, request.repo)}\n{status}"
+        body = render("go_away_log.md.j2", marker=marker, report=report, finished=True)
+        gateway.patch(
+            path,
+            json={"body": plan.fit_body(body), "state": "closed", "state_reason": "not_planned"},
+        )
+        return
+    again = render("go_away_log.md.j2", marker="", report=report, finished=True)
+    note = f"**Run again for this job** (it finishes what was left):\n\n{again}"
+    gateway.post(f"{path}/comments", json={"body": plan.fit_body(note)}, may_repeat=False)
+    body = str(gateway.get(path).get("body") or "")
+    old = first_marker(body, "go-away")
+    if old is not None:
+        body = body.replace(render_marker("go-away", old), status, 1)
+    gateway.patch(path, json={"body": body})
 
 
 def _report(report: plan.GoAwayReport, *, body: str, log_issue_url: str) -> None:
