@@ -121,6 +121,7 @@ REPO = {
     "default_branch": str,
     "description": (str, type(None)),
     "collaborators": dict,
+    "contributors": [str],  # logins with commits in it: author_association CONTRIBUTOR
     "fork_of": str,
     "archived": bool,
     "has_discussions": bool,
@@ -132,7 +133,8 @@ REPO = {
     "discussions": [DISCUSSION],
     "artifacts": [ARTIFACT],
 }
-USER = {"login!": str, "id": int, "type": str, "name": str, "email": str}
+# ``members``: for a user of type Organization, the logins that belong to it.
+USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}
 TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
 SETTINGS = {
     "fork_ready_after_reads": int,
@@ -360,6 +362,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
             type=spec.get("type", "Bot" if spec["login"].endswith("[bot]") else "User"),
             name=spec.get("name"),
             email=spec.get("email"),
+            members=[str(m) for m in spec.get("members") or []],
         )
         world.users[user.login.lower()] = user
     for name, spec in (data.get("tokens") or {}).items():
@@ -397,6 +400,7 @@ def _build_repo(world: World, spec: dict[str, Any]) -> None:
         collaborators={
             _user_login(world, k): v for k, v in (spec.get("collaborators") or {}).items()
         },
+        contributors=[str(login) for login in spec.get("contributors") or []],
         fork_of=None,
         archived=spec.get("archived", False),
         has_discussions=spec.get("has_discussions", True),

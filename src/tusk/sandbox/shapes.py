@@ -313,10 +313,22 @@ class Shapes:
     # -- issues
 
     def association(self, repo: Repo, login: str) -> str:
-        if login.lower() == repo.owner.lower():
+        """GitHub's ``author_association`` (OpenAPI schema ``author-association``, GraphQL
+        ``CommentAuthorAssociation``): OWNER "is the owner of the repository"; MEMBER "is
+        a member of the organization that owns the repository", whatever its role;
+        COLLABORATOR "has been invited to collaborate", with any role (read and triage
+        too); CONTRIBUTOR "has previously committed to the repository"; else NONE."""
+        name = login.lower()
+        if name == repo.owner.lower():
             return "OWNER"
-        if login.lower() in {c.lower() for c in repo.collaborators}:
+        owner = self.world.user(repo.owner)
+        members = owner.members if owner is not None and owner.type == "Organization" else []
+        if name in {m.lower() for m in members}:
+            return "MEMBER"
+        if name in {c.lower() for c in repo.collaborators}:
             return "COLLABORATOR"
+        if name in {c.lower() for c in repo.contributors}:
+            return "CONTRIBUTOR"
         return "NONE"
 
     def label(self, repo: Repo, label: Label) -> dict[str, Any]:

@@ -98,6 +98,7 @@ class User:
     type: str = "User"
     name: str | None = None
     email: str | None = None
+    members: list[str] = field(default_factory=list)  # an Organization's members
 
 
 @dataclass
@@ -258,6 +259,7 @@ class Repo:
     default_branch: str = "main"
     description: str | None = None
     collaborators: dict[str, str] = field(default_factory=dict)
+    contributors: list[str] = field(default_factory=list)  # logins with commits in it
     fork_of: str | None = None
     archived: bool = False
     has_discussions: bool = True

@@ -48,6 +48,11 @@ class Scope(_Model):
     block_repo: bool = Field(description="the actor owns or collaborates on repo: block repo")
     trust_level: TrustLevel = "external"
     trust_source: TrustSource = "none"
+    trust_shown: str = Field(
+        default="external",
+        description="the level with what it rests on (tusk.github.trust.shown), e.g. "
+        "'collaborator, by association (COLLABORATOR): role not visible'",
+    )
 
     @property
     def user(self) -> str:
@@ -131,6 +136,7 @@ def decide_scope(
         block_repo=decision.trusted,
         trust_level=decision.level,
         trust_source=decision.source,
+        trust_shown=decision.describe(),
     )
 
 
