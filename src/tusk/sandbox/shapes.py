@@ -636,7 +636,12 @@ class Shapes:
         if thread.kind == "Discussion":
             discussion = repo.discussions.get(thread.number)
             title = discussion.title if discussion else ""
-            subject_url = latest = None  # GitHub gives no REST URL for discussions
+            # Since late 2024 GitHub fills in a REST-style URL that answers 404 (REST has
+            # no discussions; gitify-app/gitify#1582); before, both were null
+            # (gitify-app/gitify#521). settings.discussion_subject_url picks the era.
+            subject_url = latest = None
+            if self.world.discussion_subject_url:
+                subject_url = latest = f"{self.repo_url(repo)}/discussions/{thread.number}"
         else:
             issue = repo.issues.get(thread.number)
             title = issue.title if issue else ""

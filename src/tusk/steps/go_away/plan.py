@@ -72,7 +72,13 @@ class RepoCleanup(_Model):
     skipped: str | None = Field(default=None, description="why nothing was touched")
     fork: str | None = None
     fork_deleted: bool = False
-    closed_pulls: list[str] = Field(default_factory=list)
+    closed_pulls: list[str] = Field(
+        default_factory=list, description="open PRs from the fork, read back closed after it went"
+    )
+    pulls_closed_by_go_away: list[str] = Field(
+        default_factory=list,
+        description="of those, the ones the fork's deletion left open, closed by the bot",
+    )
     comments_deleted: list[str] = Field(default_factory=list)
     review_comments_deleted: list[str] = Field(default_factory=list)
     discussion_comments_deleted: list[str] = Field(default_factory=list)
