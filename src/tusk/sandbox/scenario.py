@@ -114,6 +114,13 @@ DISCUSSION = {
 BRANCH = {"name!": str, "from": str, "files": dict, "message": str, "protected": (bool, dict)}
 LABEL = {"name!": str, "color": str, "description": str}
 ARTIFACT = {"name!": str, "files": dict, "run_id": int, "expired": bool}
+WORKFLOW_RUN = {
+    "workflow!": str,
+    "created_at!": TIME,
+    "event": str,
+    "status": str,
+    "conclusion": str,
+}
 REPO = {
     "name!": str,
     "id": int,
@@ -132,6 +139,7 @@ REPO = {
     "pulls": [PULL],
     "discussions": [DISCUSSION],
     "artifacts": [ARTIFACT],
+    "workflow_runs": [WORKFLOW_RUN],
 }
 # ``members``: for a user of type Organization, the logins that belong to it.
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}
@@ -432,6 +440,19 @@ def _build_repo(world: World, spec: dict[str, Any]) -> None:
         _build_issue(world, repo, item, is_pull=kind == "pulls")
     for item in spec.get("discussions", []):
         _build_discussion(world, repo, item)
+    for item in spec.get("workflow_runs", []):
+        from tusk.sandbox.rest_runs import WorkflowRun
+
+        repo.workflow_runs.append(
+            WorkflowRun(
+                id=world.new_id(),
+                workflow=item["workflow"],
+                created_at=_time(item, "created_at", world),
+                event=item.get("event", "schedule"),
+                status=item.get("status", "completed"),
+                conclusion=item.get("conclusion", "success"),
+            )
+        )
     for item in spec.get("artifacts", []):
         from tusk.sandbox.artifacts import zip_files
 

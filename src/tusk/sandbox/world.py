@@ -260,6 +260,7 @@ class Repo:
     description: str | None = None
     collaborators: dict[str, str] = field(default_factory=dict)
     contributors: list[str] = field(default_factory=list)  # logins with commits in it
+    workflow_runs: list[Any] = field(default_factory=list)  # rest_runs.WorkflowRun
     fork_of: str | None = None
     archived: bool = False
     has_discussions: bool = True
