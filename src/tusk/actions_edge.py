@@ -16,6 +16,8 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+from tusk.errors import UserError
+
 
 def in_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
@@ -94,8 +96,7 @@ def set_outputs(outputs: Mapping[str, str | int | bool | Path]) -> None:
         delimiter = f"tusk_{uuid.uuid4().hex}"
         lines.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
     if target:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write("".join(lines))
+        _append("GITHUB_OUTPUT", target, "".join(lines))
     else:
         for name, raw in outputs.items():
             print(f"output {name}={raw}", file=sys.stderr)
@@ -105,8 +106,23 @@ def append_summary(markdown: str) -> None:
     """Append to the step summary when running in Actions."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
+        _append(
+            "GITHUB_STEP_SUMMARY", target, markdown if markdown.endswith("\n") else markdown + "\n"
+        )
+
+
+def _append(variable: str, target: str, text: str) -> None:
+    """Append ``text`` to the runner's file named by ``variable``; a file that cannot be
+    written is a clear error naming the variable, not a bare ``FileNotFoundError``."""
+    try:
         with open(target, "a", encoding="utf-8") as handle:
-            handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+            handle.write(text)
+    except OSError as error:
+        raise UserError(
+            f"{variable} names {target!r}, which cannot be written: {error.strerror or error}",
+            f"The runner sets {variable} to a writable file; outside Actions unset it "
+            "(outputs then go to stderr) or point it at a file in an existing folder.",
+        ) from None
 
 
 def group(title: str) -> None:

@@ -64,7 +64,10 @@ def report_and_exit_code(error: BaseException, *, debug: bool = False) -> int:
     if debug:
         traceback.print_exception(error, file=sys.stderr)
     if isinstance(error, UserError):
-        actions_edge.append_summary(f"### ❌ {error.title}\n\n{error.hint}\n")
+        try:
+            actions_edge.append_summary(f"### ❌ {error.title}\n\n{error.hint}\n")
+        except UserError as unusable:  # the summary file itself: say so, then the error
+            print(f"error: {unusable.title}", file=sys.stderr)
         if actions_edge.in_actions():
             actions_edge.error(error.title, detail=error.hint)
         else:

@@ -163,8 +163,8 @@ def test_the_log_issue_says_who_asked_with_what_trust_rights_and_limits() -> Non
     )
     facts = log.body.split("# Context")[0]
     assert (
-        f"- **requested by** `{doc.actor}`, trust **{doc.trust_level}** (from the mention's "
-        "author association: the permission endpoint was not readable)"
+        f"- **requested by** `{doc.actor}`, trust **{doc.trust_level}, by association** (from "
+        "the mention's author association: the permission endpoint was not readable"
     ) in facts
     assert "- **may**: allowed writes: comment\n- **may**: only on the thread of the mention" in (
         facts

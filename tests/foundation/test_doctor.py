@@ -3,13 +3,23 @@ says what to do."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tusk.cli.doctor import FAIL, OK, ROLES, WARN, judge_token, parse_scopes
+from tusk.cli.doctor import (
+    FAIL,
+    OK,
+    ROLES,
+    WARN,
+    judge_last_poll,
+    judge_token,
+    parse_scopes,
+    schedule_interval,
+)
 from tusk.cli.init import TuskRef, caller_files
 from tusk.cli.main import main as tusk_main
 
@@ -29,6 +39,7 @@ def scenario(**changes: Any) -> dict[str, Any]:
         for name in ("agent", "poll", "go-away")
     }
     world: dict[str, Any] = {
+        "now": "2026-01-01T01:00:00Z",
         "users": [{"login": "alice"}, {"login": "carol"}, {"login": "tusk-bot"}],
         "tokens": {
             "bot-read": {"user": "tusk-bot", "scopes": ["notifications", "repo"]},
@@ -44,6 +55,7 @@ def scenario(**changes: Any) -> dict[str, Any]:
                 "collaborators": {"tusk-bot": "write"},
                 "labels": ["workflow"],
                 "files": callers,
+                "workflow_runs": [{"workflow": "poll.yml", "created_at": "2026-01-01T00:58:00Z"}],
             },
         ],
     }
@@ -152,3 +164,67 @@ def test_verdicts_on_token_scopes() -> None:
     )
     assert anyone.status == OK
     assert judge_token(role, login="x", scopes=set(), expected_login="tusk-bot").status == FAIL
+
+
+@pytest.mark.parametrize(
+    ("cron", "minutes"),
+    [
+        ("2-57/5 * * * *", 5),
+        ("*/5 * * * *", 5),
+        ("3-53/10 * * * *", 10),
+        ("8,38 * * * *", 30),
+        ("9 * * * *", 60),
+        ("0 */6 * * *", 360),
+        ("15 9 * * *", 1440),
+    ],
+)
+def test_the_schedules_interval_is_its_longest_gap(cron: str, minutes: int) -> None:
+    assert schedule_interval(cron) == timedelta(minutes=minutes)
+
+
+@pytest.mark.parametrize("cron", ["0 9 * * 1", "*/5 * *", "61 * * * *", "@hourly"])
+def test_a_schedule_the_check_cannot_read_has_no_interval(cron: str) -> None:
+    assert schedule_interval(cron) is None
+
+
+POLL = 'on:\n  schedule:\n    - cron: "2-57/5 * * * *"\n'
+NOW = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
+
+
+def test_a_poll_older_than_three_intervals_is_a_warning_with_what_to_do() -> None:
+    fresh = judge_last_poll(POLL, NOW - timedelta(minutes=15), NOW)
+    assert fresh.status == OK
+    stale = judge_last_poll(POLL, NOW - timedelta(minutes=16), NOW)
+    assert stale.status == WARN
+    assert "more than 3 × the 5-minute schedule" in stale.detail
+    assert "may drop them" in stale.fix and "tusk poll --loop" in stale.fix
+    assert judge_last_poll(POLL, None, NOW).status == WARN
+    assert judge_last_poll("on: workflow_dispatch\n", None, NOW).status == OK
+
+
+def test_doctor_warns_when_the_last_poll_is_old(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = scenario()
+    world["repos"][1]["workflow_runs"] = [
+        {"workflow": "poll.yml", "created_at": "2026-01-01T00:20:00Z"},
+        {
+            "workflow": "agent.yml",
+            "created_at": "2026-01-01T00:59:00Z",
+            "event": "repository_dispatch",
+        },
+    ]
+    local_github.load(world)
+    code, lines = doctor(capsys)
+    assert code == 0  # a warning, not a failure
+    (line,) = [line for line in lines if line.startswith("! last poll")]
+    assert "2026-01-01 00:20 UTC" in line and "more than 3 × the 5-minute schedule" in line
+    assert lines[-1].endswith("1 warning(s)")
+
+
+def test_doctor_shows_a_recent_poll_as_fine(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    local_github.load(scenario())
+    _, lines = doctor(capsys)
+    assert any(line.startswith("✓ last poll: 2026-01-01 00:58 UTC") for line in lines)

@@ -273,7 +273,10 @@ def test_without_push_access_the_comments_author_association_decides_and_says_so
     assert [e.repo for e in blocked.repos] == ["alice/widgets"]
     assert [e.user for e in blocked.users] == ["bob"]
     body = go_away_log(local_github)["body"]
-    assert "`bob` is `COLLABORATOR` there (their comment's author association" in body
+    assert (
+        "`bob` is `COLLABORATOR` there by their comment's author association, so counts as "
+        "collaborator, by association (COLLABORATOR): role not visible"
+    ) in body
     assert "## Problems\n\nNone." in body
     refused = [e for e in local_github.journal() if "/collaborators/" in e["path"]]
     assert [e["status"] for e in refused] == [403]

@@ -252,7 +252,15 @@ GitHub does not delete submitted reviews. Hide or dismiss these by hand if neede
 
 ### Pull requests closed with the fork
 
+Each was read back after the fork was deleted (GitHub does not promise to close them).
+
 - `https://github.com/alice/widgets/pull/3`
+
+### What GitHub keeps
+
+- Each deleted comment leaves a "deleted a comment" event in its thread's timeline, visible to anyone with read access.
+- Submitted reviews cannot be deleted: their bodies stay (listed above, if any).
+- Closed pull requests and their descriptions stay, as do issue and pull request bodies, which cannot be deleted; the fork's commits may stay reachable from the pull requests.
 
 ### Log issues closed as not planned
 

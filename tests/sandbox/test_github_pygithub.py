@@ -138,7 +138,8 @@ def test_notifications_list_thread_read_and_done(gh: Any) -> None:
     threads = list(bot.get_notifications())
     by_title = {t.subject.title: t for t in threads}
     assert by_title["Typo in README"].reason == "mention"
-    assert by_title["Ideas"].subject.url is None  # discussions have no REST URL
+    # Since late 2024 a discussion's subject.url is filled in, with a URL that answers 404.
+    assert by_title["Ideas"].subject.url.startswith(f"{gh.url}/repos/alice/widgets/discussions/")
     thread = by_title["Typo in README"]
     assert thread.subject.latest_comment_url.startswith(
         f"{gh.url}/repos/alice/widgets/issues/comments/"

@@ -48,7 +48,7 @@ def test_scenario_problems_come_back_over_the_admin_api(local_github: Any) -> No
     )
     assert response.status_code == 400
     assert response.json()["problems"] == [
-        "users[0].colour: unknown key (known: email, id, login, name, type)"
+        "users[0].colour: unknown key (known: email, id, login, members, name, type)"
     ]
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from tusk.contracts.ranges import float_in
 from tusk.errors import UserError
 
 BOT = "tusk-bot"
@@ -57,7 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", help="--live: owner/name where the demo issue is opened")
     parser.add_argument("--config", help="--live: tusk.yml of your deployment")
     parser.add_argument(
-        "--timeout-minutes", type=float, default=30.0, help="--live: how long to wait for the run"
+        "--timeout-minutes",
+        type=float_in(1.0, 360.0),
+        default=30.0,
+        help="--live: how long to wait for the run",
     )
 
 

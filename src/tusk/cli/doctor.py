@@ -12,7 +12,11 @@ them) and the deployment's ``tusk.yml``, it asks GitHub:
 - the labels Tusk uses exist or can be created (missing ones are created: the
   first run would create them anyway);
 - the three caller workflows are in the control repository and call one Tusk
-  release whose reusable workflows exist at that ref.
+  release whose reusable workflows exist at that ref;
+- the poll workflow ran within three intervals of its schedule: GitHub delays
+  scheduled runs under load and, "if the load is sufficiently high enough,
+  some queued jobs may be dropped" (docs: "schedule" event), and disables
+  schedules of public repositories after 60 days without activity.
 
 The verdicts are pure functions over what was fetched (``judge_token`` and
 friends); ``run_checks`` does the fetching through the gateway.
@@ -22,9 +26,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from tusk.contracts.config import (
     Secrets,
@@ -128,6 +134,70 @@ def judge_bot_not_owner(settings: Settings, dispatch_login: str | None) -> Check
             "and your dispatch token stays yours",
         )
     return Check(name, OK, f"{settings.bot} is not {owner}")
+
+
+CRON_LINE = re.compile(r"""^\s*-?\s*cron:\s*['"]?([^'"#\n]+?)['"]?\s*(?:#.*)?$""", re.MULTILINE)
+STALE_INTERVALS = 3
+
+
+def _cron_values(field: str, low: int, high: int) -> set[int] | None:
+    """The values one cron field takes (``*``, ``a``, ``a-b``, ``/step``, lists), or
+    None when it is not understood."""
+    values: set[int] = set()
+    for part in field.split(","):
+        match = re.fullmatch(r"(\*|\d+)(?:-(\d+))?(?:/(\d+))?", part.strip())
+        if not match:
+            return None
+        start_text, end_text, step_text = match.groups()
+        start = low if start_text == "*" else int(start_text)
+        end = high if start_text == "*" or (end_text is None and step_text) else start
+        end = int(end_text) if end_text is not None else end
+        step = int(step_text or 1)
+        if step < 1 or not low <= start <= end <= high:
+            return None
+        values.update(range(start, end + 1, step))
+    return values
+
+
+def schedule_interval(cron: str) -> timedelta | None:
+    """The longest gap between two runs of a daily ``cron`` schedule (minute and hour
+    fields; day, month and weekday must be ``*``), or None when it is not one (pure)."""
+    fields = cron.split()
+    if len(fields) != 5 or any(f != "*" for f in fields[2:]):
+        return None
+    minutes, hours = _cron_values(fields[0], 0, 59), _cron_values(fields[1], 0, 23)
+    if not minutes or not hours:
+        return None
+    times = sorted(h * 60 + m for h in hours for m in minutes)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    gaps.append(times[0] + 24 * 60 - times[-1])
+    return timedelta(minutes=max(gaps))
+
+
+def judge_last_poll(
+    poll_text: str | None, last_run: datetime | None, now: datetime | None
+) -> Check:
+    """A warning when the poll workflow's newest run is older than three intervals."""
+    name = "last poll"
+    crons = CRON_LINE.findall(poll_text or "")
+    intervals = [i for i in (schedule_interval(c.strip()) for c in crons) if i is not None]
+    if not intervals or now is None:
+        return Check(name, OK, "not checked: poll.yml has no schedule this check reads")
+    interval = min(intervals)
+    minutes = interval.total_seconds() / 60
+    fix = (
+        "check the control repository's Actions tab: GitHub delays scheduled runs under load, "
+        "may drop them, and disables schedules of public repositories after 60 days without "
+        "activity; or poll from a cron host (`tusk poll --loop`)"
+    )
+    if last_run is None:
+        return Check(name, WARN, f"poll.yml has not run yet (schedule every {minutes:g} min)", fix)
+    age = now - last_run
+    shown = f"{last_run:%Y-%m-%d %H:%M} UTC, {age.total_seconds() / 60:.0f} min ago"
+    if age > STALE_INTERVALS * interval:
+        detail = f"{shown}: more than {STALE_INTERVALS} × the {minutes:g}-minute schedule"
+        return Check(name, WARN, detail, fix)
+    return Check(name, OK, shown)
 
 
 def caller_calls(texts: dict[str, str | None]) -> list[tuple[str, str, str, str]]:
@@ -307,6 +377,7 @@ class Doctor:
             ]
         tusk, ref = releases[0].split("@", 1)
         checks = [Check(name, OK, f"{', '.join(CALLERS)} call {releases[0]}")]
+        checks.append(self.last_poll(gateway, texts["poll.yml"]))
         for workflow in sorted({workflow for _, _, workflow, _ in calls}):
             found = self.file(gateway, tusk, f".github/workflows/{workflow}", ref)
             checks.append(
@@ -320,6 +391,23 @@ class Doctor:
                 )
             )
         return checks
+
+    def last_poll(self, gateway: Gateway, poll_text: str | None) -> Check:
+        """The poll workflow's newest run (GitHub lists runs newest first)."""
+        repo = self.settings.control_repo
+        try:
+            body = gateway.get(
+                f"/repos/{repo}/actions/workflows/poll.yml/runs", params={"per_page": 1}
+            )
+        except (NotFound, Forbidden) as error:
+            return Check(
+                "last poll", WARN, f"the runs of poll.yml are not readable ({error.status})"
+            )
+        runs = body.get("workflow_runs") if isinstance(body, dict) else None
+        created = (runs[0] or {}).get("created_at") if runs else None
+        last = datetime.fromisoformat(str(created).replace("Z", "+00:00")) if created else None
+        now = gateway.server_time or datetime.now(UTC)
+        return judge_last_poll(poll_text, last, now)
 
     @staticmethod
     def file(gateway: Gateway, repo: str, path: str, ref: str | None) -> str | None:

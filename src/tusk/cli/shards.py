@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from tusk.contracts.models import JOBID_PATTERN, Shard
+from tusk.contracts.ranges import int_in
 from tusk.errors import InputError
 from tusk.shards import codec as shards
 
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     split.add_argument("file", help="the context document (JSON); - reads stdin")
     split.add_argument(
         "--max-bytes",
-        type=int,
+        type=int_in(shards.MIN_SHARD_BYTES, shards.MAX_SHARD_BYTES),
         default=shards.DEFAULT_MAX_BYTES,
         help=f"largest data string per shard (default {shards.DEFAULT_MAX_BYTES})",
     )

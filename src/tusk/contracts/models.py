@@ -18,6 +18,12 @@ CONTEXT_VERSION: Final = 1
 SHARD_EVENT_TYPE = "tusk-shard"
 GO_AWAY_EVENT_TYPE = "tusk-go-away"
 MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
+# The largest encoded context one job carries (gzip + base64): a 20 MB context that does
+# not compress at all still fits. It bounds the shards of a job: at most this many
+# characters over all shards, so at most MAX_TOTAL_SHARDS shards of the smallest size.
+MAX_ENCODED_CONTEXT = 32 * 1024 * 1024
+MIN_SHARD_DATA = 4  # characters of data per shard at least (one base64 quantum)
+MAX_TOTAL_SHARDS = MAX_ENCODED_CONTEXT // MIN_SHARD_DATA
 
 # Owners are logins (no dots); a name may hold dots but not be only dots, so
 # "owner/.." can never walk up an API path.
@@ -124,11 +130,19 @@ class ContextDocument(StrictModel):
 
 
 class Shard(StrictModel):
-    """One ``repository_dispatch`` ``client_payload`` carrying part of a context."""
+    """One ``repository_dispatch`` ``client_payload`` carrying part of a context.
+
+    Every field is bounded: ``jobid`` by its pattern (3-81 characters), ``checksum`` by
+    its pattern, ``data`` by ``MAX_SHARD_DATA`` characters, the index and total by
+    ``MAX_TOTAL_SHARDS``, and the total against the size limit: the shards of a job
+    carry at most ``MAX_ENCODED_CONTEXT`` characters, so every shard but the last (all
+    of one length) says ``(total_shards - 1) * len(data)`` within it. No field holds
+    JSON of its own, and the event around the payload may be nested at most
+    ``tusk.shards.transport.MAX_EVENT_DEPTH`` deep."""
 
     jobid: JobId
-    shard_index: int = Field(ge=0)
-    total_shards: int = Field(ge=1)
+    shard_index: int = Field(ge=0, lt=MAX_TOTAL_SHARDS)
+    total_shards: int = Field(ge=1, le=MAX_TOTAL_SHARDS)
     encoding: Literal["gzip+base64"] = "gzip+base64"
     checksum: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
     # One dispatch carries at most 65,535 characters of client_payload (docs.github.com
@@ -141,6 +155,12 @@ class Shard(StrictModel):
             raise ValueError(
                 f"shard_index {self.shard_index} is not below total_shards "
                 f"{self.total_shards} (indices count from 0)"
+            )
+        last = self.shard_index == self.total_shards - 1
+        if not last and (self.total_shards - 1) * len(self.data) > MAX_ENCODED_CONTEXT:
+            raise ValueError(
+                f"total_shards {self.total_shards} shards of {len(self.data)} characters would "
+                f"carry more than {MAX_ENCODED_CONTEXT} characters, the most one job holds"
             )
         return self
 

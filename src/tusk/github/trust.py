@@ -14,12 +14,22 @@ Sources, best first:
    caller lacks push access (yegor256/rultor#1407), which is the bot's normal
    case: it works in forks. Every issue, comment, review and discussion
    carries ``author_association`` (OpenAPI schema ``author-association``);
-   ``OWNER``, ``MEMBER`` and ``COLLABORATOR`` make a collaborator. It can only
-   err narrow: a member whose organisation membership is private shows up as
-   ``CONTRIBUTOR`` or ``NONE`` (actions/github-script#643), i.e. external.
+   ``OWNER``, ``MEMBER`` and ``COLLABORATOR`` make a collaborator. It errs
+   **broad**: ``COLLABORATOR`` means "invited to collaborate on the
+   repository" with any role, read and triage included, and ``MEMBER`` any
+   member of the organisation that owns it, whatever its base permission
+   (GraphQL ``CommentAuthorAssociation``); so one person can be a collaborator
+   by association and external by the endpoint. (It also errs narrow: a
+   private organisation membership shows as ``CONTRIBUTOR`` or ``NONE``,
+   actions/github-script#643.) Such a level says so (``describe``:
+   "collaborator, by association: role not visible") and is used only where
+   erring broad is the safe side: a go-away's scope (the bot leaves the
+   repository). Nothing that widens what the agent may do rests on it.
 4. ``none``: neither was available; the author is external (never assumed).
 
-The trust level never authorizes work: ``allowed_users`` does.
+The trust level never authorizes work or widens a run's rights:
+``allowed_users`` decides who starts work, ``tusk.yml`` and the permission
+marker what the run may write.
 """
 
 from __future__ import annotations
@@ -42,8 +52,26 @@ class TrustDecision:
 
     @property
     def trusted(self) -> bool:
-        """Owner or collaborator: may send the bot away from the repository itself (G1)."""
+        """Owner or collaborator: may send the bot away from the repository itself (G1).
+        By association this errs broad, which for leaving is the safe side."""
         return self.level in ("owner", "collaborator")
+
+    def describe(self) -> str:
+        """The level with what it rests on, as the log issue and go-away report show it."""
+        return shown(self.level, self.source, self.detail)
+
+
+def shown(level: str, source: str, detail: str = "") -> str:
+    """``level`` in words that say what is known: "collaborator, by association: role not
+    visible" when only ``author_association`` decided (pure)."""
+    said = f" ({detail})" if detail else ""
+    if source == "author_association":
+        if level == "collaborator":
+            return f"collaborator, by association{said}: role not visible"
+        return f"{level}, by association{said}"
+    if source == "permission_endpoint" and detail:
+        return f"{level} (role {detail})"
+    return level
 
 
 def owns(repo: str, login: str) -> bool:

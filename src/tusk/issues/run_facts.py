@@ -12,12 +12,14 @@ from pydantic import BaseModel, ConfigDict
 
 from tusk.contracts.config import Settings, budget_summary, network_summary
 from tusk.contracts.models import ContextDocument, PermissionConfig
+from tusk.github.trust import shown
 
 TRUST_SOURCES = {
     "repository_owner": "owns the repository",
     "permission_endpoint": "from GitHub's permission endpoint",
     "author_association": "from the mention's author association: the permission endpoint "
-    "was not readable",
+    "was not readable, and COLLABORATOR there is any invited role (read and triage too), "
+    "MEMBER any member of the owning organisation",
     "none": "nothing could be read",
 }
 
@@ -58,7 +60,7 @@ def run_facts(doc: ContextDocument, settings: Settings) -> RunFacts:
     config = doc.permission_config
     return RunFacts(
         requester=doc.actor,
-        trust_level=doc.trust_level,
+        trust_level=shown(doc.trust_level, doc.trust_source),
         trust_source=TRUST_SOURCES.get(doc.trust_source, doc.trust_source),
         permissions=describe_permissions(config),
         marker=config.marker,

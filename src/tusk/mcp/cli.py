@@ -19,6 +19,7 @@ from pathlib import Path
 from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import ContextDocument, RunMetadata
+from tusk.contracts.ranges import int_in
 from tusk.errors import InputError
 from tusk.git.agent import AgentGit, BrokerClient, BundleSource
 from tusk.github.gateway import gateway_from_secrets
@@ -27,7 +28,12 @@ from tusk.github.gateway import gateway_from_secrets
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     serve = sub.add_parser("serve", help="serve the tools over streamable HTTP on 127.0.0.1")
-    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free one)")
+    serve.add_argument(
+        "--port",
+        type=int_in(0, 65535),
+        default=0,
+        help="port on 127.0.0.1 (0: any free one)",
+    )
     serve.add_argument(
         "--run-dir", type=Path, required=True, help="audit.jsonl and loop file go here"
     )
@@ -43,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     source.add_argument(
         "--bundle-fd",
-        type=int,
+        type=int_in(0, 65535),
         help="a socket to a bundle broker that makes the agent's bundles (run-claude passes it)",
     )
     serve.add_argument("--config", help="tusk.yml (default: $TUSK_CONFIG, else ./tusk.yml)")

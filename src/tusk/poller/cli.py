@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
+from tusk.contracts.ranges import float_in
 from tusk.github.gateway import gateway_from_secrets
 from tusk.issues.state import StateStore
 from tusk.poller import state_file
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="tusk.yml (default: $TUSK_CONFIG, then ./tusk.yml)")
     parser.add_argument(
         "--interval",
-        type=float,
+        type=float_in(1.0, 86400.0),
         default=60.0,
         help="least seconds between polls in --loop (GitHub's X-Poll-Interval wins if longer)",
     )

@@ -37,6 +37,7 @@ from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handle
 from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
 from tusk.sandbox import rest_pulls as _pulls  # noqa: F401
 from tusk.sandbox import rest_repos as _repos  # noqa: F401
+from tusk.sandbox import rest_runs as _runs  # noqa: F401
 from tusk.sandbox.admin import handle_admin
 from tusk.sandbox.faults import Fault, fault_message
 from tusk.sandbox.gitstore import GitStore

@@ -114,6 +114,13 @@ DISCUSSION = {
 BRANCH = {"name!": str, "from": str, "files": dict, "message": str, "protected": (bool, dict)}
 LABEL = {"name!": str, "color": str, "description": str}
 ARTIFACT = {"name!": str, "files": dict, "run_id": int, "expired": bool}
+WORKFLOW_RUN = {
+    "workflow!": str,
+    "created_at!": TIME,
+    "event": str,
+    "status": str,
+    "conclusion": str,
+}
 REPO = {
     "name!": str,
     "id": int,
@@ -121,6 +128,7 @@ REPO = {
     "default_branch": str,
     "description": (str, type(None)),
     "collaborators": dict,
+    "contributors": [str],  # logins with commits in it: author_association CONTRIBUTOR
     "fork_of": str,
     "archived": bool,
     "has_discussions": bool,
@@ -131,8 +139,10 @@ REPO = {
     "pulls": [PULL],
     "discussions": [DISCUSSION],
     "artifacts": [ARTIFACT],
+    "workflow_runs": [WORKFLOW_RUN],
 }
-USER = {"login!": str, "id": int, "type": str, "name": str, "email": str}
+# ``members``: for a user of type Organization, the logins that belong to it.
+USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}
 TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
 SETTINGS = {
     "fork_ready_after_reads": int,
@@ -352,6 +362,8 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     world.listing_lags = [float(x) for x in settings.get("listing_lags_seconds", [])]
     world.comment_listing_lag = float(settings.get("comment_listing_lag_seconds", 0))
     world.mark_read_late_listings = int(settings.get("mark_read_late_listings", 0))
+    world.fork_deletion_closes_pulls = bool(settings.get("fork_deletion_closes_pulls", True))
+    world.discussion_subject_url = bool(settings.get("discussion_subject_url", True))
     world.secondary = SecondaryLimits(Limits.from_setting(settings.get("secondary_limits")))
     for spec in data.get("users", []):
         user = User(
@@ -360,6 +372,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
             type=spec.get("type", "Bot" if spec["login"].endswith("[bot]") else "User"),
             name=spec.get("name"),
             email=spec.get("email"),
+            members=[str(m) for m in spec.get("members") or []],
         )
         world.users[user.login.lower()] = user
     for name, spec in (data.get("tokens") or {}).items():
@@ -397,6 +410,7 @@ def _build_repo(world: World, spec: dict[str, Any]) -> None:
         collaborators={
             _user_login(world, k): v for k, v in (spec.get("collaborators") or {}).items()
         },
+        contributors=[str(login) for login in spec.get("contributors") or []],
         fork_of=None,
         archived=spec.get("archived", False),
         has_discussions=spec.get("has_discussions", True),
@@ -426,6 +440,19 @@ def _build_repo(world: World, spec: dict[str, Any]) -> None:
         _build_issue(world, repo, item, is_pull=kind == "pulls")
     for item in spec.get("discussions", []):
         _build_discussion(world, repo, item)
+    for item in spec.get("workflow_runs", []):
+        from tusk.sandbox.rest_runs import WorkflowRun
+
+        repo.workflow_runs.append(
+            WorkflowRun(
+                id=world.new_id(),
+                workflow=item["workflow"],
+                created_at=_time(item, "created_at", world),
+                event=item.get("event", "schedule"),
+                status=item.get("status", "completed"),
+                conclusion=item.get("conclusion", "success"),
+            )
+        )
     for item in spec.get("artifacts", []):
         from tusk.sandbox.artifacts import zip_files
 

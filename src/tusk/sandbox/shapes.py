@@ -313,10 +313,22 @@ class Shapes:
     # -- issues
 
     def association(self, repo: Repo, login: str) -> str:
-        if login.lower() == repo.owner.lower():
+        """GitHub's ``author_association`` (OpenAPI schema ``author-association``, GraphQL
+        ``CommentAuthorAssociation``): OWNER "is the owner of the repository"; MEMBER "is
+        a member of the organization that owns the repository", whatever its role;
+        COLLABORATOR "has been invited to collaborate", with any role (read and triage
+        too); CONTRIBUTOR "has previously committed to the repository"; else NONE."""
+        name = login.lower()
+        if name == repo.owner.lower():
             return "OWNER"
-        if login.lower() in {c.lower() for c in repo.collaborators}:
+        owner = self.world.user(repo.owner)
+        members = owner.members if owner is not None and owner.type == "Organization" else []
+        if name in {m.lower() for m in members}:
+            return "MEMBER"
+        if name in {c.lower() for c in repo.collaborators}:
             return "COLLABORATOR"
+        if name in {c.lower() for c in repo.contributors}:
+            return "CONTRIBUTOR"
         return "NONE"
 
     def label(self, repo: Repo, label: Label) -> dict[str, Any]:
@@ -624,7 +636,12 @@ class Shapes:
         if thread.kind == "Discussion":
             discussion = repo.discussions.get(thread.number)
             title = discussion.title if discussion else ""
-            subject_url = latest = None  # GitHub gives no REST URL for discussions
+            # Since late 2024 GitHub fills in a REST-style URL that answers 404 (REST has
+            # no discussions; gitify-app/gitify#1582); before, both were null
+            # (gitify-app/gitify#521). settings.discussion_subject_url picks the era.
+            subject_url = latest = None
+            if self.world.discussion_subject_url:
+                subject_url = latest = f"{self.repo_url(repo)}/discussions/{thread.number}"
         else:
             issue = repo.issues.get(thread.number)
             title = issue.title if issue else ""

@@ -98,6 +98,7 @@ class User:
     type: str = "User"
     name: str | None = None
     email: str | None = None
+    members: list[str] = field(default_factory=list)  # an Organization's members
 
 
 @dataclass
@@ -258,6 +259,8 @@ class Repo:
     default_branch: str = "main"
     description: str | None = None
     collaborators: dict[str, str] = field(default_factory=dict)
+    contributors: list[str] = field(default_factory=list)  # logins with commits in it
+    workflow_runs: list[Any] = field(default_factory=list)  # rest_runs.WorkflowRun
     fork_of: str | None = None
     archived: bool = False
     has_discussions: bool = True
@@ -374,6 +377,12 @@ class World:
     # Accepted status and GitHub will run an asynchronous process to mark notifications
     # as "read."" (docs.github.com/rest/activity/notifications#mark-notifications-as-read)
     mark_read_late_listings: int = 0
+    # Whether deleting a fork closes the open PRs from it (settings.fork_deletion_closes_pulls).
+    fork_deletion_closes_pulls: bool = True
+    # Whether a discussion notification has a subject.url (settings.discussion_subject_url):
+    # populated since late 2024 with a URL that answers 404 (gitify-app/gitify#1582); null
+    # before (gitify-app/gitify#521).
+    discussion_subject_url: bool = True
     late_marks: list[Any] = field(default_factory=list)  # rest_notifications.LateMark
     # GitHub's secondary rate limits; on unless the scenario turns them off.
     secondary: SecondaryLimits = field(default_factory=SecondaryLimits)
@@ -598,13 +607,17 @@ class World:
                 repo.labels[name] = Label(id=self.new_id(), name=name)
 
     def delete_repo(self, repo: Repo, moment: datetime) -> None:
-        """Delete a repository; open PRs whose head lives in it are closed."""
+        """Delete a repository; open PRs whose head lives in it are closed, unless
+        ``fork_deletion_closes_pulls`` is off. GitHub does not document either: tests in
+        2025-26 saw them closed (refined-github/sandbox#129, octocat/Spoon-Knife#37103),
+        one in 2021 saw them stay open (octocat/Hello-World#1037)."""
         for other in self.repos.values():
             for issue in other.issues.values():
                 pull = issue.pull
                 if pull and pull.head_repo.lower() == repo.full_name.lower():
                     pull.head_repo = ""
-                    if issue.state == "open" and other is not repo:
+                    closes = self.fork_deletion_closes_pulls
+                    if closes and issue.state == "open" and other is not repo:
                         issue.state = "closed"
                         issue.closed_at = moment
                         issue.updated_at = moment

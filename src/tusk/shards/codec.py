@@ -25,7 +25,14 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from tusk.contracts.models import SHARD_EVENT_TYPE, ContextDocument, Shard
+from tusk.contracts.models import (
+    JOBID_PATTERN,
+    MAX_ENCODED_CONTEXT,
+    MIN_SHARD_DATA,
+    SHARD_EVENT_TYPE,
+    ContextDocument,
+    Shard,
+)
 from tusk.errors import UserError
 
 ENCODING: Final = "gzip+base64"
@@ -35,7 +42,7 @@ DEFAULT_MAX_BYTES = 49152
 # Largest data string per shard: with the other five keys the payload JSON
 # stays under GitHub's 65,535-character client_payload limit.
 MAX_SHARD_BYTES = 60000
-MIN_SHARD_BYTES = 4
+MIN_SHARD_BYTES = MIN_SHARD_DATA
 PAYLOAD_MAX_CHARS = 65535
 PAYLOAD_MAX_KEYS = 10
 EVENT_TYPE_MAX_CHARS = 100
@@ -116,6 +123,12 @@ def split_into_shards(jobid: str, encoded: str, max_bytes: int = DEFAULT_MAX_BYT
         raise UserError("the encoded context is not ASCII", "Pass the output of encode_context.")
     step = max_bytes - max_bytes % 4
     total = max(1, -(-len(encoded) // step))
+    if len(encoded) > MAX_ENCODED_CONTEXT:
+        raise UserError(
+            f"the encoded context is {len(encoded)} characters; a job carries at most "
+            f"{MAX_ENCODED_CONTEXT}",
+            "The thread's context is far too large to dispatch; the trigger stays unread.",
+        )
     checksum = checksum_of(encoded)
     return [
         Shard(
@@ -181,8 +194,10 @@ def best_guess_identity(payload: Any) -> tuple[str | None, int | None]:
         return None, None
     jobid = payload.get("jobid")
     index = payload.get("shard_index")
+    # Only a well-formed id is repeated: a hostile one (300 characters) would not fit
+    # the failure record's title and says nothing a person can use.
     return (
-        jobid if isinstance(jobid, str) else None,
+        jobid if isinstance(jobid, str) and re.fullmatch(JOBID_PATTERN, jobid) else None,
         index if isinstance(index, int) and not isinstance(index, bool) else None,
     )
 

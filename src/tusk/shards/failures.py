@@ -16,10 +16,14 @@ from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.issues.log_issue import record_failure
 from tusk.shards import codec as shards
 
+# GitHub refuses an issue title over 256 characters ("title is too long (maximum is 256
+# characters)"); a job id is at most 81, so this only guards against a change elsewhere.
+TITLE_LIMIT = 256
+
 
 def failure_report(jobid: str, error: shards.ShardError, *, run_url: str | None) -> tuple[str, str]:
     """Title and body of the failure log issue."""
-    title = f"[Agent Log] shards of job {jobid} could not be merged"
+    title = f"[Agent Log] shards of job {jobid} could not be merged"[:TITLE_LIMIT]
     lines = [
         "# Shard transport failed",
         "",

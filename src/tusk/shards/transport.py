@@ -8,7 +8,9 @@ and the context file a job's shards are joined into. The codec itself is
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,18 @@ from tusk.shards import codec as shards
 # A dispatch's client_payload is at most 64 KB; the whole event around it (repository,
 # sender, installation) adds some. Anything much larger is not a dispatch event.
 MAX_EVENT_BYTES = 1024 * 1024
+# A dispatch event is a few levels deep (the payload is flat; repository.owner...);
+# deeper JSON is hostile, and Python's parser would raise RecursionError on it.
+MAX_EVENT_DEPTH = 32
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def json_depth(text: str) -> int:
+    """How deeply ``text`` nests arrays and objects (pure; brackets in strings are text)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    steps = (1 if char in "[{" else -1 for char in brackets)
+    return max(itertools.accumulate(steps, initial=0))
 
 
 def artifact_name(jobid: str, index: int) -> str:
@@ -69,8 +83,18 @@ def read_event(path: Path) -> Mapping[str, Any]:
             "repository_dispatch event is far smaller",
         )
     try:
-        event = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise shards.ShardError(None, f"the shard payload in {path} is not JSON: {error}") from None
+    if json_depth(text) > MAX_EVENT_DEPTH:
+        raise shards.ShardError(
+            None,
+            f"the event in {path} is nested deeper than {MAX_EVENT_DEPTH} levels; a "
+            "repository_dispatch event is flat",
+        )
+    try:
+        event = json.loads(text)
+    except (ValueError, RecursionError) as error:
         raise shards.ShardError(None, f"the shard payload in {path} is not JSON: {error}") from None
     if not isinstance(event, dict):
         raise shards.ShardError(None, f"the shard payload in {path} is not a JSON object")

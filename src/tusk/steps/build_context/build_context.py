@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, Trigger
+from tusk.github.trust import shown
 from tusk.issues.run_facts import describe_permissions
 from tusk.steps.build_context.items import (
     Entry,
@@ -271,7 +272,7 @@ def task_view(doc: ContextDocument, kind: str, number: int | None, *, has_diff: 
         trigger_url=safe_url(trigger.url) or "",
         trigger_kind=trigger.type.replace("_", " "),
         author=trigger.author,
-        trust_level=doc.trust_level,
+        trust_level=shown(doc.trust_level, doc.trust_source),
         when=fmt_time(trigger.created_at),
         text=cleaned.text,
         flags=cleaned.content_flags,

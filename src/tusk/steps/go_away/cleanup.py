@@ -29,6 +29,7 @@ from tusk.steps.go_away.plan import (
     apply_scope,
     decide_scope,
     log_issues_to_close,
+    login_of,
     newly_blocked,
     own_items,
     pulls_from_fork,
@@ -308,7 +309,6 @@ class GoAwayRun:
     def _delete_fork(
         self, repo: str, fork: str, pulls: Sequence[Mapping[str, Any]], cleanup: RepoCleanup
     ) -> None:
-        closing = [str(p.get("html_url")) for p in pulls_from_fork(pulls, fork)]
         try:
             self._delete(f"/repos/{fork}")
         except NotFound:
@@ -324,7 +324,32 @@ class GoAwayRun:
             )
             return
         cleanup.fork_deleted = True
-        cleanup.closed_pulls = closing
+        self._verify_pulls_closed(repo, pulls_from_fork(pulls, fork), cleanup)
+
+    def _verify_pulls_closed(
+        self, repo: str, expected: Sequence[Mapping[str, Any]], cleanup: RepoCleanup
+    ) -> None:
+        """Re-read each pull request the fork's deletion should have closed (GitHub does
+        not document that it does: a 2021 test saw them stay open, octocat/Hello-World#1037)
+        and close the bot's own that are still open."""
+        for pull in expected:
+            url = str(pull.get("html_url") or f"{repo}#{pull['number']}")
+            path = f"/repos/{repo}/pulls/{pull['number']}"
+            try:
+                now = self.gateway.get(path)
+                if now.get("state") == "open":
+                    if (login_of(now) or "").lower() != self.settings.bot.lower():
+                        raise UserError(f"{url} is still open and is not the bot's", "")
+                    self.gateway.patch(path, json={"state": "closed"})
+                    cleanup.pulls_closed_by_go_away.append(url)
+                cleanup.closed_pulls.append(url)
+            except (GitHubError, UserError) as error:
+                self._fail(
+                    f"could not make sure {url} is closed",
+                    error,
+                    f"Close {url} by hand, or {RETRY}.",
+                    repo,
+                )
 
     def _comments(self, repo: str, kind: Literal["issues", "pulls"], deleted: list[str]) -> None:
         label = "issue and PR comments" if kind == "issues" else "review comments"

@@ -48,6 +48,11 @@ class Scope(_Model):
     block_repo: bool = Field(description="the actor owns or collaborates on repo: block repo")
     trust_level: TrustLevel = "external"
     trust_source: TrustSource = "none"
+    trust_shown: str = Field(
+        default="external",
+        description="the level with what it rests on (tusk.github.trust.shown), e.g. "
+        "'collaborator, by association (COLLABORATOR): role not visible'",
+    )
 
     @property
     def user(self) -> str:
@@ -67,7 +72,13 @@ class RepoCleanup(_Model):
     skipped: str | None = Field(default=None, description="why nothing was touched")
     fork: str | None = None
     fork_deleted: bool = False
-    closed_pulls: list[str] = Field(default_factory=list)
+    closed_pulls: list[str] = Field(
+        default_factory=list, description="open PRs from the fork, read back closed after it went"
+    )
+    pulls_closed_by_go_away: list[str] = Field(
+        default_factory=list,
+        description="of those, the ones the fork's deletion left open, closed by the bot",
+    )
     comments_deleted: list[str] = Field(default_factory=list)
     review_comments_deleted: list[str] = Field(default_factory=list)
     discussion_comments_deleted: list[str] = Field(default_factory=list)
@@ -131,6 +142,7 @@ def decide_scope(
         block_repo=decision.trusted,
         trust_level=decision.level,
         trust_source=decision.source,
+        trust_shown=decision.describe(),
     )
 
 

@@ -14,13 +14,17 @@ from pathlib import Path
 
 from tusk import actions_edge
 from tusk.contracts.config import load_secrets
-from tusk.contracts.models import Shard
+from tusk.contracts.models import MAX_TOTAL_SHARDS, Shard
+from tusk.contracts.ranges import float_in, int_in
 from tusk.errors import InputError, first_line
 from tusk.github.gateway import GitHubError, gateway_from_secrets
 from tusk.shards import codec as shards
 from tusk.shards.failures import record_shard_failure
 from tusk.shards.transport import read_event, shard_from_event, write_context
 from tusk.steps.merge_shards import merge_shards
+
+# A job on GitHub's runners stops after 6 hours: waiting longer could never end well.
+MAX_WAIT_SECONDS = 6 * 3600.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,16 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="file holding a shard of the job (or the whole event); default: $GITHUB_EVENT_PATH",
     )
     parser.add_argument("--jobid", help="the job to merge (instead of reading a shard)")
-    parser.add_argument("--total", type=int, help="its number of shards (with --jobid)")
+    parser.add_argument(
+        "--total",
+        type=int_in(1, MAX_TOTAL_SHARDS),
+        help=f"its number of shards (with --jobid; 1-{MAX_TOTAL_SHARDS})",
+    )
     parser.add_argument(
         "--repository", help="owner/name holding the artifacts; default: $GITHUB_REPOSITORY"
     )
     parser.add_argument("--context-file", default="context.json", help="where the context goes")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=float_in(0.0, MAX_WAIT_SECONDS),
         default=merge_shards.WaitPolicy.timeout,
-        help="seconds to wait for shards still uploading",
+        help=f"seconds to wait for shards still uploading (0-{MAX_WAIT_SECONDS:.0f})",
     )
     parser.add_argument("--config", help="tusk.yml (for the control repository and labels)")
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import RunMetadata
+from tusk.contracts.ranges import float_in, int_in
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway
 
@@ -41,13 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-retries",
-        type=int,
+        type=int_in(0, 100),
         default=None,
         help=f"CLAUDE_CODE_MAX_RETRIES for the model API (default {DEFAULT_MAX_RETRIES})",
     )
     parser.add_argument(
         "--budget-seconds",
-        type=float,
+        type=float_in(1.0, 6 * 3600.0),
         default=None,
         help="wall-clock budget of the main session (default: limits.run_minutes)",
     )
