@@ -53,6 +53,7 @@ _CODE_TAG = re.compile(r"</?(?:code|pre)\b", re.IGNORECASE)
 # ----------------------------------------------------------------------------- the grammar
 
 LOGIN = r"[A-Za-z0-9][A-Za-z0-9-]{0,38}"
+BOT_ACCOUNT = r"(?:\[bot\])?"  # an app's account: @renovate[bot]
 TEAM = r"(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)?"
 # Each way of writing the "@" that the page shows as one: the character, and the
 # entities cmark or a browser decode to it, with or without their ";".
@@ -75,13 +76,18 @@ class MentionPolicy:
         """``@login`` (the login in group 1), or any login with its team when None."""
         return _compiled(self.before + "@" + _who(login) + self.after)
 
+    def expression(self) -> str:
+        """The grammar where this policy finds a mention, as regex source without groups
+        (for the write-up, which embeds it in its own patterns)."""
+        return self.before + "@" + LOGIN + BOT_ACCOUNT + TEAM
+
     def source_pattern(self, login: str | None = None) -> re.Pattern[str]:
         """``pattern`` with every spelling of the "@" (to neutralise the source text)."""
         return _compiled(self.before + AT_SPELLINGS + _who(login) + self.after)
 
 
 def _who(login: str | None) -> str:
-    return f"({re.escape(login)})" if login is not None else f"({LOGIN}{TEAM})"
+    return f"({re.escape(login)})" if login is not None else f"({LOGIN}{BOT_ACCOUNT}{TEAM})"
 
 
 @lru_cache(maxsize=256)
@@ -106,6 +112,10 @@ TRIGGERS = MentionPolicy(
     skip=frozenset({"code", "quote", "link"}),
     counting=False,
 )
+
+# Where a mention GitHub may notify starts, as regex source: an "@" that ``NOTIFIES`` takes,
+# before a login's first character (the write-up breaks each one).
+MENTION_START = NOTIFIES.before + "@(?=[A-Za-z0-9])"
 
 # ----------------------------------------------------------------------------- the page
 

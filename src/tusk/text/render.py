@@ -18,7 +18,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from tusk.text import inline_code
+from tusk.text import inline_code, markdown
 
 TEMPLATE_PACKAGE = "tusk.templates"
 
@@ -59,7 +59,8 @@ _RULE = re.compile(r"^( {0,3})([=\-*_])(?=[ \t=\-*_]*$)")
 # page; it may sit inside list items (any indent, nested markers), and its
 # label may run onto the next line, so a "[" with no "]" on its line counts.
 _LINK_DEFINITION = re.compile(r"^([ \t]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)*)\[(?=[^\]]*(?:\]:|$))")
-_MENTION = re.compile(r"(?<![A-Za-z0-9`])@(?=[A-Za-z0-9])")
+# A mention (``tusk.text.markdown``), unless a backtick opens a code span right before it.
+_MENTION = re.compile(r"(?<!`)" + markdown.MENTION_START)
 _ISSUE_REFERENCE = re.compile(r"(?<!&)#(?=[0-9])")
 _ZERO_WIDTH_SPACE = "&#8203;"
 
@@ -152,8 +153,9 @@ _TRAILING_BACKSLASHES = re.compile(r"\\+\Z")
 # ``/`` before ``@``: GitHub's mention filter takes any non-word character there.
 _LINKABLE = re.compile(
     r"https?://[^\s/<>]+/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/[0-9]+[^\s<>()\[\]`\\]*"
-    r"|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
-    r"|(?<![A-Za-z0-9&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
+    + "|"
+    + markdown.NOTIFIES.expression()
+    + r"|(?<![A-Za-z0-9&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
     r"|(?<![A-Za-z0-9])GH-[0-9]+(?![\w])"
 )
 
