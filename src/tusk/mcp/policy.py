@@ -71,6 +71,9 @@ class PolicyConfig:
     fork_wait_seconds: float = 300.0
     edits_per_comment: int = 3
     writes_per_run: int = 10
+    # Where writes may go besides the trigger repository (lowercase; read_scope's
+    # write_repositories: the bot's fork, repositories the task names, agent.write_repos).
+    write_repos: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -246,6 +249,7 @@ def check_write(
             f"{repo} (or its owner) asked the bot to go away; do not write there, by any tool. "
             "Tell the requester in your final message instead.",
         )
+    _check_scope(tool, args, repo, config)
     _check_permissions(tool, args, repo, config)
     if tool in ("update_comment", "delete_comment"):
         _check_own_comment(tool, args, repo, state)
@@ -261,6 +265,36 @@ def check_write(
             "If something is missing, say so in a different way or move on.",
         )
     _check_limits(tool, args, repo, config, state)
+
+
+def _check_scope(tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
+    """Writes go only to the run's repositories (``OUT_OF_SCOPE`` elsewhere). The control
+    repository takes the history and memory tools' entries, and, when the bot was mentioned
+    there, replies on that one thread."""
+    key, trigger = repo.lower(), config.trigger_repo.lower()
+    if tool in ("history", "memory"):
+        return
+    if key == config.control_repo.lower():
+        on_trigger = key == trigger and (
+            args.get("number") == config.trigger_number or "comment_id" in args
+        )
+        if on_trigger and tool != "create_issue" and tool != "create_pull_request":
+            return
+        raise Refused(
+            "OUT_OF_SCOPE",
+            f"{repo} is the bot's control repository: it takes writes only through the history "
+            "and memory tools. Report in your final message instead.",
+        )
+    fork = f"{config.bot}/{trigger.split('/', 1)[-1]}".lower()
+    if key in (trigger, fork) or key in config.write_repos:
+        return
+    where = sorted({trigger, fork, *config.write_repos} - {config.control_repo.lower()})
+    raise Refused(
+        "OUT_OF_SCOPE",
+        f"{repo} is not one of this run's repositories; write only to {', '.join(where)}. An "
+        "operator can add repositories with agent.write_repos; otherwise say in your final "
+        "message what should be done there.",
+    )
 
 
 def _check_permissions(tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
