@@ -7,8 +7,8 @@ import pytest
 from tusk.text.mentions import (
     Author,
     author_may_trigger,
-    is_go_away,
     bot_mentions,
+    is_go_away,
     mentions_bot,
     prose,
 )
