@@ -204,3 +204,17 @@ def test_a_mention_right_after_emphasis_triggers_as_github_links_it(
 
 def test_go_away_in_emphasis_is_still_go_away() -> None:
     assert is_go_away("@tusk-bot _go away_", bot=BOT, phrase="go away")
+
+
+@pytest.mark.parametrize(
+    "body", ["&#64;tusk-bot go away", "&commat;tusk-bot please go away", "@tusk-bot **go away**"]
+)
+def test_go_away_is_read_as_github_shows_it(body: str) -> None:
+    """Whatever mentions the bot as GitHub renders it and says go away is a go-away, never
+    a task: the trigger detector and the go-away grammar read the same text."""
+    assert mentions_bot(body, BOT)
+    assert is_go_away(body, bot=BOT, phrase="go away")
+
+
+def test_a_quoted_go_away_is_still_no_go_away() -> None:
+    assert not is_go_away("> &#64;tusk-bot go away\n\nno, stay", bot=BOT, phrase="go away")

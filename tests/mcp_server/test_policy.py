@@ -578,3 +578,11 @@ def test_a_trigger_in_the_control_repository_may_be_answered_on_its_thread() -> 
     assert refusal_code("create_comment", {**here, "number": 4}, cfg, RunState()) == (
         "OUT_OF_SCOPE"
     )
+
+
+def test_history_and_memory_lines_mention_nobody_in_any_spelling() -> None:
+    cfg = config(memory_entry_chars=200)
+    line = policy.prepare_line("thanks &#64;alice and &commat;bob", "memory", cfg)
+    assert line == "thanks alice and bob"
+    with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
+        policy.prepare_line("ask @<!-- -->alice", "history", cfg)
