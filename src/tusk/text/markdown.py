@@ -220,7 +220,9 @@ def render(markdown: str) -> Rendering:
             attributes.extend(value for value in (node.attributes or {}).values() if value)
     # The text's own <code> or <pre> tags: GitHub's HTML parser and a browser's may nest
     # them otherwise than this one does, so their code is not trusted to hide mentions.
-    trusted = len(_CODE_TAG.findall(rendered)) == len(_CODE_TAG.findall(_without_html(markdown)))
+    trusted = "<" not in markdown or len(_CODE_TAG.findall(rendered)) == len(
+        _CODE_TAG.findall(_without_html(markdown))
+    )
     return Rendering(tuple(runs), tuple(attributes), trusted)
 
 
