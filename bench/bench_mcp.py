@@ -356,7 +356,38 @@ def main() -> int:
     report(slow, f"GitHub answering after {args.latency:g} ms per request")
     print("The runtime's own work per read (serialise + redact, digest, audit, loop hash)")
     print("  " + ", ".join(f"{size / 1000:.0f} KB result: {us:.0f} µs" for size, us in own))
+    print("A body judged on its rendering (prepare_body: cmark-gfm, the page, every check)")
+    print("  " + ", ".join(f"{size / 1000:.1f} KB: {ms:.1f} ms" for size, ms in posted_costs()))
     return 0
+
+
+def posted_costs() -> list[tuple[int, float]]:
+    """Median time of ``policy.prepare_body`` for prose bodies of growing size, uncached."""
+    from tusk.contracts.models import PermissionConfig
+    from tusk.mcp import policy
+    from tusk.text import markdown
+
+    config = policy.PolicyConfig(
+        bot="tusk-bot",
+        jobid="job-bench",
+        control_repo="alice/tusk-control",
+        trigger_repo="alice/widgets",
+        trigger_number=1,
+        log_issue_url="https://github.com/alice/tusk-control/issues/1",
+        permissions=PermissionConfig(),
+    )
+    paragraph = "A paragraph with `code`, **bold**, a [link](https://example.com) and @alice.\n\n"
+    found = []
+    for count in (1, 40, 700):
+        body = paragraph * count
+        times = []
+        for attempt in range(5):
+            markdown.render.cache_clear()
+            start = time.perf_counter()
+            policy.prepare_body(f"{body}{attempt}", config)
+            times.append((time.perf_counter() - start) * 1000)
+        found.append((len(body), statistics.median(times)))
+    return found
 
 
 if __name__ == "__main__":

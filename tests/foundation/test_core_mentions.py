@@ -7,8 +7,8 @@ import pytest
 from tusk.text.mentions import (
     Author,
     author_may_trigger,
+    bot_mentions,
     is_go_away,
-    mention_offsets,
     mentions_bot,
     prose,
 )
@@ -80,9 +80,10 @@ def test_team_or_url_does_not_trigger() -> None:
     assert not mentions_bot("@tusk-bot/reviewers and https://example.com/@tusk-bot", BOT)
 
 
-def test_offsets_point_at_each_prose_mention() -> None:
-    body = "@tusk-bot one `@tusk-bot` two @tusk-bot"
-    assert mention_offsets(body, BOT) == [0, body.rindex("@tusk-bot")]
+def test_each_prose_mention_is_found() -> None:
+    body = "@tusk-bot one `@tusk-bot` two @tusk-bot three"
+    # What follows each on its line, code left out (as GitHub shows it, code cannot link).
+    assert [m.after for m in bot_mentions(body, BOT)] == [" one  two @tusk-bot three", " three"]
 
 
 def test_prose_keeps_offsets_and_blanks_code() -> None:
@@ -127,15 +128,11 @@ def test_prose_the_way_commonmark_reads_it_triggers(body: str) -> None:
     assert mentions_bot(body, BOT)
 
 
-def test_offsets_skip_code_in_table_cells_and_image_text() -> None:
+def test_mentions_skip_code_in_table_cells_and_image_text() -> None:
     row = "| `a` | @tusk-bot `a @tusk-bot b` |\n|---|---|"
-    assert mention_offsets(row, BOT) == [row.index("@tusk-bot")]
+    assert len(bot_mentions(row, BOT)) == 1
     image = "`x` ![`a @tusk-bot b`](x) and @tusk-bot\r\n`a @tusk-bot b` @tusk-bot"
-    cleaned = image.replace("\r\n", "\n")
-    assert mention_offsets(image, BOT) == [
-        cleaned.index("@tusk-bot", 12),
-        cleaned.rindex("@tusk-bot"),
-    ]
+    assert len(bot_mentions(image, BOT)) == 2
 
 
 def test_bot_own_text_never_triggers() -> None:
@@ -207,3 +204,17 @@ def test_a_mention_right_after_emphasis_triggers_as_github_links_it(
 
 def test_go_away_in_emphasis_is_still_go_away() -> None:
     assert is_go_away("@tusk-bot _go away_", bot=BOT, phrase="go away")
+
+
+@pytest.mark.parametrize(
+    "body", ["&#64;tusk-bot go away", "&commat;tusk-bot please go away", "@tusk-bot **go away**"]
+)
+def test_go_away_is_read_as_github_shows_it(body: str) -> None:
+    """Whatever mentions the bot as GitHub renders it and says go away is a go-away, never
+    a task: the trigger detector and the go-away grammar read the same text."""
+    assert mentions_bot(body, BOT)
+    assert is_go_away(body, bot=BOT, phrase="go away")
+
+
+def test_a_quoted_go_away_is_still_no_go_away() -> None:
+    assert not is_go_away("> &#64;tusk-bot go away\n\nno, stay", bot=BOT, phrase="go away")

@@ -24,6 +24,7 @@ from tusk.contracts.models import Blocklist, PermissionConfig
 from tusk.git.agent import AgentGit, BundleSource
 from tusk.mcp import server as mcp_server
 from tusk.mcp import transport
+from tusk.text.markers import first_marker
 
 
 @pytest.fixture
@@ -97,12 +98,14 @@ def start_mcp(local_github: Any, tmp_path: Path) -> Iterator[Callable[..., Runni
         stop()
 
 
-def _posted_bodies(node: Any) -> Iterator[str]:
-    """Every body in the local GitHub's state that the bot posted with the run's footer."""
+def _posted_bodies(node: Any) -> Iterator[tuple[str, str]]:
+    """(body, its run's log URL) of everything in the local GitHub's state that the server
+    posted: the bot's, with the footer's marker naming the log."""
     if isinstance(node, dict):
         body, author = node.get("body"), node.get("author")
-        if author == BOT and isinstance(body, str) and "tusk:backlink" in body:
-            yield body
+        marker = first_marker(body, "backlink") if isinstance(body, str) else None
+        if author == BOT and marker and isinstance(marker.get("log"), str):
+            yield str(body), marker["log"]
         for value in node.values():
             yield from _posted_bodies(value)
     elif isinstance(node, list):
@@ -124,7 +127,7 @@ def every_posted_body_shows_its_footer(request: pytest.FixtureRequest) -> Iterat
     state = github.state()
     hidden = [
         body
-        for body in _posted_bodies(state)
-        if not github_view.shows_footer(body, bot=BOT, log_url=LOG_URL)
+        for body, log in _posted_bodies(state)
+        if not github_view.shows_footer(body, bot=BOT, log_url=log)
     ]
     assert hidden == [], "posted bodies whose footer does not show"

@@ -23,6 +23,7 @@ from cmarkgfm.cmark import Options
 # html-pipeline's MentionFilter.MentionPattern, and the elements it does not look into.
 MENTION = re.compile(r"(?:^|[^A-Za-z0-9_])@([a-z0-9][a-z0-9-]*)(?!/)", re.IGNORECASE)
 IGNORED = {"pre", "code", "a", "style", "script"}
+MAX_LOGIN = 39  # GitHub's longest username
 
 
 @dataclass
@@ -83,6 +84,7 @@ def notified(body: str) -> set[str]:
         for text, linkable, _ in page(body).nodes
         if linkable
         for login in MENTION.findall(text)
+        if len(login) <= MAX_LOGIN  # the filter links only accounts that exist
     }
 
 

@@ -77,7 +77,7 @@ async def test_edits_cannot_notify_more_people_than_one_post(start_mcp, local_gi
 
 
 async def test_a_run_has_a_total_write_cap_across_repositories(start_mcp, local_github) -> None:
-    running = start_mcp(limits={"writes_per_run": 3})
+    running = start_mcp(limits={"writes_per_run": 3}, agent={"write_repos": ["bob/gadgets"]})
     before = local_github.state()["repos"]["bob/gadgets"]["issues"]
     async with agent_session(running.url) as agent:
         await agent.ok("create_comment", repo="alice/widgets", number=1, body="one")
@@ -125,7 +125,7 @@ async def test_a_go_away_during_the_run_stops_its_further_writes(start_mcp, loca
 
     go_away(local_github, "bob/unrelated")  # a blocklist issue exists before the run
     clock = ManualClock()
-    running = start_mcp(clock=clock)
+    running = start_mcp(clock=clock, agent={"write_repos": ["bob/gadgets"]})
     async with agent_session(running.url) as agent:
         await agent.ok("create_comment", repo="alice/widgets", number=1, body="working on it")
         start = len(local_github.journal())

@@ -22,6 +22,8 @@ def config(**overrides: object) -> PolicyConfig:
         "trigger_number": 1,
         "log_issue_url": "https://github.com/alice/tusk-control/issues/9",
         "permissions": PermissionConfig(),
+        # Repositories the cases write to besides the trigger's (the task named them).
+        "write_repos": frozenset({"alice/other", "carol/x", "carol/y", "eve/other"}),
     }
     base.update(overrides)
     return PolicyConfig(**base)  # type: ignore[arg-type]
@@ -526,3 +528,61 @@ def test_mentions_github_shows_outside_code_are_counted(body: str) -> None:
 )
 def test_mentions_in_code_as_commonmark_reads_it_do_not_count(body: str) -> None:
     assert policy.mentioned_logins(body) == set()
+
+
+# --------------------------------------------------------------------------- write scope
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "code"),
+    [
+        ("create_issue", {"repo": "alice/widgets", "title": "t", "body": "b"}, None),
+        ("create_issue", {"repo": "Alice/Widgets", "title": "t", "body": "b"}, None),
+        ("create_issue", {"repo": "tusk-bot/widgets", "title": "t", "body": "b"}, None),
+        ("create_issue", {"repo": "carol/x", "title": "t", "body": "b"}, None),
+        ("create_issue", {"repo": "mallory/public", "title": "t", "body": "b"}, "OUT_OF_SCOPE"),
+        ("create_comment", {"repo": "mallory/public", "number": 1, "body": "b"}, "OUT_OF_SCOPE"),
+        # Another run's log issue in the control repository, even if configured.
+        (
+            "create_comment",
+            {"repo": "alice/tusk-control", "number": 5, "body": "b"},
+            "OUT_OF_SCOPE",
+        ),
+        ("create_issue", {"repo": "alice/tusk-control", "title": "t", "body": "b"}, "OUT_OF_SCOPE"),
+        ("memory", {"text": "a lesson"}, None),
+        ("history", {"text": "done"}, None),
+    ],
+)
+def test_writes_go_only_to_the_runs_repositories(tool: str, args: dict, code: str | None) -> None:
+    cfg = config(write_repos=frozenset({"carol/x", "alice/tusk-control"}))
+    assert refusal_code(tool, args, cfg, RunState()) == code
+
+
+def test_a_permission_marker_narrows_the_write_scope_but_never_widens_it() -> None:
+    marker = PermissionConfig(repos=("alice/widgets", "mallory/public"), marker="repos")
+    cfg = config(permissions=marker, write_repos=frozenset({"carol/x"}))
+    issue = {"title": "t", "body": "b"}
+    assert refusal_code("create_issue", {**issue, "repo": "alice/widgets"}, cfg, RunState()) is None
+    assert refusal_code("create_issue", {**issue, "repo": "mallory/public"}, cfg, RunState()) == (
+        "OUT_OF_SCOPE"
+    )
+    assert refusal_code("create_issue", {**issue, "repo": "carol/x"}, cfg, RunState()) == (
+        "PERMISSION_DENIED"
+    )
+
+
+def test_a_trigger_in_the_control_repository_may_be_answered_on_its_thread() -> None:
+    cfg = config(trigger_repo="alice/tusk-control", trigger_number=3)
+    here = {"repo": "alice/tusk-control", "number": 3, "body": "b"}
+    assert refusal_code("create_comment", here, cfg, RunState()) is None
+    assert refusal_code("create_comment", {**here, "number": 4}, cfg, RunState()) == (
+        "OUT_OF_SCOPE"
+    )
+
+
+def test_history_and_memory_lines_mention_nobody_in_any_spelling() -> None:
+    cfg = config(memory_entry_chars=200)
+    line = policy.prepare_line("thanks &#64;alice and &commat;bob", "memory", cfg)
+    assert line == "thanks alice and bob"
+    with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
+        policy.prepare_line("ask @<!-- -->alice", "history", cfg)

@@ -148,3 +148,19 @@ def test_no_generated_body_gets_past_the_policy_to_notify_leak_or_hide() -> None
         f"corpus: {posted_count} posted, refused {refused}, {planted_posts} posted with a "
         "planted secret that does not show"
     )
+
+
+def test_what_the_write_up_quotes_notifies_nobody() -> None:
+    """The write-up quotes text from GitHub (the log issue, the summary): hostile markdown
+    comes out notifying nobody, as GitHub renders it."""
+    from tusk.text import render
+
+    rng = random.Random(29)
+    loud = []
+    for _ in range(BODIES // 2):
+        text, _planted = body(rng)
+        for quote in (render.quote_markdown, render.quote_block, render.neutral_line):
+            people = github_view.notified(quote(text))
+            if people:
+                loud.append((quote.__name__, text, people))
+    assert loud == []

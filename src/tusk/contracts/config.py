@@ -268,6 +268,12 @@ class Agent(Section):
         False,
         description="read tools may also read any public repository, not only the run's own",
     )
+    write_repos: tuple[RepoName, ...] = Field(
+        (),
+        description="repositories (owner/name) the agent may write to besides the run's own "
+        "(the trigger repository, the bot's fork of it, and those the task names or links); "
+        "a permission marker can narrow this, never widen it",
+    )
     network: Literal["open"] | Network = Field(
         default_factory=Network,
         description="`open` turns the agent's network fence off; otherwise `allow` lists "

@@ -12,6 +12,7 @@ and ``RunState`` (what this run has written so far).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -71,6 +72,9 @@ class PolicyConfig:
     fork_wait_seconds: float = 300.0
     edits_per_comment: int = 3
     writes_per_run: int = 10
+    # Where writes may go besides the trigger repository (lowercase; read_scope's
+    # write_repositories: the bot's fork, repositories the task names, agent.write_repos).
+    write_repos: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -96,13 +100,16 @@ class RunState:
 
 
 def write_key(tool: str, args: Mapping[str, Any]) -> str:
-    """Identity of a write for M3: the tool plus its canonical arguments."""
+    """Identity of a call for M3 and the loop detector (M8): the tool plus its canonical
+    arguments (repository case, spacing, and what a text shows rather than how)."""
     canonical = {
         k: (
-            v.lower()
+            v.strip().lower()
             if k == "repo" and isinstance(v, str)
             else posted.canonical_text(v)
             if k in ("body", "title", "text") and isinstance(v, str)
+            else " ".join(v.split())
+            if isinstance(v, str)
             else v
         )
         for k, v in args.items()
@@ -133,6 +140,11 @@ def target_label(tool: str, args: Mapping[str, Any], config: PolicyConfig) -> st
     return repo
 
 
+# What the refusal below promises: letters, digits, "-", "_", "." and "/" (ASCII only, so no
+# bidi override or look-alike letter can hide in a name).
+_BRANCH_CHARACTERS = re.compile(r"[A-Za-z0-9._/-]+")
+
+
 def validate_branch(branch: str, config: PolicyConfig) -> None:
     """Branch names the agent may push: under the prefix, a plain ref name."""
     check_secrets(branch, "branch name", ())
@@ -143,7 +155,8 @@ def validate_branch(branch: str, config: PolicyConfig) -> None:
             f"{config.branch_prefix}<something> and push again.",
         )
     bad = (
-        branch.startswith(("-", "/", "+"))
+        _BRANCH_CHARACTERS.fullmatch(branch) is None
+        or branch.startswith(("-", "/", "+"))
         or branch.endswith(("/", ".", ".lock"))
         or any(part in branch for part in ("..", "@{", "//", ":", "\\", "?", "*", "[", "~", "^"))
         or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in branch)
@@ -246,6 +259,7 @@ def check_write(
             f"{repo} (or its owner) asked the bot to go away; do not write there, by any tool. "
             "Tell the requester in your final message instead.",
         )
+    _check_scope(tool, args, repo, config)
     _check_permissions(tool, args, repo, config)
     if tool in ("update_comment", "delete_comment"):
         _check_own_comment(tool, args, repo, state)
@@ -261,6 +275,36 @@ def check_write(
             "If something is missing, say so in a different way or move on.",
         )
     _check_limits(tool, args, repo, config, state)
+
+
+def _check_scope(tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
+    """Writes go only to the run's repositories (``OUT_OF_SCOPE`` elsewhere). The control
+    repository takes the history and memory tools' entries, and, when the bot was mentioned
+    there, replies on that one thread."""
+    key, trigger = repo.lower(), config.trigger_repo.lower()
+    if tool in ("history", "memory"):
+        return
+    if key == config.control_repo.lower():
+        on_trigger = key == trigger and (
+            args.get("number") == config.trigger_number or "comment_id" in args
+        )
+        if on_trigger and tool != "create_issue" and tool != "create_pull_request":
+            return
+        raise Refused(
+            "OUT_OF_SCOPE",
+            f"{repo} is the bot's control repository: it takes writes only through the history "
+            "and memory tools. Report in your final message instead.",
+        )
+    fork = f"{config.bot}/{trigger.split('/', 1)[-1]}".lower()
+    if key in (trigger, fork) or key in config.write_repos:
+        return
+    where = sorted({trigger, fork, *config.write_repos} - {config.control_repo.lower()})
+    raise Refused(
+        "OUT_OF_SCOPE",
+        f"{repo} is not one of this run's repositories; write only to {', '.join(where)}. An "
+        "operator can add repositories with agent.write_repos; otherwise say in your final "
+        "message what should be done there.",
+    )
 
 
 def _check_permissions(tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
@@ -459,29 +503,38 @@ def record_write(
     *,
     comment_id: int | None = None,
     created_branch: bool = False,
+    uncertain: bool = False,
+    counted: bool = False,
 ) -> None:
-    """Count a write that was performed or staged, so later checks see it."""
+    """Count a write that was performed or staged, so later checks see it.
+
+    ``uncertain``: its answer was lost and it may exist; it counts against every limit
+    (failing closed) but is no duplicate yet, so repeating it looks for it by its nonce.
+    ``counted``: an uncertain attempt already counted it; now it is known.
+    """
     repo = target_repo(tool, args, config).lower()
-    state.write_keys.add(write_key(tool, args))
+    if not uncertain:
+        state.write_keys.add(write_key(tool, args))
+    one = 0 if counted else 1
     if tool not in UNCOUNTED_WRITES:
-        state.writes += 1
+        state.writes += one
     if tool in ("create_comment", "create_discussion_comment"):
-        state.comments[(repo, int(args.get("number", 0)))] += 1
+        state.comments[(repo, int(args.get("number", 0)))] += one
         if comment_id is not None:
             state.own_comments[comment_id] = repo
             state.mentioned[comment_id] = _mentioned_in(args, config)
     elif tool == "update_comment":
         edited = int(args["comment_id"])
-        state.edits[edited] += 1
+        state.edits[edited] += one
         state.mentioned.setdefault(edited, set()).update(_mentioned_in(args, config))
     elif tool == "create_issue":
-        state.issues[repo] += 1
+        state.issues[repo] += one
     elif tool == "create_pull_request":
-        state.pull_requests[repo] += 1
+        state.pull_requests[repo] += one
     elif tool == "memory":
-        state.memory_writes += 1
+        state.memory_writes += one
     elif tool == "history":
-        state.history_writes += 1
+        state.history_writes += one
     elif tool == "push_branch" and created_branch:
         state.own_branches.add(str(args.get("branch", "")))
     elif tool == "delete_comment":

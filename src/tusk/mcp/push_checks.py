@@ -15,6 +15,7 @@ public test fixture is not refused for the fixture).
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -109,6 +110,9 @@ def secrets_in(data: bytes, literals: Sequence[str] = ()) -> dict[bytes, str]:
         raw = literal.encode()
         if len(literal) >= MIN_LITERAL_SECRET and raw in data:
             found.setdefault(raw, "one of this server's tokens")
+    for text in _wide_texts(data):  # a UTF-16 or UTF-32 file holds a token as text too
+        for secret, label in secrets_in(text.encode(), literals).items():
+            found.setdefault(secret, label)
     if not data.isascii():  # a token split by invisible characters still shows whole
         try:
             text = data.decode("utf-8")
@@ -119,6 +123,26 @@ def secrets_in(data: bytes, literals: Sequence[str] = ()) -> dict[bytes, str]:
             for secret, label in secrets_in(visible.encode(), literals).items():
                 found.setdefault(secret, label)
     return found
+
+
+# UTF-32 before UTF-16: the UTF-32LE mark starts with the UTF-16LE one.
+_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _wide_texts(data: bytes) -> list[str]:
+    """``data`` read as UTF-16 or UTF-32 text: by its byte order mark, or, where it holds
+    NUL bytes (text in those encodings does, UTF-8 text does not), in each of them."""
+    for mark, codec in _MARKS:
+        if data.startswith(mark):
+            return [data[len(mark) :].decode(codec, errors="replace")]
+    if b"\0" not in data:
+        return []
+    return [data.decode(codec, errors="replace") for _, codec in _MARKS]
 
 
 def masked(data: bytes, secrets: Mapping[bytes, str]) -> bytes:

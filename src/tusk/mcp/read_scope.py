@@ -77,13 +77,17 @@ def _texts_by(raw: Mapping[str, Any], allowed: frozenset[str]) -> Iterator[str]:
             yield body
 
 
-def run_repositories(context: ContextDocument, *, allowed_users: Iterable[str]) -> frozenset[str]:
-    """The run's repositories (lowercase), from the context document."""
+def run_repositories(
+    context: ContextDocument, *, allowed_users: Iterable[str], upstream: bool = True
+) -> frozenset[str]:
+    """The run's repositories (lowercase), from the context document; with ``upstream``,
+    the trigger repository's parent when it is a fork."""
     raw = context.raw
     repos = {context.repo}  # the bot's fork: from the context, or asked (ReadScope)
     repository = raw.get("repository")
-    if isinstance(repository, Mapping) and isinstance(repository.get("parent"), str):
-        repos.add(repository["parent"])
+    parent = repository.get("parent") if isinstance(repository, Mapping) else None
+    if upstream and isinstance(parent, str):
+        repos.add(parent)
     fork = (raw.get("bot") or {}).get("fork") if isinstance(raw.get("bot"), Mapping) else None
     if isinstance(fork, Mapping) and isinstance(fork.get("full_name"), str):
         repos.add(fork["full_name"])
@@ -97,6 +101,16 @@ def run_repositories(context: ContextDocument, *, allowed_users: Iterable[str]) 
     for text in _texts_by(raw, allowed):
         repos |= named_repositories(text, hosts=hosts)
     return frozenset(name.lower() for name in repos if is_valid_repo(name))
+
+
+def write_repositories(
+    context: ContextDocument, *, allowed_users: Iterable[str], configured: Iterable[str] = ()
+) -> frozenset[str]:
+    """Where the run's writes may go (lowercase): the trigger repository, the bot's fork of
+    it, the repositories the task names or links (``run_repositories`` without the
+    trigger's upstream) and those of ``agent.write_repos``."""
+    named = run_repositories(context, allowed_users=allowed_users, upstream=False)
+    return named | {repo.lower() for repo in configured if is_valid_repo(repo)}
 
 
 @dataclass(frozen=True)

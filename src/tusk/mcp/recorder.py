@@ -23,7 +23,7 @@ from tusk.contracts.models import AuditDecision
 from tusk.errors import UserError
 from tusk.github.gateway import GitHubError
 from tusk.mcp.loops import LoopDetector
-from tusk.mcp.policy import WRITE_TOOLS, Refused
+from tusk.mcp.policy import WRITE_TOOLS, Refused, write_key
 from tusk.mcp.results import Redactor, call_digest, text_digest
 
 logger = logging.getLogger(__name__)
@@ -126,7 +126,10 @@ class Recorder:
     def answer(self, call: Call, text: str) -> str:
         """Pass ``text`` through unless it completes a loop (M8): then record that, tell
         run-claude (``LOOP_FILE``) and refuse."""
-        verdict = self.loops.observe(call.tool, call.digest, text_digest(text))
+        # Compared as the policy compares calls: repository case and spacing do not count.
+        same_call = text_digest(write_key(call.tool, call.args))
+        same_result = text_digest(" ".join(text.lower().split()))
+        verdict = self.loops.observe(call.tool, same_call, same_result)
         if not verdict.looping:
             return text
         refused = Refused(

@@ -57,6 +57,7 @@ class Runtime:
     recorder: Recorder = field(init=False)
     # Creates whose answer was lost and which were not found: a repeat looks first.
     uncertain: set[str] = field(init=False, default_factory=set)
+    landed: set[str] = field(init=False, default_factory=set)  # writes counted while uncertain
     _write_lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
     _repositories: dict[str, Mapping[str, Any]] = field(init=False, default_factory=dict)
 
@@ -91,8 +92,8 @@ class Runtime:
         call = self.call(tool, "read", args)
         try:
             policy.check_read_args(args)
+            self._take_read_slot()  # before any request, the scope's probe included
             await self._check_scope(args)
-            self._take_read_slot()
             result = await anyio.to_thread.run_sync(fetch)
         except Refused as refused:  # also a check only the tool can make (a search's reach)
             self.recorder.refuse(call, refused)
@@ -173,6 +174,7 @@ class Runtime:
             except Refused as refused:  # a check only the I/O side can make (a push's files)
                 self.recorder.refuse(call, refused)
             except Exception as error:
+                self._count_if_landed(tool, args, error)
                 self.recorder.fail(call, error)
             policy.record_write(
                 tool,
@@ -181,9 +183,24 @@ class Runtime:
                 self.state,
                 comment_id=outcome.comment_id,
                 created_branch=outcome.created_branch,
+                counted=self._known_now(tool, args),
             )
             self.recorder.record(call, "allowed", url=outcome.url, created=outcome.created)
         return self.recorder.answer(call, self.redactor.text(outcome.message))
+
+    def _count_if_landed(self, tool: str, args: Mapping[str, Any], error: Exception) -> None:
+        """A write whose answer was lost may exist: it counts against the limits, once."""
+        key = policy.write_key(tool, args)
+        if getattr(error, "may_have_landed", False) and key not in self.landed:
+            self.landed.add(key)
+            policy.record_write(tool, args, self.config, self.state, uncertain=True)
+
+    def _known_now(self, tool: str, args: Mapping[str, Any]) -> bool:
+        """Whether an uncertain attempt already counted this write (found by its nonce now)."""
+        key = policy.write_key(tool, args)
+        counted = key in self.landed
+        self.landed.discard(key)
+        return counted
 
     def _stage(self, call: Call, prepared: Prepared) -> str:
         self.recorder.staged(call, prepared.summary, prepared.request)

@@ -25,7 +25,12 @@ from tusk.mcp.dispatch import GitHubServer
 from tusk.mcp.git_push import Pusher
 from tusk.mcp.loops import LoopDetector
 from tusk.mcp.policy import PolicyConfig
-from tusk.mcp.read_scope import ReadScope, collaborators_of, run_repositories
+from tusk.mcp.read_scope import (
+    ReadScope,
+    collaborators_of,
+    run_repositories,
+    write_repositories,
+)
 from tusk.mcp.runtime import Runtime
 from tusk.mcp.throttle import SlidingWindow
 from tusk.text.neutralise import Trust
@@ -72,6 +77,9 @@ def policy_config(
         fork_wait_seconds=settings.agent.fork_wait_seconds,
         edits_per_comment=settings.limits.edits_per_comment,
         writes_per_run=settings.limits.writes_per_run,
+        write_repos=write_repositories(
+            context, allowed_users=settings.allowed_users, configured=settings.agent.write_repos
+        ),
     )
 
 

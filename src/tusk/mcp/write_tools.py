@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from tusk.github.gateway import GitHubError
 from tusk.github.once import (
     DEFAULT_PATIENCE,
     NotConfirmed,
@@ -133,6 +134,7 @@ def once(
     """Create once (``tusk.github.once``): after a lost answer, look for the nonce in the
     footer before sending again. A create still unconfirmed is remembered, so the
     agent repeating the identical call (same nonce) finds it rather than doubling it."""
+    find = _unanswered_as_uncertain(find, what)
     if nonce in rt.uncertain:
         found = find()
         if found is not None:
@@ -147,6 +149,31 @@ def once(
         raise
     rt.uncertain.discard(nonce)
     return created
+
+
+def _unanswered_as_uncertain(
+    find: Callable[[], dict[str, Any] | None], what: str
+) -> Callable[[], dict[str, Any] | None]:
+    """``find``, where a look-up GitHub refuses (not an outage, which ``tusk.github.once``
+    looks past) leaves the create uncertain: it may exist, so it counts (fails closed)."""
+
+    def guarded() -> dict[str, Any] | None:
+        try:
+            return find()
+        except GitHubError as error:
+            if error.is_outage:
+                raise
+            raise NotConfirmed(
+                f"{what} may exist: looking for it by its nonce failed ({error.title})",
+                status=error.status,
+                method=error.method,
+                path=error.path,
+                token=error.token,
+                cause=error.cause,
+                may_have_landed=True,
+            ) from error
+
+    return guarded
 
 
 def mine(rt: Runtime, item: dict[str, Any], nonce: str) -> bool:

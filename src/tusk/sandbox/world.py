@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from tusk.sandbox.secondary import SecondaryLimits
+from tusk.text import markdown
 
 BODY_LIMIT = 65_536
 TITLE_LIMIT = 256
@@ -316,21 +317,16 @@ class Dispatch:
 
 # --------------------------------------------------------------------------- the world
 
-MENTION = re.compile(r"(?<![\w@/.`-])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?)(?![\w-])")
-FENCE = re.compile(r"```.*?(```|$)|~~~.*?(~~~|$)", re.DOTALL)
-INLINE_CODE = re.compile(r"`[^`\n]*`")
-QUOTE_LINE = re.compile(r"^\s*>.*$", re.MULTILINE)
-
 
 def mentioned_logins(text: str | None) -> list[str]:
-    """Logins @mentioned in markdown, ignoring code (as GitHub does) and quoted lines."""
-    if not text:
+    """Logins @mentioned in markdown as GitHub links them on its rendering (entities
+    decoded; not in code or links), quoted text aside: ``tusk.text.markdown``'s grammar."""
+    if not text or ("@" not in text and "&" not in text):
         return []
-    stripped = QUOTE_LINE.sub("", INLINE_CODE.sub("", FENCE.sub("", text)))
     seen: list[str] = []
-    for login in MENTION.findall(stripped):
-        if login.lower() not in (s.lower() for s in seen):
-            seen.append(login)
+    for mention in markdown.render(text).mentions(markdown.TRIGGERS):
+        if "/" not in mention.login and mention.login not in seen:
+            seen.append(mention.login)
     return seen
 
 

@@ -53,6 +53,7 @@ _CODE_TAG = re.compile(r"</?(?:code|pre)\b", re.IGNORECASE)
 # ----------------------------------------------------------------------------- the grammar
 
 LOGIN = r"[A-Za-z0-9][A-Za-z0-9-]{0,38}"
+BOT_ACCOUNT = r"(?:\[bot\])?"  # an app's account: @renovate[bot]
 TEAM = r"(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)?"
 # Each way of writing the "@" that the page shows as one: the character, and the
 # entities cmark or a browser decode to it, with or without their ";".
@@ -75,13 +76,18 @@ class MentionPolicy:
         """``@login`` (the login in group 1), or any login with its team when None."""
         return _compiled(self.before + "@" + _who(login) + self.after)
 
+    def expression(self) -> str:
+        """The grammar where this policy finds a mention, as regex source without groups
+        (for the write-up, which embeds it in its own patterns)."""
+        return self.before + "@" + LOGIN + BOT_ACCOUNT + TEAM
+
     def source_pattern(self, login: str | None = None) -> re.Pattern[str]:
         """``pattern`` with every spelling of the "@" (to neutralise the source text)."""
         return _compiled(self.before + AT_SPELLINGS + _who(login) + self.after)
 
 
 def _who(login: str | None) -> str:
-    return f"({re.escape(login)})" if login is not None else f"({LOGIN}{TEAM})"
+    return f"({re.escape(login)})" if login is not None else f"({LOGIN}{BOT_ACCOUNT}{TEAM})"
 
 
 @lru_cache(maxsize=256)
@@ -106,6 +112,10 @@ TRIGGERS = MentionPolicy(
     skip=frozenset({"code", "quote", "link"}),
     counting=False,
 )
+
+# Where a mention GitHub may notify starts, as regex source: an "@" that ``NOTIFIES`` takes,
+# before a login's first character (the write-up breaks each one).
+MENTION_START = NOTIFIES.before + "@(?=[A-Za-z0-9])"
 
 # ----------------------------------------------------------------------------- the page
 
@@ -202,15 +212,17 @@ def render(markdown: str) -> Rendering:
     rendered = html(markdown)
     runs: list[Run] = []
     attributes: list[str] = []
-    for node, ancestors, line in _walk(LexborHTMLParser(rendered).body):
+    for node, where in _walk(LexborHTMLParser(rendered).body):
         if node.tag == "-text":
             if node.text_content:
-                runs.append(_run(node.text_content, line, ancestors))
+                runs.append(Run(node.text_content, *where))
         else:
             attributes.extend(value for value in (node.attributes or {}).values() if value)
     # The text's own <code> or <pre> tags: GitHub's HTML parser and a browser's may nest
     # them otherwise than this one does, so their code is not trusted to hide mentions.
-    trusted = len(_CODE_TAG.findall(rendered)) == len(_CODE_TAG.findall(_without_html(markdown)))
+    trusted = "<" not in markdown or len(_CODE_TAG.findall(rendered)) == len(
+        _CODE_TAG.findall(_without_html(markdown))
+    )
     return Rendering(tuple(runs), tuple(attributes), trusted)
 
 
@@ -220,48 +232,46 @@ def _without_html(markdown: str) -> str:
     return str(cmarkgfm.github_flavored_markdown_to_html(markdown, options=options))
 
 
-def _run(text: str, line: int, ancestors: tuple[LexborNode, ...]) -> Run:
-    tags = [node.tag for node in ancestors]
-    attributes = [node.attributes or {} for node in ancestors]
-    folded = any(
-        "hidden" in attributes[index]
-        or (
-            tag == "details"
-            and "open" not in attributes[index]
-            and tags[index + 1 : index + 2] != ["summary"]
-        )
-        for index, tag in enumerate(tags)
-    )
-    links = [attributes[index].get("href") for index, tag in enumerate(tags) if tag == "a"]
-    return Run(
-        text,
-        line,
-        code=any(tag in _CODE for tag in tags),
-        quote="blockquote" in tags,
-        link=bool(links),
-        folded=folded,
-        href=(links[-1] or "") if links else None,
-    )
+# What holds a node: Run's fields after its text (line, code, quote, link, folded, href).
+Where = tuple[int, bool, bool, bool, bool, str | None]
 
 
-Walked = tuple[LexborNode, tuple[LexborNode, ...], int]
+def _inside(element: LexborNode, where: Where, line: int) -> Where:
+    """What holds the children of ``element``, itself held by ``where``."""
+    _, code, quote, link, folded, href = where
+    tag = element.tag or ""
+    attrs = element.attributes or {}
+    folded = folded or "hidden" in attrs
+    if tag == "a":
+        link, href = True, attrs.get("href") or ""
+    return (line, code or tag in _CODE, quote or tag == "blockquote", link, folded, href)
 
 
-def _walk(root: LexborNode | None) -> Iterator[Walked]:
-    """Every node under ``root`` in document order, with its ancestors (outermost first)
-    and the number of its block. Iterative: how deep tags nest is the text's choice."""
+def _walk(root: LexborNode | None) -> Iterator[tuple[LexborNode, Where]]:
+    """Every node under ``root`` in document order, with what holds it. Iterative: how
+    deep tags nest is the text's choice."""
     if root is None:
         return
     blocks = 0
-    stack: list[Walked] = [(child, (), 0) for child in reversed(list(root.iter(include_text=True)))]
+    top: Where = (0, False, False, False, False, None)
+    # (node, what holds it, whether its parent is a closed <details>)
+    stack = [(child, top, False) for child in reversed(list(root.iter(include_text=True)))]
     while stack:
-        node, ancestors, line = stack.pop()
-        yield node, ancestors, line
+        node, where, in_closed_details = stack.pop()
+        if in_closed_details and node.tag != "summary":  # all it holds but its summary
+            where = (where[0], where[1], where[2], where[3], True, where[5])
+        yield node, where
+        if node.tag == "-text":
+            continue
+        line = where[0]
         if node.tag in _BLOCKS:
             blocks += 1
             line = blocks
-        inner = (*ancestors, node)
-        stack.extend((child, inner, line) for child in reversed(list(node.iter(include_text=True))))
+        inner = _inside(node, where, line)
+        closed = node.tag == "details" and "open" not in (node.attributes or {})
+        stack.extend(
+            (child, inner, closed) for child in reversed(list(node.iter(include_text=True)))
+        )
 
 
 # ----------------------------------------------------------------------------- the policies
@@ -280,6 +290,18 @@ def mentions_of(markdown: str | None, login: str, policy: MentionPolicy) -> list
         return []
     wanted = login.lower()
     return [m for m in render(markdown).mentions(policy, login) if m.login == wanted]
+
+
+def shown_prose(markdown: str | None, policy: MentionPolicy = TRIGGERS) -> str:
+    """The text GitHub shows of ``markdown``, block by block, without what ``policy`` finds
+    no mention in (code, quotes, links): for readers of words after a mention."""
+    if not markdown:
+        return ""
+    page = render(markdown)
+    out: dict[int, str] = {}
+    for run in page.runs:
+        out[run.line] = out.get(run.line, "") + ("" if page.skips(policy, run) else run.text)
+    return "\n".join(out.values())
 
 
 def _may_mention(markdown: str) -> bool:

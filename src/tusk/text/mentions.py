@@ -1,12 +1,11 @@
 """Does a piece of GitHub text @mention the bot? (MISSION P2)
 
 Pure functions over markdown. A mention counts only where GitHub itself would
-link it and a person meant it: whole word, case-insensitive, in prose. Text
-inside fenced or indented code, inline code, block quotes (with their lazy
-lines) and HTML comments is not prose; an e-mail address (``me@bot.dev``), a
-longer login (``@bot-helper``) or a team (``@bot/team``) is not the bot. What
-is code or quote is CommonMark's answer (markdown-it, with GFM tables), not a
-guess by line; so is which ``_`` is emphasis markup rather than a word character.
+link it and a person meant it: the ``TRIGGERS`` policy of ``tusk.text.markdown``,
+read from cmark-gfm's rendering (whole login, case-insensitive, in prose; not in
+code, quotes, links or HTML comments; not an e-mail address, a longer login or a
+team). ``prose`` blanks what is not prose in the source itself, for readers that
+need source offsets (the permission marker).
 """
 
 from __future__ import annotations
@@ -15,19 +14,11 @@ import re
 from dataclasses import dataclass
 
 from tusk.text.inline_code import code_spans, line_starts, parser, underscore_marks
+from tusk.text.markdown import TRIGGERS, Mention, mentions_of, shown_prose
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-# Characters that may not touch a login on either side for it to be a mention:
-# word characters and hyphens make a longer login or an e-mail address, ``/``
-# a URL or a team, ``@`` and ``.``/``+`` the inside of an address.
-_BEFORE = r"(?<![A-Za-z0-9_.+\-/@`])"
-_AFTER = r"(?![A-Za-z0-9_\-/@`]|\.[A-Za-z0-9])"
 # Blocks none of whose lines is prose: code, and quotes with their lazy lines.
 _NOT_PROSE = frozenset({"fence", "code_block", "blockquote_open"})
-
-
-def mention_pattern(bot: str) -> re.Pattern[str]:
-    return re.compile(_BEFORE + "@" + re.escape(bot) + _AFTER, re.IGNORECASE)
 
 
 def prose(markdown: str) -> str:
@@ -65,33 +56,37 @@ def _blank(text: str) -> str:
 _PARSER = parser(html=True)  # a tag or comment holds no code span, as GitHub renders it
 
 
-def mention_offsets(markdown: str | None, bot: str) -> list[int]:
-    """Offsets of every prose @mention of ``bot`` in ``markdown``."""
-    if not markdown:
-        return []
-    return [match.start() for match in mention_pattern(bot).finditer(prose(markdown))]
+def mention_pattern(bot: str) -> re.Pattern[str]:
+    """A mention of ``bot`` in source text that ``prose`` cleaned (``markdown.TRIGGERS``)."""
+    return TRIGGERS.pattern(bot)
+
+
+def bot_mentions(markdown: str | None, bot: str) -> list[Mention]:
+    """Each mention of ``bot`` that triggers it, in order (``markdown.TRIGGERS``)."""
+    return mentions_of(markdown, bot, TRIGGERS)
 
 
 def mentions_bot(markdown: str | None, bot: str) -> bool:
-    return bool(mention_offsets(markdown, bot))
+    return bool(bot_mentions(markdown, bot))
 
 
 def text_after_mentions(markdown: str, bot: str) -> list[str]:
-    """For each prose mention, the prose that follows it up to the end of its line."""
-    cleaned = prose(markdown)
-    found = []
-    for match in mention_pattern(bot).finditer(cleaned):
-        end = cleaned.find("\n", match.end())
-        found.append(cleaned[match.end() : end if end != -1 else len(cleaned)])
-    return found
+    """For each mention, the text GitHub shows after it up to the end of its line."""
+    return [mention.after for mention in bot_mentions(markdown, bot)]
 
 
 def is_go_away(markdown: str | None, *, bot: str, phrase: str) -> bool:
     """True when ``markdown`` asks the bot to go away: the bot-command grammar of
-    ``tusk.text.commands`` ("@bot go away", "@bot, please go away", "go away @bot")."""
+    ``tusk.text.commands`` ("@bot go away", "@bot, please go away", "go away @bot"), on
+    the source or on what GitHub shows of it (``&#64;bot go away`` mentions the bot, so
+    it must leave rather than become a task)."""
     from tusk.text.commands import asks_to_leave  # it builds on this module
 
-    return asks_to_leave(markdown, bot=bot, phrase=phrase)
+    if asks_to_leave(markdown, bot=bot, phrase=phrase):
+        return True
+    return mentions_bot(markdown, bot) and asks_to_leave(
+        shown_prose(markdown), bot=bot, phrase=phrase
+    )
 
 
 @dataclass(frozen=True)

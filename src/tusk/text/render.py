@@ -18,7 +18,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from tusk.text import inline_code
+from tusk.text import inline_code, markdown
 
 TEMPLATE_PACKAGE = "tusk.templates"
 
@@ -59,7 +59,8 @@ _RULE = re.compile(r"^( {0,3})([=\-*_])(?=[ \t=\-*_]*$)")
 # page; it may sit inside list items (any indent, nested markers), and its
 # label may run onto the next line, so a "[" with no "]" on its line counts.
 _LINK_DEFINITION = re.compile(r"^([ \t]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)*)\[(?=[^\]]*(?:\]:|$))")
-_MENTION = re.compile(r"(?<![A-Za-z0-9`])@(?=[A-Za-z0-9])")
+# A mention (``tusk.text.markdown``), unless a backtick opens a code span right before it.
+_MENTION = re.compile(r"(?<!`)" + markdown.MENTION_START)
 _ISSUE_REFERENCE = re.compile(r"(?<!&)#(?=[0-9])")
 _ZERO_WIDTH_SPACE = "&#8203;"
 
@@ -122,13 +123,28 @@ def quote_block(text: str | None, *, neutralise_mentions: bool = True) -> str:
     underlines and link definitions are escaped; invisible and bidi
     characters are shown as ``[U+XXXX]``. With ``neutralise_mentions`` a
     zero-width space after ``@`` and ``#`` keeps quoted ``@user`` and ``#12``
-    from notifying people or cross-referencing issues from where it is posted.
+    from notifying people or cross-referencing issues from where it is posted;
+    the result is checked on its rendering (``tusk.text.markdown``), and where a
+    mention would still notify (a backtick that opens no code span before it),
+    every ``@`` is broken, in code spans too.
     """
+    quoted = _quote_lines(text, _MENTION if neutralise_mentions else None)
+    if neutralise_mentions and markdown.mentioned_logins(quoted):
+        quoted = _quote_lines(text, _EVERY_MENTION)
+    return quoted
+
+
+# Every "@" before a login, a backtick before it or not: the fallback when a rendering shows
+# that a code span was not where the backtick suggested.
+_EVERY_MENTION = re.compile(markdown.MENTION_START)
+
+
+def _quote_lines(text: str | None, mention: re.Pattern[str] | None) -> str:
     out = []
     for raw in _LINE_BREAKS.split(text or ""):
         line = _inert_line(reveal_hidden(raw))
-        if neutralise_mentions:
-            line = _MENTION.sub("@" + _ZERO_WIDTH_SPACE, line)
+        if mention is not None:
+            line = mention.sub("@" + _ZERO_WIDTH_SPACE, line)
             line = _ISSUE_REFERENCE.sub("#" + _ZERO_WIDTH_SPACE, line)
         out.append(f"> {line}" if line else ">")
     return "\n".join(out)
@@ -152,8 +168,9 @@ _TRAILING_BACKSLASHES = re.compile(r"\\+\Z")
 # ``/`` before ``@``: GitHub's mention filter takes any non-word character there.
 _LINKABLE = re.compile(
     r"https?://[^\s/<>]+/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/[0-9]+[^\s<>()\[\]`\\]*"
-    r"|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][\w.-]*)?"
-    r"|(?<![A-Za-z0-9&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
+    + "|"
+    + markdown.NOTIFIES.expression()
+    + r"|(?<![A-Za-z0-9&/])(?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#[0-9]+(?![\w])"
     r"|(?<![A-Za-z0-9])GH-[0-9]+(?![\w])"
 )
 
@@ -356,8 +373,10 @@ def _neutral_body(body: str, start: int, spans: list[tuple[int, int]]) -> str:
 
 def quote_markdown(text: str | None) -> str:
     """``text`` as one blockquote that keeps its markdown but acts on nothing
-    (``neutral_markdown_lines``); every line is quoted, blank ones as ``>``."""
-    return "\n".join(f"> {line}" if line else ">" for line in neutral_markdown_lines(text))
+    (``neutral_markdown_lines``); every line is quoted, blank ones as ``>``. Where its
+    rendering would still notify someone, ``quote_block`` (inert text) instead."""
+    quoted = "\n".join(f"> {line}" if line else ">" for line in neutral_markdown_lines(text))
+    return quote_block(text) if markdown.mentioned_logins(quoted) else quoted
 
 
 def code_span(text: str) -> str:
@@ -370,5 +389,9 @@ def code_span(text: str) -> str:
 
 
 def neutral_line(text: str | None) -> str:
-    """One line of text from GitHub, safe to post as prose (see ``neutral_markdown_lines``)."""
-    return " ".join(neutral_markdown_lines(" ".join((text or "").split())))
+    """One line of text from GitHub, safe to post as prose (see ``neutral_markdown_lines``);
+    as inert text where its rendering would still notify someone."""
+    line = " ".join(neutral_markdown_lines(" ".join((text or "").split())))
+    if not markdown.mentioned_logins(line):
+        return line
+    return quote_block(" ".join((text or "").split())).removeprefix("> ")

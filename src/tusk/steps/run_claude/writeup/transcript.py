@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tusk.text.markdown import MENTION_START
+
 COMMENT_LIMIT = 65_536
 RESULT_CHARS = 2_000  # a tool result is shown up to this, head and tail kept
 INPUT_STRING_CHARS = 3_000  # each string inside a tool's input likewise
@@ -220,7 +222,9 @@ def redact(text: str, secrets: Sequence[str]) -> str:
     return _TOKEN_PATTERNS.sub(REDACTED, text)
 
 
-_MENTION = re.compile(r"(?<![\w`@/])@(?=[A-Za-z0-9])")
+# Every "@" GitHub may link (the one mention grammar, tusk.text.markdown), unless it
+# follows a backtick that opens a code span.
+_MENTION = re.compile(r"(?<!`)" + MENTION_START)
 
 
 def defuse_mentions(text: str) -> str:
