@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tusk.text.mentions import ApprovalCommand, approval_command
+from tusk.text.commands import ApprovalCommand, approval_command
 
 BOT = "tusk-bot"
 DIGEST = "sha256:" + "ab" * 32

@@ -30,9 +30,9 @@ from tusk.github.trust import TrustDecision
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
 from tusk.poller.permissions import effective_permissions
-from tusk.text.commands import asks_to_leave
+from tusk.text.commands import approval_command, asks_to_leave
 from tusk.text.markers import parse_markers
-from tusk.text.mentions import Author, approval_command, author_may_trigger, mentions_bot
+from tusk.text.mentions import Author, author_may_trigger, mentions_bot
 
 DEFAULT_POLL_INTERVAL = 60.0
 # The bot's reactions that say a node was dispatched: the poller's 👀 on every trigger it

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from tusk.text.inline_code import code_spans, line_starts, parser, underscore_marks
 
@@ -108,47 +107,3 @@ def author_may_trigger(author: Author, *, bot: str, allow_bot_accounts: bool) ->
     if author.is_bot_account or author.login.lower().endswith("[bot]"):
         return allow_bot_accounts
     return True
-
-
-# --------------------------------------------------------------------------- approval verbs
-
-ApprovalVerb = Literal["apply", "discard"]
-# ``@bot apply``, ``@bot apply sha256:<64 hex>`` (or the 64 hex alone), ``@bot discard``:
-# the verb as a whole word with nothing but the digest and closing punctuation after it,
-# so that a task worded like "@bot apply the patch from #3" stays a task.
-_APPROVAL = re.compile(
-    r"^[\s:,]*(?P<verb>apply|discard)"
-    r"(?:\s+`?(?P<digest>(?:sha256:)?[0-9A-Fa-f]{64})`?)?"
-    r"[\s.!]*$",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class ApprovalCommand:
-    """``@bot apply [<digest>]`` or ``@bot discard``: an answer to a staged set's preview."""
-
-    verb: ApprovalVerb
-    digest: str | None = None  # as typed; ``tusk.approval.staged_set.normal_digest`` reads it
-
-
-def approval_command(markdown: str | None, *, bot: str) -> ApprovalCommand | None:
-    """The first prose mention that is an approval verb, or None. A discard never
-    carries a digest (it drops the set pending on the thread)."""
-    if not markdown:
-        return None
-    # The mention must be prose; what follows it is read as typed, since a digest
-    # copied from the preview comes in backticks (prose() blanks code spans in place).
-    source = markdown.replace("\r\n", "\n")
-    cleaned = prose(source)
-    for found in mention_pattern(bot).finditer(cleaned):
-        end = source.find("\n", found.end())
-        match = _APPROVAL.match(source[found.end() : end if end != -1 else len(source)])
-        if match is None:
-            continue
-        verb: ApprovalVerb = "apply" if match.group("verb").lower() == "apply" else "discard"
-        digest = match.group("digest")
-        if verb == "discard" and digest is not None:
-            continue
-        return ApprovalCommand(verb, digest)
-    return None

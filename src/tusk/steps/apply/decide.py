@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Literal
 
 from tusk.approval.staged_set import normal_digest
-from tusk.text.mentions import ApprovalCommand
+from tusk.text.commands import ApprovalCommand
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 SetState = Literal["waiting", "applied", "discarded", "failed"]

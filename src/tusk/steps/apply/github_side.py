@@ -19,8 +19,8 @@ from tusk.contracts.models import ApprovalRequest
 from tusk.github.gateway import Gateway, GitHubError, NotFound
 from tusk.github.once import create_once, find_comment
 from tusk.steps.apply.decide import Comment, Pending, SetState
+from tusk.text.commands import approval_command
 from tusk.text.markers import parse_markers, render_marker
-from tusk.text.mentions import approval_command
 
 
 def read_comment(gateway: Gateway, request: ApprovalRequest, *, bot: str) -> Comment:

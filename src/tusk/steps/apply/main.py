@@ -26,11 +26,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tusk import actions_edge
 from tusk.audit.chain import created_items, read_records
 from tusk.contracts.config import Settings, load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import APPROVAL_EVENT_TYPE, ApprovalRequest
 from tusk.errors import InputError
-from tusk.github import actions_edge
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.issues.state import StateStore
 from tusk.steps.apply import chain
@@ -202,13 +202,15 @@ def applied(
     problem = chain.seed(target.log_comments, run_dir / "audit.jsonl", jobid=staged.jobid)
     if problem:
         return say.refused(problem)
+    seeded = len(read_records(run_dir / "audit.jsonl"))
     set_file = run_dir / "set.json"
     set_file.write_text(staged.model_dump_json(), encoding="utf-8")
     engine = run_engine(set_file, run_dir, config_path)
     chain.post(
         say.gateway, staged, run_dir / "audit.jsonl", run=f"apply-{request.jobid}", bot=say.bot
     )
-    links = [item.url for item in created_items(read_records(run_dir / "audit.jsonl"))]
+    records = read_records(run_dir / "audit.jsonl")[seeded:]  # this apply's, not the run's
+    links = [item.url for item in created_items(records)]
     made = ", ".join(links) or "nothing"
     if engine.returncode == 0:
         said = f"Applied as approved by `{request.actor}` ({request.comment_url}): {made}"
