@@ -53,7 +53,7 @@ def refuse(reason: str) -> Verdict:
 def who_may(author: str, *, allowed: Sequence[str], role: str | None) -> str | None:
     """Why ``author`` may not approve, or None when they may."""
     if author.lower() not in {login.lower() for login in allowed}:
-        return f"{author} is not one of the users allowed to approve (allowed_users)"
+        return f"{author} is not one of the users allowed to approve (agent.approvers)"
     if role not in WRITE_ROLES:
         return f"{author} has no write access to the repository (GitHub says: {role or 'none'})"
     return None

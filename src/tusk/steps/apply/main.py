@@ -109,7 +109,7 @@ def handle(
     verdict = decide(
         comment,
         actor=request.actor,
-        allowed=settings.allowed_users,
+        allowed=settings.agent.approvers or settings.allowed_users,
         role=role_of(gateway, request.repo, comment.author or request.actor),
         pending=[w.pending for w in waiting],
         now=now or datetime.now(UTC),
