@@ -146,3 +146,25 @@ async def test_a_policy_that_changed_since_the_run_applies_nothing(
     ).apply_all()
     assert not report.ok and report.steps[0].said.startswith("LIMIT_EXCEEDED")
     assert comments(local_github) == before
+
+
+async def test_the_branch_is_pushed_from_its_bundle_after_upstream_moved_on(
+    start_mcp, local_github, tmp_path: Path
+) -> None:
+    from test_server import git
+
+    staged, run_dir = await stage(start_mcp, local_github, tmp_path)
+    # Someone pushes to upstream's main between the run and the approval.
+    clone_url = local_github.gateway("alice").get("/repos/alice/widgets")["clone_url"]
+    other = tmp_path / "maintainer"
+    git(["clone", "--quiet", clone_url, str(other)], tmp_path, token="alice")
+    (other / "CHANGES.md").write_text("later\n")
+    git(["add", "-A"], other)
+    git(["-c", "user.name=a", "-c", "user.email=a@example.test", "commit", "-qm", "later"], other)
+    git(["push", "--quiet", "origin", "HEAD:main"], other, token="alice")
+    report = await applier(local_github, staged, run_dir).apply_all()
+    assert report.ok, report
+    listed = local_github.gateway("alice").get(f"/repos/{BOT}/widgets/branches")
+    assert {b["name"]: b["commit"]["sha"] for b in listed}["tusk/fix"] == staged.operations[
+        1
+    ].request["sha"]
