@@ -287,3 +287,12 @@ def test_approval_is_required_for_all_repositories_or_the_ones_listed() -> None:
     assert listed.approval_required("alice/widgets")
     assert not listed.approval_required("alice/gadgets")
     assert listed.agent.approval_days == 7
+
+
+def test_approvers_default_to_the_allowed_users() -> None:
+    from tusk.contracts.config import Settings
+
+    base = {"bot": "tusk-bot", "control_repo": "alice/tusk-control", "allowed_users": ["alice"]}
+    assert Settings.model_validate(base).agent.approvers is None
+    named = Settings.model_validate({**base, "agent": {"approvers": ["carol"]}})
+    assert named.agent.approvers == ("carol",)

@@ -13,7 +13,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 ACTIONS = sorted(path.parent.name for path in (ROOT / "actions").glob("*/action.yml"))
 STAND_INS = sorted((ROOT / "src" / "tusk" / "sandbox" / "stand-ins").rglob("action.yml"))
-EXPECTED = ["build-context", "go-away", "merge-shards", "receive-shard", "run-claude"]
+EXPECTED = ["apply", "build-context", "go-away", "merge-shards", "receive-shard", "run-claude"]
 
 
 def load(action: str) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def readme_names(action: str, section: str) -> list[str]:
     return re.findall(r"^\| `([A-Za-z0-9_-]+)` \|", match.group(1), flags=re.M)
 
 
-def test_all_five_actions_exist() -> None:
+def test_all_six_actions_exist() -> None:
     assert ACTIONS == EXPECTED
 
 

@@ -429,3 +429,44 @@ def test_many_shards_are_dispatched_once_each_under_the_content_limit(harness: A
     shards = [d["client_payload"]["shard_index"] for d in h.github.dispatches()]
     assert sorted(shards) == list(range(sent.shard_counts[doc.jobid])) and len(shards) > 4
     assert any(e["status"] == 403 for e in h.github.journal())  # the limit bit, and was survived
+
+
+DIGEST = "sha256:" + "cd" * 32
+PREVIEW = (
+    '<!-- tusk:preview {"control_repo":"alice/tusk-control","digest":"'
+    + DIGEST
+    + '","jobid":"job-1","log":7} -->\n### ⏸️ Waiting for approval'
+)
+
+
+def test_apply_and_discard_dispatch_the_approval_job_never_a_task(harness: Any) -> None:
+    comments = [
+        said(BOT, PREVIEW),
+        said("alice", f"@tusk-bot apply {DIGEST}"),
+        said("mallory", "@tusk-bot discard"),  # anyone's: the apply job says who may
+    ]
+    h = harness(scenario(issues=[issue(1, comments)]))
+    _, report = h.poller.cycle(PollState())
+    sent = h.sent()
+    assert sent.tasks == [] and sent.go_aways == []
+    by_actor = {r.actor: r for r in sent.approvals}
+    assert set(by_actor) == {"alice", "mallory"}, report.lines()
+    assert by_actor["alice"].verb == "apply" and by_actor["alice"].digest == DIGEST
+    assert by_actor["alice"].number == 1 and by_actor["alice"].repo == REPO
+    assert by_actor["mallory"].verb == "discard" and by_actor["mallory"].digest is None
+    assert by_actor["alice"].comment_url.endswith(f"#issuecomment-{by_actor['alice'].comment_id}")
+    assert any("dispatched approval" in line for line in report.lines())
+
+
+def test_an_approval_where_nothing_waits_is_skipped(harness: Any) -> None:
+    h = harness(scenario(issues=[issue(1, [said("alice", f"@tusk-bot apply {DIGEST}")])]))
+    _, report = h.poller.cycle(PollState())
+    assert h.github.dispatches() == []
+    assert any("no staged set waits for approval" in line for line in report.skipped)
+
+
+def test_a_preview_quoted_by_someone_else_is_no_pending_set(harness: Any) -> None:
+    comments = [said("mallory", PREVIEW), said("alice", "@tusk-bot apply")]
+    h = harness(scenario(issues=[issue(1, comments)]))
+    h.poller.cycle(PollState())
+    assert h.github.dispatches() == []

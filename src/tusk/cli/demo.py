@@ -55,6 +55,12 @@ DEMO_SECRETS = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", type=Path, help="keep the run's files here (default: temp)")
     parser.add_argument("--live", action="store_true", help="run on real GitHub (see README)")
+    parser.add_argument(
+        "--approve",
+        action="store_true",
+        help="approval mode: the run's writes are staged and previewed, approved by a comment, "
+        "then applied",
+    )
     parser.add_argument("--repo", help="--live: owner/name where the demo issue is opened")
     parser.add_argument("--config", help="--live: tusk.yml of your deployment")
     parser.add_argument(
@@ -75,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             "The offline demo runs on its own local GitHub and tusk.yml. To run on real "
             "GitHub: tusk demo --live --repo owner/name [--config tusk.yml].",
         )
-    return run_offline(args.workdir)
+    return run_offline(args.workdir, approve=args.approve)
 
 
 # --------------------------------------------------------------------------- offline
@@ -128,16 +134,25 @@ class DemoOutcome:
         return found
 
 
+def demo_config(approve: bool) -> dict[str, Any]:
+    """The demo's tusk.yml; ``--approve`` requires approval for every write."""
+    if not approve:
+        return DEMO_CONFIG
+    from tusk.cli.demo_approve import APPROVAL_CONFIG
+
+    return {**DEMO_CONFIG, "agent": {**DEMO_CONFIG["agent"], **APPROVAL_CONFIG}}
+
+
 def scenario_path(name: str) -> Path:
     return Path(str(resources.files("tusk.sandbox.scenarios").joinpath(name)))
 
 
-def run_offline(workdir: Path | None) -> int:
-    code, _ = play_offline(workdir)
+def run_offline(workdir: Path | None, *, approve: bool = False) -> int:
+    code, _ = play_offline(workdir, approve=approve)
     return code
 
 
-def play_offline(workdir: Path | None) -> tuple[int, DemoOutcome | None]:
+def play_offline(workdir: Path | None, *, approve: bool = False) -> tuple[int, DemoOutcome | None]:
     """Run the demo; return its exit code and what it found in the local GitHub."""
     from tusk.sandbox.act_runner import ControlRepo
     from tusk.sandbox.github_server import start_server
@@ -159,8 +174,9 @@ def play_offline(workdir: Path | None) -> tuple[int, DemoOutcome | None]:
     try:
         say(f"Local GitHub at {github.url}; scripted model at {model_url}")
         trigger = show_trigger(github.url)
+        config = demo_config(approve)
         control = ControlRepo(
-            base / "control", repo=CONTROL_REPO, config_text=yaml.safe_dump(DEMO_CONFIG)
+            base / "control", repo=CONTROL_REPO, config_text=yaml.safe_dump(config)
         )
         poll_once(github.url, control.root / "tusk.yml")
         dispatches = admin_get(github.url, "/_sandbox/dispatches", github.app.admin_secret)
@@ -174,6 +190,20 @@ def play_offline(workdir: Path | None) -> tuple[int, DemoOutcome | None]:
         say(f"Reactions on the mention now: {show_reactions(github.url, trigger)}")
         for number, dispatch in enumerate(dispatches, start=1):
             run_dispatch(control, github.url, model_url, dispatch, number)
+        if approve:
+            from tusk.cli.demo_approve import approve_and_apply
+
+            approve_and_apply(
+                demo_gateway(github.url),
+                repo=DEMO_REPO,
+                bot=BOT,
+                say=say,
+                poll=lambda: poll_once(github.url, control.root / "tusk.yml"),
+                dispatches=lambda: admin_get(
+                    github.url, "/_sandbox/dispatches", github.app.admin_secret
+                ),
+                play=lambda d, n: run_dispatch(control, github.url, model_url, d, n),
+            )
         outcome = collect_outcome(github.url, trigger)
         print_outcome(outcome)
         verify_audit(github.url, outcome)
@@ -244,7 +274,8 @@ def run_dispatch(
     control: Any, api_url: str, model_url: str, dispatch: dict[str, Any], number: int
 ) -> None:
     event = {"action": dispatch["event_type"], "client_payload": dispatch["client_payload"]}
-    workflow = "go-away.yml" if dispatch["event_type"] == "tusk-go-away" else "agent.yml"
+    # The go-away workflow also runs the apply job (tusk-approval).
+    workflow = "agent.yml" if dispatch["event_type"] == "tusk-shard" else "go-away.yml"
     say(f"\n== Running {workflow} for dispatch {number} ({dispatch['event_type']}) under act")
     result = control.run(
         "repository_dispatch",

@@ -127,6 +127,19 @@ COMMANDS: tuple[Command, ...] = (
         ("TUSK_AGENT_TOKEN", "TUSK_GITHUB_API_URL", "TUSK_CONFIG", "GITHUB_EVENT_PATH"),
     ),
     Command(
+        "apply",
+        "tusk.steps.apply.main",
+        "apply (or discard) a staged set a person approved on GitHub",
+        (
+            "TUSK_AGENT_TOKEN",
+            "TUSK_READ_TOKEN",
+            "TUSK_GITHUB_API_URL",
+            "TUSK_CONFIG",
+            "GITHUB_EVENT_PATH",
+            "RUNNER_TEMP",
+        ),
+    ),
+    Command(
         "mcp",
         "tusk.mcp.cli",
         "the policy-enforcing MCP server",

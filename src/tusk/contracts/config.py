@@ -294,6 +294,11 @@ class Agent(Section):
     approval_days: float = Field(
         7.0, gt=0, le=90, description="days a staged set waits for approval before it expires"
     )
+    approvers: tuple[Login, ...] | None = Field(
+        None,
+        description="who may approve a staged set (`@bot apply`): these logins, each also with "
+        "write access to the repository; null: the allowed_users",
+    )
 
     @field_validator("linux_user")
     @classmethod

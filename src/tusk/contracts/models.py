@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 CONTEXT_VERSION: Final = 1
 SHARD_EVENT_TYPE = "tusk-shard"
 GO_AWAY_EVENT_TYPE = "tusk-go-away"
+APPROVAL_EVENT_TYPE = "tusk-approval"
 MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
 # The largest encoded context one job carries (gzip + base64): a 20 MB context that does
 # not compress at all still fits. It bounds the shards of a job: at most this many
@@ -180,6 +181,24 @@ class GoAwayRequest(StrictModel):
     timestamp: datetime
 
 
+class ApprovalRequest(StrictModel):
+    """The ``tusk-approval`` dispatch payload: ``@bot apply [digest]`` or ``@bot discard``
+    on a thread where a staged set waits. The apply job reads the comment back from
+    GitHub and decides (who may approve, which set); nothing here is trusted but the
+    comment's address. Ten keys: GitHub's dispatch payload allows no more."""
+
+    version: Literal[1] = 1
+    jobid: JobId
+    verb: Literal["apply", "discard"]
+    digest: str | None = Field(None, description="as typed; None: the one set pending there")
+    actor: Login
+    repo: RepoName
+    number: int
+    comment_id: str
+    comment_url: str
+    timestamp: datetime
+
+
 class BlockedRepo(StrictModel):
     repo: RepoName
     by: Login
@@ -273,3 +292,4 @@ class RunMetadata(StrictModel):
 
 
 CONTRACT_MODELS["run-metadata"] = RunMetadata
+CONTRACT_MODELS["approval-request"] = ApprovalRequest

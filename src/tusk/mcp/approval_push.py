@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tusk.approval.staging import APPROVAL_DIR, MAX_BUNDLE_BYTES
-from tusk.mcp.git_push import Pusher, Taken
+from tusk.mcp import bundle
+from tusk.mcp.git_push import Pusher, PushFailed, Taken
 from tusk.mcp.policy import Refused
 
 DIFF_STAT_CHARS = 4_000
@@ -49,3 +50,26 @@ def keep_branch(pusher: Pusher, taken: Taken, run_dir: Path) -> dict[str, Any]:
     )
     described = (log.strip() + "\n\n" + stat.rstrip())[:DIFF_STAT_CHARS]
     return {"bundle_file": str(path), "diff_stat": described}
+
+
+def take_kept(pusher: Pusher, branch: str, data: bytes) -> Taken:
+    """The branch from the bundle the run kept, imported as ``Pusher.take`` imports the
+    agent's: the header checked (one ref, the branch), the pack indexed strictly, the
+    whole history present. Its base may be an older commit of upstream's default branch
+    (upstream moved since the run); any other prerequisite is refused."""
+    upstream = pusher.read_gateway.get(f"/repos/{pusher.config.trigger_repo}")
+    base_ref = pusher.fetch_upstream(upstream)
+    header = bundle.parse_bundle(data)
+    for prerequisite in header.prerequisites:
+        try:
+            pusher.git.run(
+                ["merge-base", "--is-ancestor", prerequisite, base_ref], cwd=pusher.repo_dir
+            )
+        except PushFailed:
+            raise bundle.invalid(
+                f"it builds on {prerequisite[:12]}, which upstream's default branch no longer has"
+            ) from None
+    tip = bundle.check_bundle(header, branch=branch, offered=header.prerequisites)
+    pusher.import_pack(data[header.pack_offset :], tip=tip, base_ref=base_ref)
+    pusher.git.run(["update-ref", f"refs/heads/{branch}", tip], cwd=pusher.repo_dir)
+    return Taken(branch=branch, sha=tip, base_ref=base_ref, upstream=upstream)

@@ -1,4 +1,5 @@
-"""``tusk mcp serve``: start the policy-enforcing MCP server for one run.
+"""``tusk mcp serve``: start the policy-enforcing MCP server for one run (``tusk mcp apply``:
+apply an approved staged set under the same policy, ``apply_cli``).
 
 Prints its URL (``http://127.0.0.1:PORT/mcp``) as the first line of stdout,
 then serves until killed. Tokens come only from its own environment
@@ -27,6 +28,14 @@ from tusk.github.gateway import gateway_from_secrets
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    applying = sub.add_parser(
+        "apply", help="apply an approved staged set once, under the run's policy (the apply step)"
+    )
+    applying.add_argument("--set", type=Path, required=True, help="the staged set (JSON)")
+    applying.add_argument(
+        "--run-dir", type=Path, required=True, help="audit.jsonl to continue; the report goes here"
+    )
+    applying.add_argument("--config", help="tusk.yml (default: $TUSK_CONFIG, else ./tusk.yml)")
     serve = sub.add_parser("serve", help="serve the tools over streamable HTTP on 127.0.0.1")
     serve.add_argument(
         "--port",
@@ -91,6 +100,14 @@ def bundle_source(args: argparse.Namespace) -> BundleSource | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "apply":
+        from tusk.mcp.apply_cli import run_apply
+
+        return run_apply(args)
+    return serve(args)
+
+
+def serve(args: argparse.Namespace) -> int:
     from tusk.issues.state import StateStore
     from tusk.mcp import server as mcp_server
     from tusk.mcp import transport

@@ -56,18 +56,43 @@ def narrowed_permissions(permissions: PermissionConfig, settings: Settings) -> P
 def policy_config(
     settings: Settings, context: ContextDocument, *, log_issue_url: str, blocklist: Blocklist
 ) -> PolicyConfig:
+    return run_policy(
+        settings,
+        jobid=context.jobid,
+        repo=context.repo,
+        number=context.trigger.number,
+        permissions=context.permission_config,
+        log_issue_url=log_issue_url,
+        blocklist=blocklist,
+        approval=settings.approval_required(context.repo) or context.permission_config.approve,
+    )
+
+
+def run_policy(
+    settings: Settings,
+    *,
+    jobid: str,
+    repo: str,
+    number: int | None,
+    permissions: PermissionConfig,
+    log_issue_url: str,
+    blocklist: Blocklist,
+    approval: bool,
+) -> PolicyConfig:
+    """The policy of one run on ``repo``; the apply job of an approved set builds the
+    run's again from it (with approval off)."""
     return PolicyConfig(
         bot=settings.bot,
-        jobid=context.jobid,
+        jobid=jobid,
         control_repo=settings.control_repo,
-        trigger_repo=context.repo,
-        trigger_number=context.trigger.number,
+        trigger_repo=repo,
+        trigger_number=number,
         log_issue_url=log_issue_url,
-        permissions=narrowed_permissions(context.permission_config, settings),
+        permissions=narrowed_permissions(permissions, settings),
         blocklist=blocklist,
         go_away_phrase=settings.go_away.phrase,
         staged=settings.staged,
-        approval=settings.approval_required(context.repo) or context.permission_config.approve,
+        approval=approval,
         discussions_write=settings.discussions_write,
         mentions_per_post=settings.limits.mentions_per_post,
         memory_entry_chars=settings.limits.memory_entry_chars,

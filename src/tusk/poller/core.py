@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from tusk.contracts.config import Settings
 from tusk.contracts.models import (
+    ApprovalRequest,
     Blocklist,
     GoAwayRequest,
     PermissionConfig,
@@ -29,7 +30,8 @@ from tusk.github.trust import TrustDecision
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
 from tusk.poller.permissions import effective_permissions
-from tusk.text.commands import asks_to_leave
+from tusk.text.commands import approval_command, asks_to_leave
+from tusk.text.markers import parse_markers
 from tusk.text.mentions import Author, author_may_trigger, mentions_bot
 
 DEFAULT_POLL_INTERVAL = 60.0
@@ -217,7 +219,7 @@ class Node:
 @dataclass(frozen=True)
 class Candidate:
     node: Node
-    kind: Literal["task", "go_away"]
+    kind: Literal["task", "go_away", "approval"]
 
 
 @dataclass(frozen=True)
@@ -317,6 +319,9 @@ def locate_triggers(
             reason = f"{node.author} is a Bot account (allow_bot_accounts is off)"
             skipped.append(Skipped(node, reason))
             continue
+        if approval_command(node.body, bot=settings.bot) is not None:
+            candidates.append(Candidate(node, "approval"))
+            continue
         candidates.append(Candidate(node, "task"))
     return candidates, skipped
 
@@ -340,7 +345,45 @@ class GoAwayWork:
     request: GoAwayRequest
 
 
-Work = TaskWork | GoAwayWork
+@dataclass(frozen=True)
+class ApprovalWork:
+    request: ApprovalRequest
+
+
+Work = TaskWork | GoAwayWork | ApprovalWork
+
+
+def pending_previews(raw: dict[str, Any], *, bot: str) -> list[dict[str, Any]]:
+    """The bot's previews of staged sets on a fetched thread (``tusk:preview`` markers)."""
+    found = []
+    for item in raw.get("comments") or []:
+        author = str((item.get("user") or {}).get("login") or "")
+        if author.lower() == bot.lower():
+            found += parse_markers(str(item.get("body") or ""), "preview")
+    return found
+
+
+def plan_approval(
+    node: Node, *, repo: str, settings: Settings, now: datetime
+) -> ApprovalWork | Skipped:
+    """``@bot apply`` / ``@bot discard``: never a task. Who may approve is decided by the
+    apply job from GitHub itself (and said on the thread); the poller only sends it on."""
+    command = approval_command(node.body, bot=settings.bot)
+    if command is None or node.type != "issue_comment" or node.number is None:
+        return Skipped(node, "approval is answered in a comment on the issue or pull request")
+    return ApprovalWork(
+        ApprovalRequest(
+            jobid=job_id(repo, node.type, node.id),
+            verb=command.verb,
+            digest=command.digest,
+            actor=node.author,
+            repo=repo,
+            number=node.number,
+            comment_id=node.id,
+            comment_url=node.url,
+            timestamp=now,
+        )
+    )
 
 
 def plan(
@@ -355,6 +398,12 @@ def plan(
     """One trigger → the work to dispatch, or why not (P3, P4, P5, P8)."""
     node = candidate.node
     jobid = job_id(repo, node.type, node.id)
+    if candidate.kind == "approval":
+        if blocklist.blocks(repo):
+            return Skipped(
+                node, f"{repo} is on the blocklist: nothing of the bot's is applied there"
+            )
+        return plan_approval(node, repo=repo, settings=settings, now=now)
     if candidate.kind == "go_away":
         # Anyone may ask the bot to leave; the go-away workflow decides the scope (G1).
         if blocklist.blocks_user(node.author) and (not trust.trusted or blocklist.blocks(repo)):
@@ -395,4 +444,6 @@ def _allowed(login: str, settings: Settings) -> bool:
 
 def needs_trust_level(candidate: Candidate, settings: Settings) -> bool:
     """Unauthorized task requests are skipped before any permission request is spent."""
-    return candidate.kind == "go_away" or _allowed(candidate.node.author, settings)
+    return candidate.kind == "go_away" or (
+        candidate.kind == "task" and _allowed(candidate.node.author, settings)
+    )

@@ -37,6 +37,7 @@ from tusk.github.trust import TrustDecision
 from tusk.poller import activity, context, notifications
 from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
+    ApprovalWork,
     Candidate,
     GoAwayWork,
     PollState,
@@ -47,11 +48,12 @@ from tusk.poller.core import (
     locate_triggers,
     needs_trust_level,
     nodes_of,
+    pending_previews,
     plan,
     poll,
     triage,
 )
-from tusk.poller.dispatch import dispatch_go_away, dispatch_task
+from tusk.poller.dispatch import dispatch_approval, dispatch_go_away, dispatch_task
 from tusk.poller.jobids import job_id
 from tusk.poller.limit_gate import LimitGate, answer
 
@@ -70,6 +72,7 @@ class CycleReport:
     threads: int = 0
     dispatched: list[str] = field(default_factory=list)
     go_aways: list[str] = field(default_factory=list)
+    approvals: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
     marked_read: list[str] = field(default_factory=list)
@@ -83,6 +86,7 @@ class CycleReport:
         out = [f"notifications: {self.threads} unread thread(s)"]
         out += [f"dispatched {jobid}" for jobid in self.dispatched]
         out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
+        out += [f"dispatched approval {jobid}" for jobid in self.approvals]
         out += [f"skipped: {reason}" for reason in self.skipped]
         out += [f"over a limit: {line}" for line in self.over_limit]
         out += [f"left unread: {thread}" for thread in self.left_unread]
@@ -248,9 +252,16 @@ class Poller:
             blocklist=blocklist,
             now=self._clock(),
         )
+        if isinstance(work, ApprovalWork) and not pending_previews(raw, bot=self.settings.bot):
+            work = Skipped(node, "no staged set waits for approval on this thread")
         if isinstance(work, Skipped):
             log.info("skipped %s: %s", node.url, work.reason)
             report.skipped.append(f"{node.url}: {work.reason}")
+        elif isinstance(work, ApprovalWork):
+            dispatch_approval(self.dispatcher, self.settings, work)
+            self._sent.add(work.request.jobid)
+            report.approvals.append(work.request.jobid)
+            self._to_acknowledge.append((thread.repo, node.as_trigger()))  # sent once: 👀
         elif isinstance(work, GoAwayWork):
             dispatch_go_away(self.dispatcher, self.settings, work)
             self._sent.add(work.request.jobid)

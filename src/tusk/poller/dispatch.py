@@ -13,10 +13,15 @@ import logging
 from typing import Any
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import GO_AWAY_EVENT_TYPE, SHARD_EVENT_TYPE, ContextDocument
+from tusk.contracts.models import (
+    APPROVAL_EVENT_TYPE,
+    GO_AWAY_EVENT_TYPE,
+    SHARD_EVENT_TYPE,
+    ContextDocument,
+)
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, GitHubError
-from tusk.poller.core import GoAwayWork, TaskWork
+from tusk.poller.core import ApprovalWork, GoAwayWork, TaskWork
 from tusk.shards import codec as shards
 
 log = logging.getLogger(__name__)
@@ -99,4 +104,22 @@ def dispatch_go_away(gateway: Gateway, settings: Settings, work: GoAwayWork) -> 
     )
     log.info(
         "dispatched %s for %s on %s", GO_AWAY_EVENT_TYPE, work.request.actor, work.request.repo
+    )
+
+
+def dispatch_approval(gateway: Gateway, settings: Settings, work: ApprovalWork) -> None:
+    """``@bot apply`` / ``@bot discard`` as one ``tusk-approval`` event (its own job type)."""
+    payload = work.request.model_dump(mode="json")
+    send(
+        gateway,
+        settings.control_repo,
+        {"event_type": APPROVAL_EVENT_TYPE, "client_payload": payload},
+    )
+    log.info(
+        "dispatched %s (%s) for %s on %s#%d",
+        APPROVAL_EVENT_TYPE,
+        work.request.verb,
+        work.request.actor,
+        work.request.repo,
+        work.request.number,
     )

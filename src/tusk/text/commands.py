@@ -23,6 +23,11 @@ you``): a request to leave must never become an agent task.
 
 Adding a verb is one entry in ``VERBS``. ``docs/bot-commands.md`` is the
 user-facing description.
+
+The approval verbs (``approval_command``) carry an argument, a staged set's
+digest, so they are read by a pattern of their own after a prose mention:
+``@bot apply``, ``@bot apply <digest>`` (backticks allowed) and ``@bot discard``,
+with nothing else on the line, so a task worded "@bot apply the patch" stays a task.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from tusk.text.mentions import mention_pattern, prose
 
@@ -141,3 +147,47 @@ def asks_to_leave(markdown: str | None, *, bot: str, phrase: str = "go away") ->
     """Does ``markdown`` ask the bot to go away (``phrase``: ``go_away.phrase``)?"""
     command = parse_command(markdown, bot=bot, verbs=with_phrases({"go_away": phrase}))
     return command is not None and command.verb == "go_away"
+
+
+# --------------------------------------------------------------------------- approval verbs
+
+ApprovalVerb = Literal["apply", "discard"]
+# ``@bot apply``, ``@bot apply sha256:<64 hex>`` (or the 64 hex alone), ``@bot discard``:
+# the verb as a whole word with nothing but the digest and closing punctuation after it,
+# so that a task worded like "@bot apply the patch from #3" stays a task.
+_APPROVAL = re.compile(
+    r"^[\s:,]*(?P<verb>apply|discard)"
+    r"(?:\s+`?(?P<digest>(?:sha256:)?[0-9A-Fa-f]{64})`?)?"
+    r"[\s.!]*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ApprovalCommand:
+    """``@bot apply [<digest>]`` or ``@bot discard``: an answer to a staged set's preview."""
+
+    verb: ApprovalVerb
+    digest: str | None = None  # as typed; ``tusk.approval.staged_set.normal_digest`` reads it
+
+
+def approval_command(markdown: str | None, *, bot: str) -> ApprovalCommand | None:
+    """The first prose mention that is an approval verb, or None. A discard never
+    carries a digest (it drops the set pending on the thread)."""
+    if not markdown:
+        return None
+    # The mention must be prose; what follows it is read as typed, since a digest
+    # copied from the preview comes in backticks (prose() blanks code spans in place).
+    source = markdown.replace("\r\n", "\n")
+    cleaned = prose(source)
+    for found in mention_pattern(bot).finditer(cleaned):
+        end = source.find("\n", found.end())
+        match = _APPROVAL.match(source[found.end() : end if end != -1 else len(source)])
+        if match is None:
+            continue
+        verb: ApprovalVerb = "apply" if match.group("verb").lower() == "apply" else "discard"
+        digest = match.group("digest")
+        if verb == "discard" and digest is not None:
+            continue
+        return ApprovalCommand(verb, digest)
+    return None

@@ -28,6 +28,7 @@ MarkerKind = Literal[
     "limit",
     "approval",
     "preview",
+    "verdict",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

@@ -1,0 +1,2 @@
+"""The apply action: ``@bot apply <digest>`` / ``@bot discard``, verified from GitHub, and an
+approved staged set applied exactly once (``tusk apply``)."""
