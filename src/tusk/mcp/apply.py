@@ -26,6 +26,7 @@ from pydantic import BaseModel, SecretStr
 from tusk.approval.staged_set import StagedOperation, StagedSet
 from tusk.approval.staging import bundle_bytes
 from tusk.contracts.config import Settings
+from tusk.contracts.models import is_valid_repo
 from tusk.github.gateway import Gateway
 from tusk.mcp import server
 from tusk.mcp.approval_push import take_kept
@@ -146,6 +147,16 @@ def report_path(run_dir: Path) -> Path:
     return run_dir / "apply-report.json"
 
 
+def apply_write_repos(settings: Settings, staged: StagedSet) -> frozenset[str]:
+    """Where an approved set may write, judged again now and never wider than at run
+    time: the trigger repository, the bot's fork of it under the upstream's name, and
+    ``agent.write_repos``. Repositories the task only named are not kept with the set,
+    so a write there is refused (``OUT_OF_SCOPE``) rather than trusted from the file."""
+    name = staged.repo.split("/", 1)[1]
+    configured = {repo.lower() for repo in settings.agent.write_repos if is_valid_repo(repo)}
+    return frozenset({staged.repo.lower(), f"{settings.bot}/{name}".lower()} | configured)
+
+
 def build_applier(
     settings: Settings,
     staged: StagedSet,
@@ -168,6 +179,7 @@ def build_applier(
         log_issue_url=staged.log_issue_url,
         blocklist=watch.start(),
         approval=False,
+        write_repos=apply_write_repos(settings, staged),
     )
     scope = ReadScope(
         trigger_repo=staged.repo,

@@ -65,6 +65,9 @@ def policy_config(
         log_issue_url=log_issue_url,
         blocklist=blocklist,
         approval=settings.approval_required(context.repo) or context.permission_config.approve,
+        write_repos=write_repositories(
+            context, allowed_users=settings.allowed_users, configured=settings.agent.write_repos
+        ),
     )
 
 
@@ -78,6 +81,7 @@ def run_policy(
     log_issue_url: str,
     blocklist: Blocklist,
     approval: bool,
+    write_repos: frozenset[str],
 ) -> PolicyConfig:
     """The policy of one run on ``repo``; the apply job of an approved set builds the
     run's again from it (with approval off)."""
@@ -102,9 +106,7 @@ def run_policy(
         fork_wait_seconds=settings.agent.fork_wait_seconds,
         edits_per_comment=settings.limits.edits_per_comment,
         writes_per_run=settings.limits.writes_per_run,
-        write_repos=write_repositories(
-            context, allowed_users=settings.allowed_users, configured=settings.agent.write_repos
-        ),
+        write_repos=write_repos,
     )
 
 
