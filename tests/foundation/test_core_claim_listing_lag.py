@@ -165,3 +165,20 @@ def test_the_claim_reads_the_issues_below_its_own_by_their_urls_back_past_the_le
         if entry["method"] == "GET" and "/issues/" in entry["path"]
     ]
     assert reads == [f"/repos/{CONTROL}/issues/2", f"/repos/{CONTROL}/issues/1"]
+
+
+def test_issues_a_listing_already_shows_are_not_read_again_by_their_urls(
+    local_github: Any,
+) -> None:
+    local_github.load(world([0.0, 0.0, 100_000.0]))  # the third new issue lags
+    gateway = local_github.gateway("agent")
+    for title in ("one", "two", "three"):
+        gateway.post(f"/repos/{CONTROL}/issues", json={"title": title})
+    start = len(local_github.journal())
+    assert new_claim(gateway).won
+    reads = [
+        entry["path"]
+        for entry in local_github.journal()[start:]
+        if entry["method"] == "GET" and "/issues/" in entry["path"]
+    ]
+    assert reads == [f"/repos/{CONTROL}/issues/3"]  # only the one the listing hides

@@ -25,7 +25,7 @@ is the second record that stops a rerun then.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -81,12 +81,21 @@ def issues_below(
     since: datetime,
     sleep: Callable[[float], None],
     pauses: Iterable[float] = IN_FLIGHT_PAUSES,
+    listed: Mapping[int, dict[str, Any]] | None = None,
 ) -> list[Slot]:
     """The issues numbered just below ``number``, read by their own URLs, down to the
-    first one created at or before ``since`` (included) or to issue 1."""
+    first one created at or before ``since`` (included) or to issue 1.
+
+    ``listed`` (``recent_issues``) saves the reads of numbers a listing already
+    showed: a listing may miss an issue or show an old version of it, but what it
+    shows is that issue (its author and the marker the bot wrote never change;
+    a stale state can only keep a claim, never unmake one). Every number the
+    listing does not show is read by its own URL."""
+    known = listed or {}
     slots: list[Slot] = []
     for below in range(number - 1, 0, -1):
-        slot = read_number(gateway, repo, below)
+        slot = Slot(below, "here", known[below]) if below in known else None
+        slot = slot or read_number(gateway, repo, below)
         slots.append(slot)
         moment = created_at(slot.item)
         if slot.fate == "here" and moment is not None and moment <= since:
@@ -97,6 +106,14 @@ def issues_below(
         sleep(pause)
         slots = [read_number(gateway, repo, s.number) if s.fate == "none" else s for s in slots]
     return slots
+
+
+def recent_issues(gateway: Gateway, repo: str) -> dict[int, dict[str, Any]]:
+    """The newest hundred issues a listing shows, by number: one request for what most
+    of a claim's own-URL reads would fetch one by one."""
+    params = {"state": "all", "sort": "created", "direction": "desc", "per_page": 100}
+    items = gateway.get(f"/repos/{repo}/issues", params=params) or []
+    return {int(item["number"]): dict(item) for item in items}
 
 
 def window_start(created: dict[str, Any], lease_minutes: float) -> datetime:

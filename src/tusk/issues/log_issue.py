@@ -312,8 +312,9 @@ def scanned_job_claims(
     start = claims.window_start(created, lease.minutes)
     found = []
     control = settings.control_repo
+    recent = claims.recent_issues(gateway, control)
     for slot in claims.issues_below(
-        gateway, control, int(created["number"]), since=start, sleep=sleep
+        gateway, control, int(created["number"]), since=start, sleep=sleep, listed=recent
     ):
         if slot.item is None:
             continue
