@@ -144,8 +144,15 @@ def test_readme_tables_list_exactly_the_inputs_and_outputs() -> None:
 def test_workflow_jobs_are_guarded_against_other_dispatches() -> None:
     from tusk.cli.init import TuskRef, caller_files
 
-    caller = caller_files(TuskRef.parse("acme/tusk@v1"))[".github/workflows/go-away.yml"]
-    for text in (caller, REUSABLE.read_text()):
-        workflow = yaml.safe_load(text)
-        for job in workflow["jobs"].values():
-            assert job["if"] == "github.event.action == 'tusk-go-away'"
+    # act ignores ``types:`` (reference/act.md), so each job checks the event itself: the
+    # caller runs for exactly the dispatches it listens to, each reusable job for its own.
+    caller = yaml.safe_load(
+        caller_files(TuskRef.parse("acme/tusk@v1"))[".github/workflows/go-away.yml"]
+    )
+    types = caller[True]["repository_dispatch"]["types"]  # YAML reads ``on`` as True
+    assert "tusk-go-away" in types
+    expected = " || ".join(f"github.event.action == '{kind}'" for kind in types)
+    assert [job["if"] for job in caller["jobs"].values()] == [expected]
+    reusable = yaml.safe_load(REUSABLE.read_text())
+    guards = [job["if"] for job in reusable["jobs"].values()]
+    assert sorted(guards) == sorted(f"github.event.action == '{kind}'" for kind in types)
