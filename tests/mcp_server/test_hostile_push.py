@@ -267,6 +267,13 @@ SECRET_PUSHES: dict[str, Any] = {
         w, files={"logo.png": b"\x89PNG\r\n\x1a\n\x00\x00" + TOKEN.encode() + b"\xff\x00"}
     ),
     "a file name": lambda w: commit_as(w, files={f"{TOKEN}.txt": b"hello\n"}),
+    # Wide text: no ASCII run of the token in the bytes, only in the text they encode.
+    "a UTF-16 file": lambda w: commit_as(
+        w, files={"notes.txt": ("token: " + TOKEN + "\n").encode("utf-16")}
+    ),
+    "a UTF-32 file without a byte order mark": lambda w: commit_as(
+        w, files={"notes.txt": ("token: " + TOKEN + "\n").encode("utf-32-le")}
+    ),
     "the author's name": lambda w: commit_as(w, f"user.name={TOKEN}"),
     "the committer's e-mail": lambda w: commit_as(w, f"user.email={TOKEN}@example.test"),
 }
