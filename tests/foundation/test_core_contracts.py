@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from tusk.contracts.models import (
     CONTRACT_MODELS,
+    ApprovalRequest,
     AuditRecord,
     BlockedRepo,
     BlockedUser,
@@ -58,6 +59,17 @@ SAMPLES: dict[str, BaseModel] = {
         trust_level="owner",
         comment_id="102",
         comment_url="https://github.com/alice/widgets/issues/1#issuecomment-102",
+        timestamp=WHEN,
+    ),
+    "approval-request": ApprovalRequest(
+        jobid="alice-widgets-103",
+        verb="apply",
+        digest="sha256:" + "ab" * 32,
+        actor="alice",
+        repo="alice/widgets",
+        number=1,
+        comment_id="103",
+        comment_url="https://github.com/alice/widgets/issues/1#issuecomment-103",
         timestamp=WHEN,
     ),
     "blocklist": Blocklist(
