@@ -1,10 +1,11 @@
-"""The network fence's decisions, rules and egress filter, pure."""
+"""The box's command line, the network's decisions and the egress filter, pure."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -16,74 +17,91 @@ from tusk.contracts.config import (
     parse_settings,
 )
 from tusk.errors import ConfigError
-from tusk.steps.run_claude.box import egress, fence
+from tusk.steps.run_claude.box import bwrap, egress, users
+from tusk.steps.run_claude.box import place as box_place
 from tusk.steps.run_claude.box.network import NetworkFenceError, plan_network
+from tusk.steps.run_claude.box.principal import Principal
 
-PLAN = fence.FencePlan(uid=4321, ports=(5000, 6000, 5000))
-
-
-def test_the_agent_may_reach_exactly_the_runs_loopback_ports_and_nothing_else() -> None:
-    rules = fence.ipv4_rules(PLAN)
-    assert rules[0] == ["-N", "TUSK-AGENT-4321"]
-    accepts = [r for r in rules if r[-1] == "ACCEPT"]
-    assert [r[r.index("--dport") + 1] for r in accepts] == ["5000", "6000"]
-    assert all(r[2:8] == ["-o", "lo", "-d", "127.0.0.1/32", "-p", "tcp"] for r in accepts)
-    assert rules[-3][-4:] == ["-j", "REJECT", "--reject-with", "tcp-reset"]
-    assert rules[-2] == [
-        "-A",
-        "TUSK-AGENT-4321",
-        "-j",
-        "REJECT",
-        "--reject-with",
-        "icmp-port-unreachable",
-    ]
-    # Only this run's uid jumps to the chain, first in OUTPUT (before Docker's or others').
-    assert rules[-1] == [
-        "-I", "OUTPUT", "1", "-m", "owner", "--uid-owner", "4321", "-j", "TUSK-AGENT-4321",
-    ]  # fmt: skip
+USER = Principal("tusk-agent-1-1-abcdef", 4321, 4322, Path("/home/tusk-agent-1-1-abcdef/home"))
+BASE = Path("/home/tusk-agent-1-1-abcdef")
+TOOLS = bwrap.Tools(bwrap="/usr/bin/bwrap", setpriv="/usr/bin/setpriv", socat="/usr/bin/socat")
 
 
-def test_ipv6_is_refused_whole_and_removal_names_only_this_uid() -> None:
-    assert not any(r[-1] == "ACCEPT" for r in fence.ipv6_rules(PLAN))
-    assert fence.removal(4321) == [
-        ["-D", "OUTPUT", "-m", "owner", "--uid-owner", "4321", "-j", "TUSK-AGENT-4321"],
-        ["-F", "TUSK-AGENT-4321"],
-        ["-X", "TUSK-AGENT-4321"],
-    ]
+def pairs(argv: Sequence[str], flag: str) -> list[str]:
+    return [argv[i + 1] for i, item in enumerate(argv[:-1]) if item == flag]
 
 
-def test_a_rule_that_fails_takes_the_rules_before_it_away() -> None:
-    calls: list[list[str]] = []
+def test_the_box_has_namespaces_of_its_own_and_a_read_only_host() -> None:
+    plan = bwrap.BoxPlan(
+        user=USER,
+        base=BASE,
+        cwd=BASE / "workspace",
+        socket_dir=Path("/r/sock"),
+        bridges=("model", "mcp"),
+        claude=Path("/opt/claude"),
+    )
+    argv = bwrap.box_argv(plan, ["claude", "-p"], tools=TOOLS)
+    box, _, rest = " ".join(argv).partition(" -- ")
+    for flag in ("--unshare-net", "--unshare-ipc", "--unshare-pid", "--unshare-uts"):
+        assert flag in box.split()
+    assert "--ro-bind / /" in box and "--die-with-parent" in box
+    assert pairs(argv, "--tmpfs") == ["/tmp", "/var/tmp", "/run", "/home"]
+    assert pairs(argv, "--bind") == [str(BASE), "/r/sock"]
+    assert f"--ro-bind /opt/claude {bwrap.CLAUDE_PATH}" in box
+    # Inside, the agent: its uid and group, no capabilities, nothing to gain.
+    assert rest.startswith(
+        "/usr/bin/setpriv --reuid=4321 --regid=4322 --clear-groups --inh-caps=-all "
+        "--bounding-set=-all --no-new-privs -- /bin/sh -c "
+    )
+    assert argv[-6:] == ["/usr/bin/socat", "4101=model", "4102=mcp", "--", "claude", "-p"]
 
-    def run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
-        calls.append(list(argv))
-        failing = "--dport" in argv and "6000" in argv
-        deleting = "-D" in argv and calls.count(list(argv)) > 1  # the second -D finds none
-        code = 1 if failing or deleting else 0
-        return subprocess.CompletedProcess(argv, code, "", "iptables: No chain/target/match")
 
-    with pytest.raises(fence.FenceError, match="could not be put up"):
-        fence.Fence({"iptables": "/usr/sbin/iptables"}, run=run).apply(PLAN)
-    assert calls[-2:] == [
-        ["/usr/sbin/iptables", "-w", "-F", "TUSK-AGENT-4321"],
-        ["/usr/sbin/iptables", "-w", "-X", "TUSK-AGENT-4321"],
-    ]
+def test_an_open_network_is_the_hosts_but_the_rest_of_the_box_stays() -> None:
+    plan = bwrap.BoxPlan(user=USER, base=BASE, cwd=BASE, share_net=True)
+    box = bwrap.box_argv(plan, ["true"], tools=TOOLS)
+    assert "--unshare-net" not in box
+    assert {"--unshare-ipc", "--unshare-pid", "--unshare-uts"} <= set(box)
 
 
-@pytest.mark.parametrize(
-    ("euid", "isolated", "found", "reason"),
-    [
-        (0, True, {"iptables": "/x", "ip6tables": "/y"}, None),
-        (1000, True, {"iptables": "/x"}, "not root"),
-        (0, False, {"iptables": "/x"}, "user isolation is off"),
-        (0, True, {"iptables": None, "tinyproxy": None}, "iptables, tinyproxy is not installed"),
-    ],
-)
-def test_why_the_fence_cannot_be_put_up(
-    euid: int, isolated: bool, found: dict[str, str | None], reason: str | None
+def test_a_box_the_kernel_refuses_is_found_before_the_agent_starts() -> None:
+    seen: list[list[str]] = []
+
+    def refusing(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        seen.append(argv)
+        return subprocess.CompletedProcess(
+            argv, 1, "", "bwrap: No permissions to create new namespace"
+        )
+
+    assert "No permissions" in (bwrap.problem(USER, BASE, tools=TOOLS, run=refusing) or "")
+    assert seen[0][-1] == "true" and "--unshare-net" in seen[0]
+
+    def working(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    assert bwrap.problem(USER, BASE, tools=TOOLS, run=working) is None
+
+
+def test_without_the_boxs_tools_the_run_says_which_package_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    said = fence.unavailable_reason(euid=euid, isolated=isolated, found=found)
-    assert said == reason or (reason is not None and said is not None and reason in said)
+    monkeypatch.setattr(
+        bwrap.shutil,
+        "which",
+        lambda name, path=None: None if name == "bwrap" else f"/usr/bin/{name}",
+    )
+    tools, reason = box_place.box_decision(isolated=True, run_dir=tmp_path)
+    assert tools is None and reason == "bubblewrap is not installed (apt-get install bubblewrap)"
+    assert box_place.box_decision(isolated=False, run_dir=tmp_path) == (
+        None,
+        "user isolation is off, so there is no agent user to box",
+    )
+
+
+def test_a_box_that_cannot_be_made_is_said_whole_in_the_isolation_note() -> None:
+    decision = users.Decision(True, "Claude Code runs as a separate unprivileged user")
+    note = box_place.isolation_note(decision, "the kernel refused the box's namespaces (x)")
+    assert "box is OFF (the kernel refused" in note and "abstract ones too" in note
+    assert "network, IPC, PID, UTS and mount" in box_place.isolation_note(decision, None)
 
 
 def test_the_network_is_fenced_by_default_and_says_how_many_hosts() -> None:
