@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.run_claude.conftest import require_root
-from tusk.steps.run_claude.box import bridge, bwrap, cleanup, folders, users
+from tusk.steps.run_claude.box import bridge, bwrap, cleanup, egress, folders, launch, users
 from tusk.steps.run_claude.box.principal import Principal
 
 pytestmark = pytest.mark.e2e
@@ -229,3 +229,35 @@ def test_the_box_sees_its_own_processes_and_a_read_only_host(
     assert lines[6] == "1"  # no capability left
     assert not Path("/tmp/x").exists() or Path("/tmp/x").stat().st_uid != user.uid
 
+
+def ask_proxy(port: int, request: bytes) -> str:
+    """The egress proxy's status line for one raw request."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(request)
+        return conn.recv(200).split(b"\r\n", 1)[0].decode()
+
+
+def test_the_egress_proxy_lets_through_connect_to_443_of_allowed_hosts_alone(
+    tmp_path: Path,
+) -> None:
+    """tinyproxy's ConnectPort limits CONNECT only: a plain GET to an allowed host would
+    reach any port. The filter matches the whole target, so plain HTTP is refused."""
+    require_root()
+    proxy = egress.start(["localhost"], run_dir=tmp_path, spawn=launch.Spawn())
+    try:
+        with tcp_server() as other:
+            tried = {
+                "connect-443": b"CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\n\r\n",
+                "connect-other": f"CONNECT localhost:{other} HTTP/1.1\r\n\r\n".encode(),
+                "get-allowed": f"GET http://localhost:{other}/ HTTP/1.1\r\n"
+                f"Host: localhost:{other}\r\n\r\n".encode(),
+                "get-80": b"GET http://localhost/ HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                "connect-unlisted": b"CONNECT 127.0.0.1:443 HTTP/1.1\r\n\r\n",
+            }
+            said = {what: ask_proxy(proxy.port, request) for what, request in tried.items()}
+    finally:
+        proxy.stop()
+    # Let through (nothing listens on 443 here, so tinyproxy cannot connect): not 403.
+    assert said["connect-443"].split()[1] != "403", said
+    for what in ("connect-other", "get-allowed", "get-80", "connect-unlisted"):
+        assert said[what].split()[1] == "403", (what, said[what])

@@ -147,31 +147,38 @@ def test_only_hostnames_may_be_allowed(host: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("allowed", "host", "passes"),
+    ("allowed", "target", "passes"),
     [
-        ("pypi.org", "pypi.org", True),
-        ("pypi.org", "PyPI.org", True),
-        ("pypi.org", "evilpypi.org", False),
-        ("pypi.org", "pypi.org.evil.com", False),
-        ("pypi.org", "pypiXorg", False),
-        ("*.example.com", "a.b.example.com", True),
-        ("*.example.com", "example.com", False),
-        ("*.example.com", "badexample.com", False),
-        ("registry.npmjs.org", "registry.npmjs.org", True),
+        ("pypi.org", "pypi.org:443", True),
+        ("pypi.org", "PyPI.org:443", True),
+        ("pypi.org", "pypi.org:22", False),  # CONNECT to another port
+        ("pypi.org", "pypi.org:4430", False),
+        ("pypi.org", "http://pypi.org/simple/", False),  # plain HTTP, even to an allowed host
+        ("pypi.org", "http://pypi.org:8080/", False),
+        ("pypi.org", "evilpypi.org:443", False),
+        ("pypi.org", "pypi.org.evil.com:443", False),
+        ("pypi.org", "pypiXorg:443", False),
+        ("*.example.com", "a.b.example.com:443", True),
+        ("*.example.com", "example.com:443", False),
+        ("*.example.com", "badexample.com:443", False),
+        ("*.example.com", "evil.com/x.example.com:443", False),
+        ("registry.npmjs.org", "registry.npmjs.org:443", True),
     ],
 )
-def test_the_egress_filter_lets_through_allowed_hosts_alone(
-    allowed: str, host: str, passes: bool
+def test_the_egress_filter_lets_through_connect_to_443_of_allowed_hosts_alone(
+    allowed: str, target: str, passes: bool
 ) -> None:
+    """Matched against the whole request target (FilterURLs On): CONNECT's is
+    host:port, a plain HTTP request's is its URL."""
     pattern = egress.filter_text([allowed]).strip()
-    assert bool(re.search(pattern, host, re.IGNORECASE)) is passes
+    assert bool(re.search(pattern, target, re.IGNORECASE)) is passes
 
 
 def test_the_egress_proxy_config_denies_by_default_and_drops_root() -> None:
     text = egress.config_text(
         port=3128, filter_path=egress.Path("/r/f"), drop_to=("nobody", "nogroup")
     )
-    for line in ("Listen 127.0.0.1", "FilterDefaultDeny Yes", "FilterURLs Off", "ConnectPort 443"):
+    for line in ("Listen 127.0.0.1", "FilterDefaultDeny Yes", "FilterURLs On", "ConnectPort 443"):
         assert line in text.splitlines()
     assert "User nobody" in text and "Port 3128" in text
 

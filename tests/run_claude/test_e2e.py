@@ -901,25 +901,32 @@ def test_a_reused_agent_user_in_a_privileged_group_is_refused(agent_user: str) -
         subprocess.run(["userdel", name], capture_output=True, check=False)
 
 
-def test_a_model_that_keeps_going_past_the_budget_is_stopped_and_the_log_says_so(
+def test_a_model_that_keeps_going_is_stopped_before_the_budget_and_the_log_says_so(
     e2e: E2E,
 ) -> None:
-    # Each scripted answer costs 100 input + 20 output tokens at opus prices (the
-    # family of Claude Code's default model): $0.003. The budget ends the third.
-    e2e.config = {"agent": {"linux_user": e2e.agent_user, "max_budget_usd": 0.008}}
+    # Output at opus prices ($75 per million), input free here so that only the output
+    # counts: each request holds at least 1,024 output tokens ($0.0768) against the
+    # budget until its answer (20 tokens: $0.0015) is metered. After three answers the
+    # $0.08 budget has no room for a fourth request's worst case: it is refused.
+    agent = {"linux_user": e2e.agent_user, "max_budget_usd": 0.08}
+    e2e.config = {"agent": {**agent, "prices": {"opus": {"input": 0, "output": 75}}}}
     e2e.model.tolerate_failures()
     steps = [tool("Bash", command=f"echo step {i}") for i in range(30)]
     result = e2e.run({"steps": steps, "conversations": [CONFIRM, history_conversation()]})
     assert result.outcome.kind == "budget", result.outcome
-    assert result.outcome.detail.startswith("budget exceeded: $0.0090 of a $0.0080 budget")
+    assert result.outcome.detail.startswith("budget exceeded: $0.0045 of a $0.0800 budget")
     requests_made = len(e2e.model.journal())
     assert requests_made == 3  # stopped at once; no continue asked the model anything
     assert result.spend is not None and result.spend.requests == 3
+    assert result.spend.cost_usd <= 0.08  # never past the budget
+    # Each request went with the max_tokens the budget left it, never Claude Code's own.
+    asked = [entry["request"]["max_tokens"] for entry in e2e.model.journal()]
+    assert all(1024 <= tokens < 1100 for tokens in asked), asked
     issue = e2e.log_issue()
     assert issue["state"] == "open" and "bug" in [label["name"] for label in issue["labels"]]
     summary, *_rest, error = e2e.log_comments()
-    assert "Model budget exceeded" in summary and "- model cost: $0.0090 of a $0.0080" in summary
-    assert "budget exceeded: $0.0090" in error
+    assert "Model budget exceeded" in summary and "- model cost: $0.0045 of a $0.0800" in summary
+    assert "budget exceeded: $0.0045" in error
     passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
     assert passes == ["Main session"]
 

@@ -42,10 +42,11 @@ def model_proxy(
 
 
 def budget_stop(meter: Meter) -> StopReason | None:
-    spend = meter.spend()
-    if not spend.exceeded:
+    if not meter.exceeded:
         return None
-    return StopReason("budget", f"budget exceeded: {spend.line()} (agent.max_budget_usd)")
+    spend = meter.spend()
+    room = "" if spend.exceeded else "; no room left for another request's worst case"
+    return StopReason("budget", f"budget exceeded: {spend.line()}{room} (agent.max_budget_usd)")
 
 
 def announce_budget(spend: Spend) -> None:
