@@ -21,6 +21,7 @@ from tusk.steps.run_claude.box import cleanup as box_cleanup
 from tusk.steps.run_claude.box import launch, place
 from tusk.steps.run_claude.inputs import JobInputs, JobResult
 from tusk.steps.run_claude.proxy import budget
+from tusk.steps.run_claude.proxy.record import RECORD_FILE, Record
 from tusk.steps.run_claude.session import mcp_process
 from tusk.steps.run_claude.session.cancel import Cancellation, Cancelled
 from tusk.steps.run_claude.session.passes import Passes, Stage, run_passes
@@ -85,8 +86,9 @@ def _run(inputs: JobInputs, stage: Stage, cancel: Cancellation) -> JobResult:
         services.server = mcp_process.start_for_run(
             inputs, runner=placed.runner, git=git, tokens=needed, bearer=mcp_bearer
         )
+        evidence = Record(inputs.run_dir / RECORD_FILE)  # what the transcript is built from
         proxy = services.proxy = budget.model_proxy(
-            inputs.settings, inputs.anthropic_base_url, credentials, meter
+            inputs.settings, inputs.anthropic_base_url, credentials, meter, evidence
         )
         proxy.start()
         network = place.settle_network(inputs, placed, services)
@@ -115,6 +117,7 @@ def _run(inputs: JobInputs, stage: Stage, cancel: Cancellation) -> JobResult:
             stage=stage,
             box=placed.box,
             bridges=place.bridged(services) if network.fenced else None,
+            record=evidence,
         )
         outcome, session_id = run_passes(inputs, passes, prompt)
         services.stop_servers()

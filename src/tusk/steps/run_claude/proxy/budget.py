@@ -11,6 +11,7 @@ from tusk.contracts.pricing import Spend
 from tusk.steps.run_claude.proxy.guard import RequestGuard
 from tusk.steps.run_claude.proxy.metering import Meter
 from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
+from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session.watch import StopReason
 
 SPEND_FILE = "spend.json"
@@ -32,13 +33,19 @@ def run_meter(settings: Settings) -> Meter:
 
 
 def model_proxy(
-    settings: Settings, upstream: str | None, credentials: Credentials, meter: Meter
+    settings: Settings,
+    upstream: str | None,
+    credentials: Credentials,
+    meter: Meter,
+    record: Record | None = None,
 ) -> ModelProxy:
     """The real key stays in this process: Claude Code talks to the proxy with this run's
     own proxy key. Until the fence is known to be up, the proxy lets the API reach
     nothing for the agent (fenced) either."""
     guard = RequestGuard(fenced=True, web_search="WebSearch" in settings.agent.builtin_tools)
-    return ModelProxy(upstream=upstream, credentials=credentials, meter=meter, guard=guard)
+    return ModelProxy(
+        upstream=upstream, credentials=credentials, meter=meter, guard=guard, record=record
+    )
 
 
 def budget_stop(meter: Meter) -> StopReason | None:

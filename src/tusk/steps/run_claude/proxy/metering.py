@@ -45,6 +45,7 @@ class UsageTap:
         request_max_tokens: int | None = None,
     ) -> None:
         self.streaming = streaming
+        self.also: Any = None  # another tap fed the same bytes (the proxy's record)
         self.model = request_model or ""
         self._request_bytes = request_bytes
         self._max_tokens = request_max_tokens or 0
@@ -65,6 +66,8 @@ class UsageTap:
         return self._parsed() is not None
 
     def feed(self, chunk: bytes) -> None:
+        if self.also is not None:
+            self.also.feed(chunk)
         if not self.streaming:
             if len(self._json) + len(chunk) <= MAX_JSON_BYTES:
                 self._json += chunk

@@ -34,7 +34,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,7 @@ from starlette.routing import Route
 from tusk.contracts.pricing import Spend, Usage
 from tusk.steps.run_claude.proxy.guard import RequestGuard, guard_refusal
 from tusk.steps.run_claude.proxy.metering import Meter, Reservation, UsageTap
+from tusk.steps.run_claude.proxy.record import AnswerTap, Record, tool_results
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 MAX_IN_FLIGHT = 4  # requests upstream at once; more wait for a slot
@@ -136,10 +137,14 @@ class _Slot:
         self._meter = meter
         self._held = True
         self.reservation: Reservation | None = None
+        self.on_settle: Callable[[], None] | None = None  # the exchange into the record
 
     def settle(self, model: str, usage: Usage) -> None:
         held, self.reservation = self.reservation, None
         self._meter.settle(held, model, usage)
+        recorded, self.on_settle = self.on_settle, None
+        if recorded is not None:
+            recorded()
 
     def release(self) -> None:
         held, self.reservation = self.reservation, None
@@ -157,6 +162,7 @@ def build_app(
     client_key: str,
     guard: RequestGuard | None = None,
     client: httpx.AsyncClient | None = None,
+    record: Record | None = None,
 ) -> Starlette:
     forwarder = _Forwarder(
         base=upstream.rstrip("/"),
@@ -165,6 +171,7 @@ def build_app(
         client_key=client_key,
         guard=guard if guard is not None else RequestGuard(),
         client=client,
+        record=record,
     )
     return Starlette(
         routes=[
@@ -253,6 +260,7 @@ class _Forwarder:
     client_key: str
     guard: RequestGuard
     client: httpx.AsyncClient | None = None  # given: the caller's to close
+    record: Record | None = None  # what the model was told and answered
     slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_IN_FLIGHT))
     _own_client: httpx.AsyncClient | None = None
 
@@ -353,6 +361,12 @@ class _Forwarder:
             request_max_tokens=asked.get("max_tokens"),
         )
         metered = path == METERED_PATH and answer.status_code == 200
+        if metered and self.record is not None:
+            answer_tap = tap.also = AnswerTap(streaming=tap.streaming)
+            record = self.record
+            slot.on_settle = lambda: record.exchange(
+                results=tool_results(body), answer=answer_tap.blocks()
+            )
         headers = response_headers(answer.headers.items())
         if not tap.streaming:
             return await self._whole_answer(answer, tap, metered, slot, headers)
@@ -456,6 +470,7 @@ class ModelProxy:
         client: httpx.AsyncClient | None = None,
         client_key: str | None = None,
         guard: RequestGuard | None = None,
+        record: Record | None = None,
     ) -> None:
         self.meter = meter
         self.client_key = client_key or new_client_key()  # what Claude Code sends as its key
@@ -467,6 +482,7 @@ class ModelProxy:
             client_key=self.client_key,
             guard=self.guard,
             client=client,
+            record=record,
         )
         self._sock = bind_loopback()
         self._server: Any = None

@@ -20,6 +20,7 @@ from tusk.steps.run_claude.box.principal import Principal
 from tusk.steps.run_claude.inputs import AUDIT_FILE, EVENTS_FILE, JobInputs, secret_values
 from tusk.steps.run_claude.proxy.budget import budget_stop
 from tusk.steps.run_claude.proxy.metering import Meter
+from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session import command, continues, mcp_process, run
 from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
 from tusk.steps.run_claude.writeup import progress, publish, summary
@@ -53,7 +54,9 @@ class Passes:
     lines: list[tuple[str, str]] = field(default_factory=list)
     stage: Stage = field(default_factory=Stage)
     box: Box | None = None  # the agent's box, or None: Claude Code runs without one
-    bridges: tuple[str, ...] | None = None  # the servers the box reaches; None: the host's network
+    # the servers the box reaches; None: the host's network
+    bridges: tuple[str, ...] | None = None
+    record: Record | None = None  # the run's own record: each pass goes in it
     audit_seen: int = 0  # audit records already shown in the step log
 
     def _boxed(self, argv: Sequence[str]) -> list[str]:
@@ -155,6 +158,8 @@ class Passes:
             kind or "main",
             [continues.HISTORY_TOOL] if kind == "history" else None,
         )
+        if self.record is not None:
+            self.record.pass_started(name, prompt)
         with self.events_path.open("a", encoding="utf-8") as events:
             events.write(command.tusk_event("pass", name=name, prompt=prompt))
             actions_edge.group(f"Claude Code: {name}")

@@ -38,10 +38,10 @@ from tusk.github.gateway import Gateway, GitHubError, NotFound
 from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comment, new_nonce
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
+from tusk.steps.run_claude.proxy.record import RECORD_FILE, transcript_events
 from tusk.steps.run_claude.writeup import summary
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
-from tusk.steps.run_claude.writeup.transcript import read_events
 from tusk.text.markers import first_marker, render_marker
 from tusk.text.render import render
 
@@ -346,11 +346,13 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     outcome = state.outcome or KILLED
     if outcome.kind == "setup_failed":
         return _setup_failure_parts(state, outcome, secrets)
-    events_path = run_dir / EVENTS_FILE
+    # The transcript's evidence is the model proxy's own record, never Claude Code's
+    # stream (events.jsonl), which a process of the agent's uid can write to.
+    record_path = run_dir / RECORD_FILE
     events = []
-    if events_path.is_file():
-        with events_path.open(encoding="utf-8") as handle:
-            events = read_events(handle)
+    if record_path.is_file():
+        with record_path.open(encoding="utf-8") as handle:
+            events = transcript_events(handle)
     records, problem = summary.read_audit(run_dir / AUDIT_FILE)
     staged = summary.read_staged(run_dir / STAGED_FILE)
     audit_path = run_dir / AUDIT_FILE
