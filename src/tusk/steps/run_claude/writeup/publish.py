@@ -356,14 +356,21 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     records, problem = summary.read_audit(run_dir / AUDIT_FILE)
     staged = summary.read_staged(run_dir / STAGED_FILE)
     audit_path = run_dir / AUDIT_FILE
-    audit = summary.audit_bodies(
-        audit_path.read_text(encoding="utf-8") if audit_path.is_file() else None,
-        records=records,
-        jobid=state.run.jobid,
-        run=state.nonce,
-        log_url=state.run.log_issue_url,
-        secrets=secrets,
-    )
+    audit_text = audit_path.read_text(encoding="utf-8") if audit_path.is_file() else None
+
+    def audit_for(transcript: Sequence[str]) -> list[str]:
+        return summary.audit_bodies(
+            audit_text,
+            records=records,
+            jobid=state.run.jobid,
+            run=state.nonce,
+            log_url=state.run.log_issue_url,
+            secrets=secrets,
+            transcript=transcript,
+        )
+
+    # The digest is of fixed length: the parts' count does not hang on the transcript.
+    audit = audit_for([])
 
     def summary_for(parts: int) -> summary.RunSummary:
         return summary.build_summary(
@@ -389,6 +396,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         secrets=secrets,
         bug_label=state.bug_label,
     )
+    audit = audit_for(comments.transcript)  # the audit names the transcript it covers
     approval = write_up_parts(run_dir, state.run, ok=outcome.ok, bot=state.bot)
     return summary.plan_parts(
         comments,
