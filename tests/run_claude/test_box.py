@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import socketserver
 import subprocess
 import tempfile
 import threading
@@ -50,28 +51,26 @@ attempt("udp", lambda: udp(resolver))
 """
 
 
+class _Hello(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        self.request.sendall(b"hello " + self.request.recv(100))
+
+
 @contextlib.contextmanager
-def tcp_server(host: str = "127.0.0.1", family: int = socket.AF_INET) -> Iterator[int]:
+def tcp_server(host: str = "127.0.0.1") -> Iterator[int]:
     """Answers each connection with "hello" and what it was sent (runs as root: a host
-    service the agent must not reach, unless bridged)."""
-    server = socket.socket(family)
-    server.bind((host, 0))
-    server.listen(16)
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(b"hello " + conn.recv(100))
-
-    threading.Thread(target=serve, daemon=True).start()
+    service the agent must not reach, unless bridged). Shut down whole on exit: a
+    listener left accepting would answer whoever gets its port next."""
+    server = socketserver.ThreadingTCPServer((host, 0), _Hello)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
     try:
-        yield int(server.getsockname()[1])
+        yield int(server.server_address[1])
     finally:
-        server.close()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 def resolver() -> str:
