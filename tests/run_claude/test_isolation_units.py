@@ -9,14 +9,12 @@ import os
 import pwd
 import shutil
 import stat
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
 
-from tests.root import require_root
 from tusk.steps.run_claude import runner_env
 from tusk.steps.run_claude.box import folders as box_folders
 from tusk.steps.run_claude.box import launch as box_launch
@@ -63,10 +61,16 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
     monkeypatch.setenv("TUSK_AGENT_TOKEN", "ghp_should_never_pass")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-key-never-passes")
     env = box_launch.agent_env(
-        home=Path("/h"), model_proxy_url="http://127.0.0.1:9", model_key="run-key", max_retries=0
+        home=Path("/h"),
+        tmp=Path("/t"),
+        model_proxy_url="http://127.0.0.1:9",
+        model_key="run-key",
+        max_retries=0,
     )
     assert set(env) == {
         "HOME",
+        "TMPDIR",
+        "CLAUDE_CODE_TMPDIR",
         "PATH",
         "SHELL",
         "LANG",
@@ -78,6 +82,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
     }
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
     assert env["ANTHROPIC_API_KEY"] == "run-key"
+    assert env["TMPDIR"] == env["CLAUDE_CODE_TMPDIR"] == "/t"  # never /tmp/claude-<uid>
     assert "ghp_should_never_pass" not in env.values()
     assert "sk-ant-real-key-never-passes" not in env.values()
 
@@ -85,6 +90,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
 def test_a_fenced_agent_reaches_the_web_through_the_egress_proxy_and_loopback_directly() -> None:
     env = box_launch.agent_env(
         home=Path("/h"),
+        tmp=Path("/t"),
         model_proxy_url="http://127.0.0.1:9",
         model_key="run-key",
         max_retries=0,
@@ -260,51 +266,3 @@ def test_run_user_names_keep_run_key_and_suffix_within_useradds_limit() -> None:
     long = box_users.run_user_name("a-very-long-prefix-for-agents", "98765432101-3", "a1b2c3")
     assert len(long) == 32 and long.endswith("-98765432101-3-a1b2c3")
     assert box_users.run_user_name("9Bad Prefix!", "1-1", "abcdef") == "t9badprefix-1-1-abcdef"
-
-
-def test_a_confinement_the_kernel_refuses_is_found_before_the_agent_starts() -> None:
-    """Root in a container without CAP_SYS_ADMIN has unshare but may not make a mount
-    namespace: the probe starts the very command the agent would get and says why."""
-    user = box_principal.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
-    tools = {"unshare": "unshare", "setpriv": "setpriv", "mount": "mount"}
-    seen: list[list[str]] = []
-
-    def refusing(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
-        seen.append(argv)
-        return subprocess.CompletedProcess(argv, 1, "", "unshare: Operation not permitted\n")
-
-    problem = box_launch.confinement_problem(user, tools=tools, run=refusing)
-    assert problem == "unshare: Operation not permitted"
-    assert seen == [box_launch.confined(["true"], user, tools=tools)]
-
-    def working(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.CompletedProcess(argv, 0, "", "")
-
-    assert box_launch.confinement_problem(user, tools=tools, run=working) is None
-
-
-def test_without_a_working_confinement_the_run_says_so_and_runs_unconfined(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Git as the agent and Claude Code follow one decision: a namespace the kernel
-    refuses (here: an unshare that fails) is neither used for one nor for the other."""
-    from tusk.steps.run_claude.box import launch as box_launch
-    from tusk.steps.run_claude.box import place as box_place
-
-    require_root("the confinement tests (it is only tried as root)")
-    failing = shutil.which("false")
-    assert failing is not None
-    monkeypatch.setattr(
-        box_launch,
-        "confinement_tools",
-        lambda: {"unshare": failing, "setpriv": "setpriv", "mount": "mount"},
-    )
-    agent = box_principal.Principal("tusk-agent", 4242, 4343, Path("/nonexistent"))
-    assert box_place.confinement(agent) is None
-    said = capsys.readouterr()
-    assert "The agent runs without its own mount namespace" in said.out + said.err
-    assert "CAP_SYS_ADMIN" in said.out + said.err
-    assert (
-        box_launch.agent_git(box_folders.run_dirs(Path("/nonexistent")), agent, None).confine
-        is None
-    )

@@ -224,17 +224,20 @@ def test_a_gateway_token_is_sent_as_a_bearer(upstream: Upstream) -> None:
 
 def test_past_the_budget_the_proxy_refuses_further_requests_without_a_retry() -> None:
     told: list[Spend] = []
-    meter = Meter(budget_usd=0.0001, on_exceeded=told.append)
+    # Room for one small opus answer (100 tokens: $0.0075), not for a second.
+    meter = Meter(budget_usd=0.0085, on_exceeded=told.append)
     script = {"steps": [{"text": "one"}, {"text": "two"}]}
     with ModelServer(script) as model:
         with ModelProxy(upstream=model.url, credentials=Credentials(), meter=meter) as proxy:
-            first = post(proxy, {"model": "claude-opus-5-5", "stream": True})
+            asked = {"model": "claude-opus-5-5", "stream": True, "max_tokens": 100}
+            first = post(proxy, asked)
             assert first.status_code == 200 and "message_stop" in first.text
-            second = post(proxy, {"model": "claude-opus-5-5", "stream": False})
+            second = post(proxy, {**asked, "stream": False})
         assert len(model.journal()) == 1  # the second request never left the proxy
     assert second.status_code == 400  # Claude Code does not retry a 400
     assert second.json()["error"]["message"].startswith("budget exceeded: this run spent $")
     assert len(told) == 1 and told[0].priced_as == ("opus",)
+    assert meter.spend().cost_usd <= 0.0085
 
 
 def test_the_proxy_forwards_only_the_messages_api() -> None:
@@ -393,6 +396,7 @@ class Answers:
 
     def __init__(self, answer: Any) -> None:
         self.requests = 0
+        self.bodies: list[bytes] = []
         self.lock = threading.Lock()
         owner = self
 
@@ -403,9 +407,10 @@ class Answers:
                 pass
 
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 with owner.lock:
                     owner.requests += 1
+                    owner.bodies.append(body)
                 answer(self)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -510,10 +515,11 @@ def test_a_stream_cut_before_its_usage_is_metered_by_what_passed() -> None:
     assert used.output_tokens >= 10 * len(text) // 4  # at least what 2,000 words take
 
 
-def test_a_burst_of_requests_cannot_run_far_past_the_budget() -> None:
-    """Spend is known only when an answer ends: requests fired all at once would all be
-    let through. At most MAX_IN_FLIGHT are upstream at a time, and the budget is checked
-    as each is let through."""
+def test_forty_parallel_requests_never_spend_past_the_budget() -> None:
+    """Spend is known only when an answer ends, so requests fired all at once would
+    all be let through: each first holds its worst case (its input by size, its whole
+    max_tokens at the model's price) against the budget, and what does not fit is
+    refused before it reaches the API."""
     release = threading.Event()
 
     def costly(handler: BaseHTTPRequestHandler) -> None:
@@ -524,23 +530,71 @@ def test_a_burst_of_requests_cannot_run_far_past_the_budget() -> None:
         handler.wfile.write(SSE)  # 1,000 in + 300 out of claude-haiku-4-5: $0.00255
 
     api = Answers(costly)
-    meter = Meter(budget_usd=0.002)  # less than one answer: the first to end passes it
+    # The worst case of each: 3,000 bytes in (1,500 tokens at the cache-write rate) and
+    # 300 out: $0.003375; the budget holds five of them, not six.
+    meter = Meter(budget_usd=0.018)
+    body = {"model": "claude-haiku-4-5", "stream": True, "max_tokens": 300}
+    body["system"] = "x" * (3000 - len(json.dumps({**body, "system": ""})))
     try:
         with (
             ModelProxy(upstream=api.url, credentials=Credentials(), meter=meter) as proxy,
-            ThreadPoolExecutor(max_workers=20) as pool,
+            ThreadPoolExecutor(max_workers=40) as pool,
         ):
-            futures = [
-                pool.submit(post, proxy, {"model": "claude-haiku-4-5", "stream": True})
-                for _ in range(20)
-            ]
+            futures = [pool.submit(post, proxy, body) for _ in range(40)]
             wait_for(lambda: api.requests == MAX_IN_FLIGHT)
-            time.sleep(0.3)  # the others would have gone upstream by now
-            assert api.requests == MAX_IN_FLIGHT
             release.set()
-            statuses = sorted(f.result().status_code for f in futures)
+            statuses = [f.result().status_code for f in futures]
+            refusals = [f.result().json() for f in futures if f.result().status_code != 200]
     finally:
         release.set()
         api.close()
-    assert api.requests == MAX_IN_FLIGHT
-    assert statuses == [200] * MAX_IN_FLIGHT + [400] * (20 - MAX_IN_FLIGHT)
+    # Five worst cases fit at first; as answers end, their real cost takes the place of
+    # their reservation and the room left lets a few more through, never past it.
+    assert 5 <= statuses.count(200) == api.requests < 8
+    assert meter.spend().cost_usd <= 0.018 and meter.reserved_usd == pytest.approx(0)
+    assert meter.exceeded  # the session is stopped: the budget has no room left
+    assert "worst case" in refusals[0]["error"]["message"]
+
+
+def test_near_the_budget_a_request_gets_the_max_tokens_the_budget_leaves() -> None:
+    def record(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        handler.wfile.write(SSE)
+
+    api = Answers(record)
+    meter = Meter(budget_usd=0.05)  # haiku output at $5/M: room for some 10,000 tokens
+    try:
+        with ModelProxy(upstream=api.url, credentials=Credentials(), meter=meter) as proxy:
+            asked = {"model": "claude-haiku-4-5", "stream": True, "max_tokens": 128000}
+            assert post(proxy, asked).status_code == 200
+    finally:
+        api.close()
+    (sent,) = [json.loads(body) for body in api.bodies]
+    assert 9000 < sent["max_tokens"] < 10000  # lowered: the answer cannot cost more
+
+
+def test_a_request_body_past_the_cap_is_refused_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tusk.steps.run_claude.proxy import proxy as model_proxy
+
+    monkeypatch.setattr(model_proxy, "MAX_REQUEST_BYTES", 10_000)
+    api = Answers(lambda handler: handler.send_response(500))
+    try:
+        with ModelProxy(
+            upstream=api.url, credentials=Credentials(), meter=Meter(budget_usd=5)
+        ) as proxy:
+            big = {"model": "claude-haiku-4-5", "max_tokens": 10, "system": "x" * 20_000}
+            answer = post(proxy, big)
+            # without Content-Length: a chunked body is counted as it comes
+            chunks = iter([json.dumps(big).encode()[i : i + 1000] for i in range(0, 20_100, 1000)])
+            chunked = requests.post(
+                f"{proxy.url}/v1/messages",
+                data=chunks,
+                headers={"x-api-key": proxy.client_key},
+                timeout=10,
+            )
+    finally:
+        api.close()
+    assert answer.status_code == 413 and chunked.status_code == 413
+    assert api.requests == 0

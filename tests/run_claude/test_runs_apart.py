@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import select
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -23,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from tests.run_claude.conftest import require_root
+from tusk.steps.run_claude.box import bwrap
 from tusk.steps.run_claude.box import cleanup as box_cleanup
-from tusk.steps.run_claude.box import fence
 from tusk.steps.run_claude.box import folders as box_folders
 from tusk.steps.run_claude.box import launch as box_launch
 from tusk.steps.run_claude.box import principal as box_principal
@@ -160,35 +159,6 @@ def test_creating_a_runs_user_clears_its_uid_first(
         box_users.delete_run_user(user)
 
 
-def test_a_dead_runs_rules_for_a_reused_uid_give_way_to_the_new_runs(agent_user: str) -> None:
-    """The fence of a run killed before its cleanup stays in the kernel; the uid's next
-    user must get its own rules, not a refusal and not the old ports."""
-    require_root()
-    found = fence.tools()
-    user = box_users.create_run_user(agent_user, "rules-1")
-    the_fence = fence.Fence(found)
-    try:
-        the_fence.apply(fence.FencePlan(uid=user.uid, ports=(1111,)))  # the dead run's
-        the_fence.apply(fence.FencePlan(uid=user.uid, ports=(2222,)))  # the new run's
-        chain = subprocess.run(
-            [found["iptables"] or "iptables", "-w", "-S", fence.chain_name(user.uid)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        assert "--dport 2222" in chain and "--dport 1111" not in chain
-        jumps = subprocess.run(
-            [found["iptables"] or "iptables", "-w", "-S", "OUTPUT"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        assert jumps.count(f"--uid-owner {user.uid} ") == 1
-    finally:
-        the_fence.remove(user.uid)
-        box_users.delete_run_user(user)
-
-
 def test_another_runs_agent_cannot_read_this_runs_context(agent_user: str, tmp_path: Path) -> None:
     require_root()
     ours = box_users.create_run_user(agent_user, "ctx-1")
@@ -208,90 +178,120 @@ def test_another_runs_agent_cannot_read_this_runs_context(agent_user: str, tmp_p
             box_users.delete_run_user(principal)
 
 
-PROBE_SOCKETS = """
-import socket, subprocess, sys
-for path in sys.argv[1:]:
-    s = socket.socket(socket.AF_UNIX)
-    try:
-        s.connect(path)
-        print("open", flush=True)
-    except OSError as error:
-        print("refused", type(error).__name__, flush=True)
-undo = subprocess.run(["umount", sys.argv[1].rsplit("/", 1)[0]], capture_output=True)
-print("unmounted" if undo.returncode == 0 else "cannot unmount")
-"""
-
-
-def test_the_agent_cannot_reach_local_services_that_reach_the_network(agent_user: str) -> None:
-    """systemd-resolved answers DNS questions (and so sends a name out) for any user over
-    D-Bus or its own socket; no firewall rule sees a Unix socket. The agent runs in a
-    mount namespace of its own where such sockets are covered up: a folder of them
-    (as /run/dbus) and a socket file (as /run/snapd.socket)."""
-    require_root()
-    tools = box_launch.confinement_tools()
-    assert tools is not None, "util-linux (unshare, setpriv, mount) is missing"
-    user = box_users.create_run_user(agent_user, "masked-1")
-    folder = Path(tempfile.mkdtemp(prefix="tusk-service-", dir="/run"))
-    servers = []
-    try:
-        folder.chmod(0o755)
-        for path in (folder / "bus", folder.with_suffix(".sock")):
-            server = socket.socket(socket.AF_UNIX)
-            server.bind(str(path))
-            path.chmod(0o777)  # as a service's world-writable socket is
-            server.listen(4)
-            servers.append(server)
-        probe = ["python3", "-c", PROBE_SOCKETS, str(folder / "bus"), str(folder) + ".sock"]
-        masked = (folder, folder.with_suffix(".sock"))
-
-        def run(tools: dict[str, str] | None) -> str:
-            launch = box_launch.agent_launch(probe, user, tools=tools, masked=masked)
-            done = subprocess.run(
-                launch.argv,
-                capture_output=True,
-                text=True,
-                env={"PATH": box_principal.SAFE_PATH},
-                cwd="/",
-                user=launch.spawn.user,
-                group=launch.spawn.group,
-                extra_groups=launch.spawn.extra_groups,
-                umask=launch.spawn.umask,
-                start_new_session=True,
-            )
-            return done.stdout + done.stderr
-
-        assert run(None) == "open\nopen\ncannot unmount\n"  # dropped to the user alone
-        assert run(tools) == (
-            "refused FileNotFoundError\nrefused ConnectionRefusedError\ncannot unmount\n"
-        )
-        assert [p.name for p in folder.iterdir()] == ["bus"]  # the host's view is untouched
-    finally:
-        for server in servers:
-            server.close()
-        folder.with_suffix(".sock").unlink(missing_ok=True)
-        shutil.rmtree(folder, ignore_errors=True)
-        box_users.delete_run_user(user)
-
-
-def test_git_the_runner_runs_as_the_agent_runs_confined_too(
+def test_git_the_runner_runs_as_the_agent_runs_in_a_box_too(
     agent_user: str, tmp_path: Path
 ) -> None:
-    """A process of the agent's uid outside its namespace would let the agent open the
-    covered-up sockets through /proc/<pid>/root: the workspace's git runs inside."""
+    """A process of the agent's uid outside its box would let the agent reach the host
+    through /proc/<pid>/root: the workspace's git runs in a box of the same kind."""
     require_root()
-    from tusk.steps.run_claude.box import launch as box_launch
-    from tusk.steps.run_claude.box import place as box_place
-
+    tools = bwrap.tools()
+    assert tools is not None, f"missing: {bwrap.missing_tools()}"
     user = box_users.create_run_user(agent_user, "git-1")
     dirs = box_folders.prepare_run_dirs(box_folders.agent_base(user), agent=user)
     try:
         as_user(user, ["git", "init", "-q", str(dirs.workspace)])
-        git = box_launch.agent_git(dirs, user, box_place.confinement(user))  # probed: it works here
+        box = bwrap.Box(tools, user, dirs.base, tmp_path / "sock")
+        git = box_launch.agent_git(dirs, user, box)
         assert git.confine is not None
         done = git.run(["rev-parse", "--show-toplevel"])
         assert done.returncode == 0, done.stderr
-        mounts = git.run(["-c", "alias.m=!cat /proc/self/mountinfo", "m"]).stdout.decode()
-        assert "tusk-masked" in mounts or not any(p.exists() for p in box_launch.MASKED_PATHS)
+        seen = git.run(["-c", "alias.m=!hostname; id -u; ls /run", "m"]).stdout.decode()
+        assert seen.split() == [bwrap.HOSTNAME, str(user.uid), "tusk"]
     finally:
+        box_cleanup.remove_agent_traces(dirs, user)
+        box_users.delete_run_user(user)
+
+
+# keyctl(2) and add_key(2) by number (x86_64, aarch64): Python has no binding.
+KEYS = """
+import ctypes, platform, sys
+libc = ctypes.CDLL(None, use_errno=True)
+add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+if sys.argv[1] == "add":
+    key = libc.syscall(add_key, b"user", b"tusk-drop", b"left for the next run", 21, -4)
+    print("added" if key > 0 else f"failed {ctypes.get_errno()}")
+else:
+    found = libc.syscall(keyctl, 10, -4, b"user", b"tusk-drop", 0)  # KEYCTL_SEARCH
+    print("found" if found > 0 else "gone")
+"""
+
+
+def as_uid(uid: int, argv: list[str]) -> str:
+    """As a bare uid, whether or not the system still names it."""
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=True,
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        env={"PATH": box_principal.SAFE_PATH},
+        cwd="/",
+    ).stdout.strip()
+
+
+def test_a_key_the_agent_leaves_in_its_keyring_is_gone_before_its_uid_is_reused(
+    agent_user: str,
+) -> None:
+    """The kernel keeps a uid's user keyring after userdel, and useradd hands the uid
+    out again: a key left there would be the next run's to read."""
+    require_root()
+    user = box_users.create_run_user(agent_user, "keys-1")
+    try:
+        assert as_user(user, ["python3", "-I", "-c", KEYS, "add"]).strip() == "added"
+        assert as_uid(user.uid, ["python3", "-I", "-c", KEYS, "find"]) == "found"
+        assert box_users.delete_run_user(user)
+        assert as_uid(user.uid, ["python3", "-I", "-c", KEYS, "find"]) == "gone"
+    finally:
+        box_cleanup.clear_keyrings(user.uid, user.gid)
+        box_users.delete_run_user(user)
+
+
+def test_without_its_box_what_the_agent_left_anywhere_world_writable_is_found(
+    agent_user: str, tmp_path: Path
+) -> None:
+    """A world-writable folder on no list (as /var/lib/php/sessions, mode 1733, on
+    GitHub's Ubuntu images): a run without its box is cleaned up by scanning."""
+    require_root()
+    user = box_users.create_run_user(agent_user, "scan-1")
+    dirs = box_folders.prepare_run_dirs(box_folders.agent_base(user), agent=user)
+    drop = Path(tempfile.mkdtemp(prefix="tusk-sessions-", dir="/var/lib"))
+    try:
+        drop.chmod(0o1733)
+        left = drop / f"sess-{user.name}"
+        as_user(user, ["sh", "-c", f"echo left > {left}"])
+        box_cleanup.remove_agent_traces(dirs, user)  # the list alone misses it
+        assert left.exists()
+        assert drop in box_cleanup.world_writable_dirs()
+        box_cleanup.remove_agent_traces(dirs, user, scan_host=True)
+        assert not left.exists()
+    finally:
+        shutil.rmtree(drop, ignore_errors=True)
+        box_cleanup.remove_agent_traces(dirs, user)
+        box_users.delete_run_user(user)
+
+
+def test_in_its_box_the_agent_writes_nothing_to_the_host(agent_user: str) -> None:
+    require_root()
+    tools = bwrap.tools()
+    assert tools is not None, f"missing: {bwrap.missing_tools()}"
+    user = box_users.create_run_user(agent_user, "ro-1")
+    dirs = box_folders.prepare_run_dirs(box_folders.agent_base(user), agent=user)
+    drop = Path(tempfile.mkdtemp(prefix="tusk-sessions-", dir="/var/lib"))
+    try:
+        drop.chmod(0o1733)
+        box = bwrap.Box(tools, user, dirs.base, dirs.base / "sock")
+        tried = f"echo left > {drop}/x 2>&1; echo left > {dirs.workspace}/ok && echo own-ok"
+        done = subprocess.run(
+            box.plain(["/bin/sh", "-c", tried], cwd=dirs.workspace),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "Read-only file system" in done.stderr and "own-ok" in done.stdout
+        assert list(drop.iterdir()) == []
+    finally:
+        shutil.rmtree(drop, ignore_errors=True)
         box_cleanup.remove_agent_traces(dirs, user)
         box_users.delete_run_user(user)

@@ -119,3 +119,29 @@ def test_audit_records_holding_a_secret_are_withheld_not_redacted(gh: Any, tmp_p
     bodies = [c["body"] for c in log_comments(gh)]
     assert not any("ghp_secretsecretsecret" in body for body in bodies)
     assert any("The audit records are not posted here" in body for body in bodies)
+
+
+def test_the_audit_covers_the_transcript_so_a_changed_transcript_fails_to_verify(
+    gh: Any, tmp_path: Path
+) -> None:
+    """The audit's markers name the digest of the run's transcript comments: whoever
+    edits the transcript afterwards (anyone with write access may edit any comment)
+    breaks `tusk audit verify` as surely as an edited audit record does."""
+    folder = with_trigger(gh, run_dir(tmp_path, gh, OK))
+    _, report = writeup.write_up(folder, gh.gateway("agent"))
+    assert report.complete
+    comments = log_comments(gh)
+    _, verdict = verify_comments(comments)
+    assert verdict.ok, verdict.message
+    (transcript,) = [c for c in comments if "transcript-1" in c["body"].split("\n", 1)[0]]
+    edited = transcript["body"].replace("step 0", "step 0, and every test passed")
+    assert edited != transcript["body"]
+    gh.gateway("agent").patch(
+        f"/repos/{CONTROL}/issues/comments/{transcript['id']}", json={"body": edited}
+    )
+    _, verdict = verify_comments(log_comments(gh))
+    assert not verdict.ok and "transcript on this issue is not the one" in verdict.message
+    # A transcript comment taken away is found the same way.
+    gh.gateway("agent").delete(f"/repos/{CONTROL}/issues/comments/{transcript['id']}")
+    _, verdict = verify_comments(log_comments(gh))
+    assert not verdict.ok and "transcript" in verdict.message

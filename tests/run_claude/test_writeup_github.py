@@ -13,6 +13,7 @@ import pytest
 from tusk.audit.chain import AuditLog
 from tusk.contracts.models import RunMetadata
 from tusk.github.once import Patience
+from tusk.steps.run_claude.proxy.record import RECORD_FILE
 from tusk.steps.run_claude.writeup import publish as writeup
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.text.markers import job_marker
@@ -84,10 +85,10 @@ def run_dir(tmp_path: Path, gh: Any, outcome: Outcome | None, *, events: int = 3
         ),
     )
     lines = [
-        {"type": "assistant", "message": {"content": [{"type": "text", "text": f"step {i}"}]}}
+        {"type": "exchange", "results": [], "answer": [{"type": "text", "text": f"step {i}"}]}
         for i in range(events)
     ]
-    (folder / writeup.EVENTS_FILE).write_text("".join(json.dumps(e) + "\n" for e in lines))
+    (folder / RECORD_FILE).write_text("".join(json.dumps(e) + "\n" for e in lines))
     log = AuditLog(folder / writeup.AUDIT_FILE, clock=lambda: datetime(2026, 1, 1, tzinfo=UTC))
     log.append(
         tool="create_comment",

@@ -10,6 +10,7 @@ from typing import Any
 
 from test_writeup_github import BOT, CONTROL, JOBID, OK, run_dir, scenario, write_up
 
+from tusk.steps.run_claude.proxy.record import RECORD_FILE
 from tusk.steps.run_claude.writeup import publish as writeup
 
 
@@ -18,9 +19,9 @@ def long_events(folder: Path, count: int) -> None:
     lines = []
     for i in range(count):
         text = "".join(hashlib.sha256(f"{i}-{j}".encode()).hexdigest() for j in range(300))
-        turn = {"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}}
+        turn = {"type": "exchange", "results": [], "answer": [{"type": "text", "text": text}]}
         lines.append(json.dumps(turn) + "\n")
-    (folder / writeup.EVENTS_FILE).write_text("".join(lines))
+    (folder / RECORD_FILE).write_text("".join(lines))
 
 
 def test_a_long_transcript_is_posted_paced_under_the_content_limit(

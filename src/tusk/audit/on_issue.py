@@ -17,6 +17,7 @@ Pure: ``audit_comments`` (compose) and ``read_audit_parts`` (parse + join).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +72,11 @@ def audit_comments(
     head: str,
     log_url: str,
     limit: int = BODY_LIMIT,
+    transcript: str | None = None,
 ) -> list[str]:
-    """The comments that carry ``text`` (an audit.jsonl) on the log issue, in order."""
+    """The comments that carry ``text`` (an audit.jsonl) on the log issue, in order.
+    ``transcript``: the digest of the run's transcript comments (``transcript_digest``),
+    named in every part's marker, so that verifying the audit checks them too."""
     if "\n" not in text and text:
         text += "\n"
     pieces = slices(text, limit - FRAME_ROOM) or [""]
@@ -92,6 +96,7 @@ def audit_comments(
                 "records": records,
                 "head": head,
                 "open": not piece.endswith("\n") and bool(piece),
+                **({"transcript": transcript} if transcript else {}),
             },
         )
         span = f"records {first_record}–{last_record} of {records}" if records else "no records"
@@ -122,6 +127,7 @@ class AuditSet:
     head: str
     bodies: dict[int, str]
     edited: tuple[int, ...] = ()
+    transcript: str | None = None  # the digest of the run's transcript comments
 
     @property
     def complete(self) -> bool:
@@ -161,7 +167,15 @@ def audit_sets(comments: Iterable[Mapping[str, Any]]) -> list[AuditSet]:
             except (KeyError, TypeError, ValueError):
                 continue
             found = sets.setdefault(
-                key, {"parts": parts, "records": records, "head": head, "bodies": {}, "edited": []}
+                key,
+                {
+                    "parts": parts,
+                    "records": records,
+                    "head": head,
+                    "bodies": {},
+                    "edited": [],
+                    "transcript": marker.get("transcript"),
+                },
             )
             if (parts, records, head) != (found["parts"], found["records"], found["head"]):
                 continue  # a part of another shape cannot belong to this set
@@ -177,6 +191,7 @@ def audit_sets(comments: Iterable[Mapping[str, Any]]) -> list[AuditSet]:
             head=found["head"],
             bodies={part: body for part, (body, _) in found["bodies"].items()},
             edited=tuple(sorted(found["edited"])),
+            transcript=str(found["transcript"]) if found["transcript"] else None,
         )
         for key, found in sets.items()
     ]
@@ -231,4 +246,42 @@ def verify_comments(comments: Sequence[Mapping[str, Any]]) -> tuple[AuditSet | N
                 False, 0, "", f"audit part(s) {', '.join(map(str, missing))} missing"
             )
         return None, Verdict(False, 0, "", "no audit log on this issue")
-    return complete[-1], verify_set(complete[-1])
+    chosen = complete[-1]
+    verdict = verify_set(chosen)
+    if verdict.ok and chosen.transcript is not None:
+        posted = transcript_digest(posted_transcript(comments, chosen))
+        if posted != chosen.transcript:
+            message = (
+                "the transcript on this issue is not the one the audit names (digest "
+                f"{posted}, not {chosen.transcript}): a transcript comment was changed, "
+                "added or removed after it was posted"
+            )
+            return chosen, Verdict(False, verdict.records, verdict.head, message)
+    return chosen, verdict
+
+
+# The run's transcript comments, as run-claude's write-up marks them.
+TRANSCRIPT_PART = "transcript-"
+
+
+def transcript_digest(texts: Sequence[str]) -> str:
+    """The digest the audit's markers name: of each transcript comment's text, in order."""
+    return hashlib.sha256("\0".join(texts).encode("utf-8")).hexdigest()
+
+
+def posted_transcript(comments: Iterable[Mapping[str, Any]], audit_set: AuditSet) -> list[str]:
+    """The texts of the transcript comments of ``audit_set``'s run, in part order."""
+    found: dict[int, str] = {}
+    for comment in comments:
+        head, _, text = str(comment.get("body") or "").partition("\n")
+        markers = parse_markers(head, "writeup")
+        marker = markers[0] if markers else None
+        if marker is None or marker.get("jobid") != audit_set.jobid:
+            continue
+        part = str(marker.get("part") or "")
+        if marker.get("nonce") != audit_set.run or not part.startswith(TRANSCRIPT_PART):
+            continue
+        index = part[len(TRANSCRIPT_PART) :]
+        if index.isdigit():
+            found.setdefault(int(index), text)
+    return [found[i] for i in sorted(found)]

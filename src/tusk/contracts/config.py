@@ -281,7 +281,7 @@ class Agent(Section):
     )
     network_required: bool = Field(
         True,
-        description="false: where the fence cannot be put up (no root, no iptables), run "
+        description="false: where the fence cannot be put up (no root, no box), run "
         "with the network open and say so, instead of stopping",
     )
     approval: Literal["off", "required"] | tuple[RepoName, ...] = Field(

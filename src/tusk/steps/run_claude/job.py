@@ -18,9 +18,10 @@ from tusk import actions_edge
 from tusk.github.gateway import Gateway
 from tusk.steps.run_claude import limits_check
 from tusk.steps.run_claude.box import cleanup as box_cleanup
-from tusk.steps.run_claude.box import fence, launch, place
+from tusk.steps.run_claude.box import launch, place
 from tusk.steps.run_claude.inputs import JobInputs, JobResult
 from tusk.steps.run_claude.proxy import budget
+from tusk.steps.run_claude.proxy.record import RECORD_FILE, Record
 from tusk.steps.run_claude.session import mcp_process
 from tusk.steps.run_claude.session.cancel import Cancellation, Cancelled
 from tusk.steps.run_claude.session.passes import Passes, Stage, run_passes
@@ -74,33 +75,35 @@ def _run(inputs: JobInputs, stage: Stage, cancel: Cancellation) -> JobResult:
     credentials = budget.model_credentials(inputs.secrets)
     decision = place.isolation_decision(inputs)
     stage.isolation = decision.reason
-    network = place.decide_network(inputs.settings, isolated=decision.enabled)
-    stage.network = network.status
-    placed = place.place(inputs, decision, network)
-    services = place.Services(fenced=fence.Fence(fence.tools()))
+    placed = place.place(inputs, decision)
+    stage.isolation, stage.network = placed.isolation_note, placed.network.status
+    services = place.Services()
     meter = stage.meter = budget.run_meter(inputs.settings)
     mcp_bearer = secrets_module.token_urlsafe(32)  # this run's MCP endpoint only
     try:
         prompt, claude = prepare.prepare(inputs, placed, read_token=needed["read_token"])
-        git = launch.agent_git(placed.dirs, placed.agent, placed.confine)
-        server = services.server = mcp_process.start_for_run(
+        git = launch.agent_git(placed.dirs, placed.agent, placed.box)
+        services.server = mcp_process.start_for_run(
             inputs, runner=placed.runner, git=git, tokens=needed, bearer=mcp_bearer
         )
-        mcp_config = mcp_process.write_mcp_config(
-            placed.dirs.mcp_config, server.url, bearer=mcp_bearer, owner=placed.owner
-        )
+        evidence = Record(inputs.run_dir / RECORD_FILE)  # what the transcript is built from
         proxy = services.proxy = budget.model_proxy(
-            inputs.settings, inputs.anthropic_base_url, credentials, meter
+            inputs.settings, inputs.anthropic_base_url, credentials, meter, evidence
         )
-        proxy_url = proxy.start()
+        proxy.start()
         network = place.settle_network(inputs, placed, services)
         stage.network = network.status
+        reach = place.endpoints(placed, services, network)
+        mcp_config = mcp_process.write_mcp_config(
+            placed.dirs.mcp_config, reach.mcp, bearer=mcp_bearer, owner=placed.owner
+        )
         env = launch.agent_env(
             home=placed.dirs.home,
-            model_proxy_url=proxy_url,
+            tmp=placed.dirs.tmp,
+            model_proxy_url=reach.model,
             model_key=proxy.client_key,
             max_retries=inputs.max_retries,
-            egress_proxy_url=services.egress_proxy.url if services.egress_proxy else None,
+            egress_proxy_url=reach.egress,
         )
         passes = Passes(
             inputs=inputs,
@@ -112,7 +115,9 @@ def _run(inputs: JobInputs, stage: Stage, cancel: Cancellation) -> JobResult:
             meter=meter,
             lines=stage.passes,
             stage=stage,
-            confine=placed.confine,
+            box=placed.box,
+            bridges=place.bridged(services) if network.fenced else None,
+            record=evidence,
         )
         outcome, session_id = run_passes(inputs, passes, prompt)
         services.stop_servers()

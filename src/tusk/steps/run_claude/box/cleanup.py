@@ -6,16 +6,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import pwd
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tusk.steps.run_claude.box import egress, fence, users
+from tusk.steps.run_claude.box import egress, users
 from tusk.steps.run_claude.box.folders import RunDirs, run_dirs
 from tusk.steps.run_claude.box.principal import SAFE_PATH, SBIN_PATH, Principal
 
@@ -100,15 +102,78 @@ _IPC_KINDS = (("shm", "-m", "shmid"), ("msg", "-q", "msqid"), ("sem", "-s", "sem
 
 
 def remove_agent_traces(
-    dirs: RunDirs, user: Principal | None, *, shared_temp: Sequence[Path] = SHARED_TEMP
+    dirs: RunDirs,
+    user: Principal | None,
+    *,
+    shared_temp: Sequence[Path] = SHARED_TEMP,
+    scan_host: bool = False,
 ) -> None:
     """What must not outlive the run: its folder, and whatever its user left in the
     shared folders (Claude Code's ``/tmp/claude-<uid>`` and anything the agent
     wrote) and in System V IPC, so no later run, whose user is another (or, once
-    this uid is free again, a new user with the same uid), can read it."""
+    this uid is free again, a new user with the same uid), can read it.
+
+    ``scan_host``: the agent ran without its box, so it could write wherever the host
+    lets any user: every world-writable folder of every writable local filesystem is
+    found by scanning (``world_writable_dirs``), not taken from a list."""
     shutil.rmtree(dirs.base, ignore_errors=True)
     if user is not None:
-        remove_left_by(user.uid, shared_temp=shared_temp)
+        places = [*shared_temp, *world_writable_dirs()] if scan_host else shared_temp
+        remove_left_by(user.uid, shared_temp=places)
+
+
+# Filesystems no user writes files to, or that are not the host's to keep.
+PSEUDO_FILESYSTEMS = frozenset(
+    {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "debugfs", "tracefs", "securityfs"}
+    | {"pstore", "bpf", "configfs", "fusectl", "hugetlbfs", "autofs", "binfmt_misc"}
+    | {"efivarfs", "nsfs", "squashfs", "iso9660", "ramfs", "rpc_pipefs", "nfsd"}
+)
+
+
+def writable_mounts(mounts: Path = Path("/proc/self/mounts")) -> list[Path]:
+    """Mount points of local filesystems mounted read-write."""
+    found = []
+    for line in mounts.read_text(encoding="utf-8", errors="replace").splitlines():
+        fields = line.split()
+        if len(fields) < 4 or fields[2] in PSEUDO_FILESYSTEMS:
+            continue
+        if "ro" in fields[3].split(","):
+            continue
+        found.append(Path(fields[1].replace("\\040", " ")))
+    return found
+
+
+def world_writable_dirs(roots: Sequence[Path] | None = None) -> list[Path]:
+    """Every folder anyone may create files in (mode o+w), on each of ``roots`` (the
+    writable mounts) without crossing into another filesystem. A whole walk of the
+    host's folders (not its files): seconds on a runner, so only for a run whose
+    agent had no box."""
+    found: list[Path] = []
+    for root in roots if roots is not None else writable_mounts():
+        try:
+            device = root.lstat().st_dev
+        except OSError:
+            continue
+        stack = [str(root)]
+        while stack:
+            try:
+                entries = os.scandir(stack.pop())
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    try:
+                        if not entry.is_dir(follow_symlinks=False):
+                            continue
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if info.st_dev != device:
+                        continue
+                    if info.st_mode & 0o002:
+                        found.append(Path(entry.path))
+                    stack.append(entry.path)
+    return found
 
 
 def remove_left_by(uid: int, *, shared_temp: Sequence[Path] = SHARED_TEMP) -> list[str]:
@@ -179,7 +244,8 @@ def clear_uid(user: Principal) -> list[str]:
     if user.uid in (0, os.getuid(), os.geteuid()):
         return []
     ended = end_processes_of(user)
-    return [f"process {pid}" for pid in ended] + remove_left_by(user.uid)
+    keys = ["keyrings"] if clear_keyrings(user.uid, user.gid) else []
+    return [f"process {pid}" for pid in ended] + remove_left_by(user.uid) + keys
 
 
 def files_of(uid: int, root: Path) -> list[Path]:
@@ -205,6 +271,49 @@ def files_of(uid: int, root: Path) -> list[Path]:
     return found
 
 
+# --------------------------------------------------------------------------- keyrings
+
+# keyctl(2) by its syscall number, since Python has no binding: the kernel keeps a
+# uid's user keyrings after userdel, and useradd hands the uid out again, so a key the
+# agent adds with `keyctl add user k v @u` would be the next run's to read.
+KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219}
+KEYCTL_CLEAR = 7
+USER_KEYRINGS = (-4, -5)  # KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING
+_CLEAR_KEYRINGS = (
+    "import ctypes, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "number, clear = int(sys.argv[1]), int(sys.argv[2])\n"
+    "failed = [k for k in sys.argv[3:] if libc.syscall(number, clear, int(k)) != 0]\n"
+    "sys.exit(1 if failed else 0)\n"
+)
+
+
+def clear_keyrings(uid: int, gid: int) -> bool:
+    """Empty ``uid``'s user and user-session keyrings, as that uid (only the owner may
+    clear them). Returns whether it was done; never for root or ourselves."""
+    number = KEYCTL_SYSCALL.get(platform.machine())
+    if number is None or uid in (0, os.getuid(), os.geteuid()):
+        return False
+    python = shutil.which("python3", path=SAFE_PATH) or sys.executable
+    try:
+        done = subprocess.run(
+            [python, "-I", "-c", _CLEAR_KEYRINGS, str(number), str(KEYCTL_CLEAR)]
+            + [str(k) for k in USER_KEYRINGS],
+            user=uid,
+            group=gid,
+            extra_groups=[],
+            env={"PATH": SAFE_PATH},
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
 # --------------------------------------------------------------------------- after a crash
 
 CLEANUP_FILE = "cleanup.json"
@@ -213,7 +322,7 @@ CLEANUP_FILE = "cleanup.json"
 def record(run_dir: Path, **fields: object) -> None:
     """Add to what the cleanup step must undo for this run (``RUN_DIR/cleanup.json``):
     ``agent_user``/``agent_uid`` (this run's user), ``base`` (its folder), ``mcp_pid``,
-    ``fence_uid``, ``egress_pid``/``egress_config``."""
+    ``egress_pid``/``egress_config``."""
     path = run_dir / CLEANUP_FILE
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     data.update(fields)
@@ -238,16 +347,13 @@ def clean(run_dir: Path) -> list[str]:
     if agent is not None:
         killed = end_processes_of(agent)
         done.append(f"ended {len(killed)} leftover process(es) of {agent.name}")
-    uid = data.get("fence_uid")
-    if isinstance(uid, int) and fence.Fence(fence.tools()).remove(uid):
-        done.append(f"removed the network fence of uid {uid}")
     pid, config = data.get("egress_pid"), data.get("egress_config")
     if isinstance(pid, int) and isinstance(config, str) and egress.is_egress_proxy(pid, config):
         os.kill(pid, signal.SIGKILL)
         done.append(f"stopped the egress proxy (pid {pid})")
     base = Path(data["base"]) if data.get("base") else None
     if base is not None and base.exists():
-        remove_agent_traces(run_dirs(base), agent)
+        remove_agent_traces(run_dirs(base), agent, scan_host=not data.get("boxed", False))
         done.append(f"removed {base}")
     if agent is not None and users.delete_run_user(agent):
         done.append(f"deleted the user {agent.name}")

@@ -2,9 +2,11 @@
 
 tinyproxy (Debian's package) on 127.0.0.1, one per run, started by the
 supervisor as the runner (as ``nobody`` when the runner is root). Its filter
-denies by default and lets through only hostnames in ``agent.network.allow``
-(``pypi.org`` exactly; ``*.example.com`` any subdomain), for HTTPS
-(``CONNECT`` to port 443) and plain HTTP. The proxy resolves names itself, so
+denies by default and lets through only ``CONNECT`` to port 443 of the hostnames
+in ``agent.network.allow`` (``pypi.org`` exactly; ``*.example.com`` any
+subdomain): HTTPS, with TLS passed through unopened. Plain HTTP is refused, to
+an allowed host too (tinyproxy's ``ConnectPort`` limits only ``CONNECT``, so a
+``GET http://host:port/`` would reach any port). The proxy resolves names itself, so
 the agent needs no DNS. Its log (hosts asked for, allowed or refused; never a
 body: TLS passes through unopened) is ``RUN_DIR/egress-proxy.log``.
 
@@ -40,10 +42,16 @@ class EgressError(UserError):
 
 
 def host_pattern(host: str) -> str:
-    """One filter line (POSIX extended regex, matched against the host only)."""
+    """One filter line (POSIX extended regex, matched against the whole request target,
+    ``FilterURLs On``): ``CONNECT host:443`` alone. A plain HTTP request's target is
+    ``http://host/...``, which no line matches, so it is refused."""
     if host.startswith("*."):
-        return r"\." + re.escape(host[2:]).replace(r"\-", "-") + "$"
-    return "^" + re.escape(host).replace(r"\-", "-") + "$"
+        return "^[a-z0-9.-]*" + _escaped("." + host[2:]) + ":443$"
+    return "^" + _escaped(host) + ":443$"
+
+
+def _escaped(host: str) -> str:
+    return re.escape(host).replace(r"\-", "-")
 
 
 def filter_text(hosts: Sequence[str]) -> str:
@@ -59,7 +67,7 @@ def config_text(*, port: int, filter_path: Path, drop_to: tuple[str, str] | None
         "MaxClients 64",
         f'Filter "{filter_path}"',
         "FilterType ere",
-        "FilterURLs Off",  # match the host, not the whole URL
+        "FilterURLs On",  # match the whole target: CONNECT host:443, never http://...
         "FilterDefaultDeny Yes",  # the filter is an allowlist
         "ConnectPort 443",
         "DisableViaHeader Yes",

@@ -99,6 +99,7 @@ class RunDirs:
     context: Path
     mcp_config: Path
     bin: Path
+    tmp: Path
 
 
 def run_dirs(base: Path) -> RunDirs:
@@ -109,6 +110,7 @@ def run_dirs(base: Path) -> RunDirs:
         context=base / "context",
         mcp_config=base / "mcp.json",
         bin=base / "bin",
+        tmp=base / "tmp",
     )
 
 
@@ -125,7 +127,7 @@ def prepare_run_dirs(base: Path, *, agent: Principal) -> RunDirs:
             "Another run uses it; runs never share a folder. Remove it if no run is going on.",
         ) from None
     os.chmod(base, 0o711)  # the agent may enter, not list
-    for owned in (dirs.home, dirs.workspace):
+    for owned in (dirs.home, dirs.workspace, dirs.tmp):
         owned.mkdir(mode=0o700)
         os.chown(owned, agent.uid, agent.gid)
     # Readable by this run's agent (its group), never by another run's: /home/<user>

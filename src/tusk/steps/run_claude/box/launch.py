@@ -9,15 +9,14 @@ is world-readable).
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tusk.git.agent import AgentGit
+from tusk.steps.run_claude.box.bwrap import Box
 from tusk.steps.run_claude.box.folders import RunDirs
-from tusk.steps.run_claude.box.principal import AGENT_SHELL, SAFE_PATH, SBIN_PATH, Principal
+from tusk.steps.run_claude.box.principal import AGENT_SHELL, SAFE_PATH, Principal
 
 # --------------------------------------------------------------------------- environment
 
@@ -25,6 +24,7 @@ from tusk.steps.run_claude.box.principal import AGENT_SHELL, SAFE_PATH, SBIN_PAT
 def agent_env(
     *,
     home: Path,
+    tmp: Path,
     model_proxy_url: str,
     model_key: str,
     max_retries: int,
@@ -34,9 +34,14 @@ def agent_env(
     reached through the run's model proxy, which adds the real key; ``model_key`` is
     only the proxy's own key for this run (good for nothing else, and dead when the run
     ends). With the network fenced, every other HTTP(S) client the agent runs goes
-    through the egress proxy."""
+    through the egress proxy. The URLs are the servers' as the agent reaches them
+    (inside its box: ``place.endpoints``)."""
     env = {
         "HOME": str(home),
+        # Claude Code's temp folder (else /tmp/claude-<uid>, which anyone may create
+        # first and so stop the run) and every tool's, inside the run's own folder.
+        "TMPDIR": str(tmp),
+        "CLAUDE_CODE_TMPDIR": str(tmp),
         "PATH": SAFE_PATH,
         "SHELL": AGENT_SHELL,
         "LANG": "C.UTF-8",
@@ -74,96 +79,7 @@ def spawn_as(user: Principal | None, *, extra_groups: Sequence[int] = ()) -> Spa
     return Spawn(user=user.uid, group=user.gid, extra_groups=tuple(extra_groups))
 
 
-# --------------------------------------------------------------------------- confinement
-
-# Local services that reach the network for whoever asks them over a Unix socket,
-# which no firewall rule sees: systemd-resolved (DNS by D-Bus or its varlink socket,
-# so a name like <data>.example.net leaves the machine), nscd, avahi (mDNS) and snapd
-# (searches of the snap store). GitHub's Ubuntu runners run resolved and snapd. In the
-# agent's own mount namespace they are covered up: an empty folder, /dev/null.
-MASKED_PATHS = (
-    Path("/run/dbus"),
-    Path("/run/systemd/resolve"),
-    Path("/run/nscd"),
-    Path("/run/avahi-daemon"),
-    Path("/run/snapd.socket"),
-    Path("/run/snapd-snap.socket"),
-)
-# Run as root in the new mount namespace: cover each path given before "--", then
-# become the agent (no groups, no capabilities, none to gain from setuid files) and
-# run the rest.
-# Its arguments: mount, setpriv, uid, gid, the paths, "--", the command.
-_CONFINE_SCRIPT = (
-    'set -e; mount=$1 setpriv=$2 uid=$3 gid=$4; shift 4; while [ "$1" != -- ]; do '
-    'if [ -d "$1" ]; then "$mount" -t tmpfs -o ro,size=4k,mode=0755,nosuid,nodev,noexec '
-    'tusk-masked "$1"; else "$mount" --bind /dev/null "$1"; fi; shift; done; shift; '
-    'exec "$setpriv" --reuid="$uid" --regid="$gid" --clear-groups '
-    '--inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"'
-)
-
-
-def confinement_tools() -> dict[str, str] | None:
-    """Where unshare, setpriv and mount are (util-linux), or None when one is missing."""
-    found = {name: shutil.which(name, path=SBIN_PATH) for name in ("unshare", "setpriv", "mount")}
-    if any(path is None for path in found.values()):
-        return None
-    return {name: str(path) for name, path in found.items()}
-
-
-def confined(
-    argv: Sequence[str],
-    user: Principal,
-    *,
-    tools: Mapping[str, str],
-    masked: Sequence[Path] = MASKED_PATHS,
-) -> list[str]:
-    """``argv`` run as ``user`` in a mount namespace of its own, where ``masked`` are
-    covered up. Started as root; the namespace is private, so the host sees nothing
-    of it, and its mounts, made by root, cannot be undone by the agent (the kernel
-    locks them against less privileged namespaces)."""
-    present = [str(path) for path in masked if os.path.lexists(path)]
-    return [
-        tools["unshare"],
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "/bin/sh",
-        "-c",
-        _CONFINE_SCRIPT,
-        "tusk-agent",
-        tools["mount"],
-        tools["setpriv"],
-        str(user.uid),
-        str(user.gid),
-        *present,
-        "--",
-        *argv,
-    ]
-
-
-def confinement_problem(
-    user: Principal,
-    *,
-    tools: Mapping[str, str],
-    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
-) -> str | None:
-    """Why the confinement cannot start here (None when it can), found by starting it
-    once around ``true``. Root in a container without CAP_SYS_ADMIN (a self-hosted
-    runner in Docker, say) has the tools but may not make a mount namespace."""
-    try:
-        done = run(
-            confined(["true"], user, tools=tools),
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return str(error)
-    if done.returncode == 0:
-        return None
-    return done.stderr.strip()[-300:] or f"exit status {done.returncode}"
+# --------------------------------------------------------------------------- the box
 
 
 @dataclass(frozen=True)
@@ -174,35 +90,31 @@ class Launch:
     spawn: Spawn
 
 
-def agent_launch(
-    argv: Sequence[str],
-    user: Principal | None,
-    *,
-    tools: Mapping[str, str] | None,
-    masked: Sequence[Path] = MASKED_PATHS,
-) -> Launch:
-    """Confined when this process is root and ``tools`` were found; else dropped to
-    ``user`` directly (``spawn_as``), without the covered-up sockets."""
-    if user is None or user.uid == os.getuid() or os.geteuid() != 0 or tools is None:
+BoxCommand = Callable[[Sequence[str]], list[str]]
+
+
+def agent_launch(argv: Sequence[str], user: Principal | None, *, box: BoxCommand | None) -> Launch:
+    """In the agent's box (``bwrap``) when this process is root and the run has one: the
+    box itself becomes the agent. Else dropped to ``user`` directly (``spawn_as``),
+    with none of the box's namespaces."""
+    if user is None or user.uid == os.getuid() or os.geteuid() != 0 or box is None:
         return Launch(list(argv), spawn_as(user))
-    # Started as root: the confinement itself becomes the agent (setpriv).
-    return Launch(confined(argv, user, tools=tools, masked=masked), Spawn())
+    return Launch(box(argv), Spawn())
 
 
-def agent_git(
-    dirs: RunDirs, agent: Principal | None, confine: Mapping[str, str] | None
-) -> AgentGit:
+def agent_git(dirs: RunDirs, agent: Principal | None, box: Box | None) -> AgentGit:
     """git in the workspace as the agent: the user named here, never whoever the path
     turns out to belong to (the agent owns its home, so it could re-point the folders
-    above the workspace), and in the agent's confinement like the agent itself. Without
-    isolation, as this process, like the agent itself."""
+    above the workspace), and in a box like the agent's own, with no road out: a
+    process of the agent's uid outside it would let the agent reach the host through
+    ``/proc/<pid>/root``. Without isolation, as this process, like the agent itself."""
     if agent is None:
         return AgentGit(dirs.workspace)
-    if confine is None:
+    if box is None:
         return AgentGit(dirs.workspace, uid=agent.uid, gid=agent.gid)
     return AgentGit(
         dirs.workspace,
         uid=agent.uid,
         gid=agent.gid,
-        confine=lambda argv: confined(argv, agent, tools=confine),
+        confine=lambda argv: box.plain(argv, cwd=dirs.workspace),
     )

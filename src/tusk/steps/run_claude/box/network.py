@@ -1,7 +1,7 @@
 """How the agent's network is held for one run: fenced, or open and why. Pure.
 
 Fenced is the default. ``agent.network: open`` opens it on purpose. When the
-fence cannot be put up here (no root, no iptables), the run goes on open only
+fence cannot be put up here (no root, no box), the run goes on open only
 if ``agent.network_required: false`` says it may, and says so; otherwise it
 stops before Claude Code starts. It is never opened silently.
 """
@@ -40,9 +40,11 @@ def open_by_need(agent: Agent, reason: str) -> NetworkPlan:
     if agent.network_required:
         raise NetworkFenceError(
             f"The agent's network fence cannot be put up: {reason}",
-            "Run the step as root (or with passwordless sudo) on a machine with iptables "
-            "and tinyproxy (apt-get install iptables tinyproxy). To run without the fence "
-            "anyway, set agent.network: open, or agent.network_required: false in tusk.yml.",
+            "The fence is the agent's box: run the step as root (or with passwordless sudo) "
+            "on a machine with bubblewrap, socat and tinyproxy (apt-get install bubblewrap "
+            "socat tinyproxy) whose kernel lets root make namespaces (in a container: "
+            "CAP_SYS_ADMIN, or run on the host). To run without the fence anyway, set "
+            "agent.network: open, or agent.network_required: false in tusk.yml.",
         )
     status = f"open (the fence cannot be put up: {reason}; agent.network_required: false)"
     return NetworkPlan(False, status, warning=status)

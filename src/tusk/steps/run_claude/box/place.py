@@ -1,29 +1,41 @@
 """Where and as whom the agent runs, decided and made before anything is started;
 and all of it taken down again, whatever state the run ended in.
 
-``place`` decides isolation and the network, makes the run's own user and its
-folders (recorded at once in ``RUN_DIR/cleanup.json``, so that even a crash
-leaves them to the cleanup step); ``settle_network`` puts the fence up around
-the servers that were started; ``tear_down`` stops them, ends the agent's
-processes, lifts its fence and removes its traces and its user.
+``place`` decides isolation, the box and the network, makes the run's own user
+and its folders (recorded at once in ``RUN_DIR/cleanup.json``, so that even a
+crash leaves them to the cleanup step); ``settle_network`` opens the box's roads
+to the servers that were started (``bridge``) and starts the egress proxy;
+``tear_down`` stops them, ends the agent's processes and removes its traces, its
+keys and its user.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from tusk import actions_edge
 from tusk.contracts.config import Settings
-from tusk.steps.run_claude.box import cleanup, egress, fence, folders, launch, users
+from tusk.steps.run_claude.box import bwrap, cleanup, egress, folders, launch, users
+from tusk.steps.run_claude.box.bridge import Bridges
 from tusk.steps.run_claude.box.folders import RunDirs
 from tusk.steps.run_claude.box.network import NetworkPlan, open_by_need, plan_network
 from tusk.steps.run_claude.box.principal import Principal
 from tusk.steps.run_claude.inputs import JobInputs
 from tusk.steps.run_claude.proxy.proxy import ModelProxy
 from tusk.steps.run_claude.session.mcp_process import McpServer, port_of
+
+# In the agent's own folder (a short path: a Unix socket's may not pass 107 bytes,
+# and a runner's temp folder can be deep), root's, the agent's group may pass.
+SOCKET_DIR = "sock"
+NOBODY = Principal("nobody", 65534, 65534, Path("/nonexistent"))  # who the box is tried as
+WITHOUT_BOX = (
+    "no network, IPC, PID, UTS or mount namespace of its own: the agent can reach "
+    "the host's sockets (abstract ones too) and every loopback port, see the host's "
+    "processes and open those of its own uid, and share System V IPC with the host"
+)
 
 
 @dataclass(frozen=True)
@@ -36,25 +48,34 @@ class Placement:
     agent: Principal | None  # this run's own user; None without isolation
     owner: Principal  # who owns the agent's folders: the agent, or this process's user
     dirs: RunDirs
-    # The tools that confine the agent (``confinement``), or None: one decision for
-    # Claude Code and for git run as the agent.
-    confine: Mapping[str, str] | None = None
+    box: bwrap.Box | None = None  # one decision for Claude Code and for git as the agent
 
 
 @dataclass
 class Services:
     """What this run starts beside the agent, each stopped whatever happens."""
 
-    fenced: fence.Fence
     server: McpServer | None = None
     proxy: ModelProxy | None = None
     egress_proxy: egress.EgressProxy | None = None
+    bridges: Bridges | None = None
 
     def stop_servers(self) -> None:
+        if self.bridges is not None:
+            self.bridges.stop()
         if self.server is not None:
             self.server.stop()
         if self.proxy is not None:
             self.proxy.stop()
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """The servers' URLs as the agent reaches them: inside its box, or on the host."""
+
+    model: str
+    mcp: str
+    egress: str | None
 
 
 def isolation_decision(inputs: JobInputs) -> users.Decision:
@@ -64,14 +85,62 @@ def isolation_decision(inputs: JobInputs) -> users.Decision:
     return decision
 
 
-def place(inputs: JobInputs, decision: users.Decision, network: NetworkPlan) -> Placement:
-    """Make this run's user and its folders, as decided."""
+def box_decision(*, isolated: bool, run_dir: Path) -> tuple[bwrap.Tools | None, str | None]:
+    """The box's tools, or why there can be no box here (tried once, around ``true``)."""
+    if not isolated:
+        return None, "user isolation is off, so there is no agent user to box"
+    tools = bwrap.tools()
+    if tools is None:
+        missing = " ".join(bwrap.missing_tools()) or "bubblewrap"
+        return None, f"{missing} is not installed (apt-get install {missing})"
+    problem = bwrap.problem(NOBODY, run_dir, tools=tools)
+    if problem is not None:
+        return None, f"the kernel refused the box's namespaces ({problem})"
+    return tools, None
+
+
+def decide_network(settings: Settings, *, box_off: str | None) -> NetworkPlan:
+    """Fenced, or open and why; raises when the fence is required and cannot be made.
+    The box is the fence: without it the agent's network is the host's."""
+    reason = box_off
+    agent = settings.agent
+    hosts = agent.network.allow if agent.network != "open" else ()
+    if reason is None and hosts and egress.binary() is None:
+        reason = "tinyproxy is not installed (apt-get install tinyproxy)"
+    plan = plan_network(agent, unavailable=reason)
+    if plan.warning:
+        actions_edge.warning("The agent's network is not fenced", detail=plan.warning)
+    return plan
+
+
+def isolation_note(decision: users.Decision, box_off: str | None) -> str:
+    if not decision.enabled:
+        return decision.reason
+    if box_off is None:
+        return (
+            f"{decision.reason}, in a box of its own (network, IPC, PID, UTS and mount namespaces)"
+        )
+    return f"{decision.reason}; its box is OFF ({box_off}): {WITHOUT_BOX}"
+
+
+def place(inputs: JobInputs, decision: users.Decision) -> Placement:
+    """Make this run's user and its folders, as decided; the box and network with them."""
+    run_dir = inputs.run_dir
     runner = users.runner_principal(inputs.runner.sudo_uid)
-    _own_run_dir(inputs.run_dir, runner)
+    _own_run_dir(run_dir, runner)
+    tools, box_off = box_decision(isolated=decision.enabled, run_dir=run_dir)
+    if decision.enabled and box_off is not None:
+        actions_edge.warning("The agent runs without its box", detail=f"{box_off}: {WITHOUT_BOX}")
+    network = decide_network(inputs.settings, box_off=box_off)
     agent = _create_agent(inputs, runner) if decision.enabled else None
     owner = agent or users.current_principal()
-    dirs = _agent_dirs(inputs.run_dir, agent, owner)
-    return Placement(decision.reason, network, runner, agent, owner, dirs, confinement(agent))
+    dirs = _agent_dirs(run_dir, agent, owner)
+    box = None
+    if tools is not None and agent is not None:
+        box = bwrap.Box(tools, agent, dirs.base, dirs.base / SOCKET_DIR)
+    cleanup.record(run_dir, boxed=box is not None)  # without it, cleanup scans the host
+    note = isolation_note(decision, box_off)
+    return Placement(note, network, runner, agent, owner, dirs, box)
 
 
 def _own_run_dir(run_dir: Path, runner: Principal) -> None:
@@ -109,110 +178,78 @@ def guarded_dirs(inputs: JobInputs, runner: Principal) -> list[Path]:
     return [*inputs.runner.runner_dirs, runner.home, inputs.run_dir]
 
 
-def decide_network(settings: Settings, *, isolated: bool) -> NetworkPlan:
-    """Fenced, or open and why; raises when the fence is required and cannot be put up."""
-    found = fence.tools()
-    if egress.binary() is None:
-        found = {**found, "tinyproxy": None}
-    reason = fence.unavailable_reason(euid=os.geteuid(), isolated=isolated, found=found)
-    if reason is None and settings.agent.network != "open":
-        reason = fence.probe(found)
-    plan = plan_network(settings.agent, unavailable=reason)
-    if plan.warning:
-        actions_edge.warning("The agent's network is not fenced", detail=plan.warning)
-    return plan
-
-
 def settle_network(inputs: JobInputs, placed: Placement, services: Services) -> NetworkPlan:
-    """Put the fence up where planned (or open where the settings allow it when it cannot
-    be), then let the model proxy's guard follow what the network really is."""
+    """Open the box's roads to its servers where it is fenced (the egress proxy too,
+    when any host is allowed), then let the model proxy's guard follow what the
+    network really is. An egress proxy that will not start is the fence not being
+    possible after all: open only where the settings allow it."""
     network = placed.network
     assert services.proxy is not None and services.server is not None  # started before
-    if network.fenced and placed.agent is not None:
-        network, services.egress_proxy = _put_up_fence(
-            network,
-            services.fenced,
-            settings=inputs.settings,
-            agent=placed.agent,
-            run_dir=inputs.run_dir,
-            runner=placed.runner,
-            ports=(services.proxy.port, port_of(services.server.url)),
-        )
+    if network.fenced and placed.box is not None:
+        ports = {"model": services.proxy.port, "mcp": port_of(services.server.url)}
+        try:
+            if network.hosts:
+                services.egress_proxy = _start_egress(network, inputs.run_dir, placed.runner)
+                ports["egress"] = services.egress_proxy.port
+        except egress.EgressError as error:
+            # The box stays (IPC, PID, mount); its network is the host's.
+            network = open_by_need(inputs.settings.agent, f"{error.title}. {error.hint}")
+        else:
+            socket_dir = placed.box.socket_dir
+            socket_dir.mkdir(mode=0o710, exist_ok=True)
+            os.chown(socket_dir, 0, placed.box.user.gid)
+            os.chmod(socket_dir, 0o710)  # this run's agent may pass, no other user
+            services.bridges = Bridges(socket_dir, ports, group=placed.box.user.gid)
+            services.bridges.start()
     services.proxy.guard.fenced = network.fenced
     actions_edge.notice(f"Agent network: {network.status}")
     return network
 
 
-def _put_up_fence(
-    network: NetworkPlan,
-    fenced: fence.Fence,
-    *,
-    settings: Settings,
-    agent: Principal,
-    run_dir: Path,
-    runner: Principal,
-    ports: tuple[int, ...],
-) -> tuple[NetworkPlan, egress.EgressProxy | None]:
-    """The egress proxy, then the rules for this run's uid. A failure here is the fence
-    not being possible after all: open only where the settings allow it."""
-    started: egress.EgressProxy | None = None
-    try:
-        started = egress.start(
-            network.hosts,
-            run_dir=run_dir,
-            spawn=launch.spawn_as(runner if runner.uid != 0 else None),
-        )
-        cleanup.record(run_dir, egress_pid=started.pid, egress_config=str(started.config))
-        cleanup.record(run_dir, fence_uid=agent.uid)  # before the first rule goes in
-        fenced.apply(fence.FencePlan(uid=agent.uid, ports=(*ports, started.port)))
-        return network, started
-    except (egress.EgressError, fence.FenceError) as error:
-        if started is not None:
-            started.stop()
-        return open_by_need(settings.agent, f"{error.title}. {error.hint}"), None
+def _start_egress(network: NetworkPlan, run_dir: Path, runner: Principal) -> egress.EgressProxy:
+    started = egress.start(
+        network.hosts,
+        run_dir=run_dir,
+        spawn=launch.spawn_as(runner if runner.uid != 0 else None),
+    )
+    cleanup.record(run_dir, egress_pid=started.pid, egress_config=str(started.config))
+    return started
+
+
+def endpoints(placed: Placement, services: Services, network: NetworkPlan) -> Endpoints:
+    """Where the agent finds its servers: the box's own loopback ports when it has a
+    network of its own, else the servers' host ports."""
+    assert services.proxy is not None and services.server is not None
+    egress_url = services.egress_proxy.url if services.egress_proxy is not None else None
+    if placed.box is None or not network.fenced:
+        return Endpoints(services.proxy.url, services.server.url, egress_url)
+    inside = bwrap.BOX_PORTS
+    return Endpoints(
+        model=f"http://127.0.0.1:{inside['model']}",
+        mcp=_with_port(services.server.url, inside["mcp"]),
+        egress=f"http://127.0.0.1:{inside['egress']}" if egress_url else None,
+    )
+
+
+def bridged(services: Services) -> tuple[str, ...]:
+    """The servers the box has a road to."""
+    return tuple(services.bridges.ports) if services.bridges is not None else ()
+
+
+def _with_port(url: str, port: int) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, f"127.0.0.1:{port}", parts.path, parts.query, ""))
 
 
 def tear_down(run_dir: Path, placed: Placement, services: Services) -> None:
-    """Stop what the run started, end the agent's processes, lift its fence, remove its
-    traces and its user: in this order, whatever state the run ended in."""
+    """Stop what the run started, end the agent's processes, remove its traces, its keys
+    and its user: in this order, whatever state the run ended in."""
     services.stop_servers()
     agent = placed.agent
     if agent is not None:
         cleanup.end_processes_of(agent)
-        services.fenced.remove(agent.uid)  # before the uid can go to another run's user
-        cleanup.record(run_dir, fence_uid=None)  # the cleanup step must not touch it
     if services.egress_proxy is not None:
         services.egress_proxy.stop()
-    cleanup.remove_agent_traces(placed.dirs, agent)
+    cleanup.remove_agent_traces(placed.dirs, agent, scan_host=placed.box is None)
     if agent is not None:
         users.delete_run_user(agent)  # its unique name is never seen again
-
-
-def confinement(agent: Principal | None) -> Mapping[str, str] | None:
-    """The tools that put the agent in its own mount namespace, where the local sockets
-    that reach the network (DNS over D-Bus, snapd...) are covered up; None without an
-    agent user, or, said in the step log, where util-linux lacks them or the kernel
-    refuses them."""
-    if agent is None or os.geteuid() != 0:
-        return None
-    tools = launch.confinement_tools()
-    exposed = (
-        "so local services that reach the network over a Unix socket (systemd-resolved, "
-        "snapd) stay reachable to the agent."
-    )
-    if tools is None:
-        actions_edge.warning(
-            "The agent runs without its own mount namespace",
-            detail=f"unshare, setpriv or mount (util-linux) is missing, {exposed} "
-            "Install util-linux.",
-        )
-        return None
-    problem = launch.confinement_problem(agent, tools=tools)
-    if problem is not None:
-        actions_edge.warning(
-            "The agent runs without its own mount namespace",
-            detail=f"it could not be made here ({problem}), {exposed} In a container, "
-            "give the runner CAP_SYS_ADMIN or run it on the host.",
-        )
-        return None
-    return tools

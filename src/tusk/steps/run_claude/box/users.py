@@ -179,8 +179,10 @@ def create_run_user(
 
 
 def delete_run_user(user: Principal, *, sleep: Callable[[float], None] = time.sleep) -> bool:
-    """Delete this run's user and its group; its files go with ``remove_agent_traces``.
-    Returns whether the user existed."""
+    """Delete this run's user and its group, its keyrings emptied first; its files go
+    with ``remove_agent_traces``. Returns whether the user existed."""
+    # The kernel keeps a uid's keyrings past userdel, for the next user of that uid.
+    cleanup.clear_keyrings(user.uid, user.gid)
     said = ""
     for attempt in range(8):
         completed = subprocess.run(

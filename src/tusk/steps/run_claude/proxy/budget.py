@@ -11,6 +11,7 @@ from tusk.contracts.pricing import Spend
 from tusk.steps.run_claude.proxy.guard import RequestGuard
 from tusk.steps.run_claude.proxy.metering import Meter
 from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
+from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session.watch import StopReason
 
 SPEND_FILE = "spend.json"
@@ -32,20 +33,27 @@ def run_meter(settings: Settings) -> Meter:
 
 
 def model_proxy(
-    settings: Settings, upstream: str | None, credentials: Credentials, meter: Meter
+    settings: Settings,
+    upstream: str | None,
+    credentials: Credentials,
+    meter: Meter,
+    record: Record | None = None,
 ) -> ModelProxy:
     """The real key stays in this process: Claude Code talks to the proxy with this run's
     own proxy key. Until the fence is known to be up, the proxy lets the API reach
     nothing for the agent (fenced) either."""
     guard = RequestGuard(fenced=True, web_search="WebSearch" in settings.agent.builtin_tools)
-    return ModelProxy(upstream=upstream, credentials=credentials, meter=meter, guard=guard)
+    return ModelProxy(
+        upstream=upstream, credentials=credentials, meter=meter, guard=guard, record=record
+    )
 
 
 def budget_stop(meter: Meter) -> StopReason | None:
-    spend = meter.spend()
-    if not spend.exceeded:
+    if not meter.exceeded:
         return None
-    return StopReason("budget", f"budget exceeded: {spend.line()} (agent.max_budget_usd)")
+    spend = meter.spend()
+    room = "" if spend.exceeded else "; no room left for another request's worst case"
+    return StopReason("budget", f"budget exceeded: {spend.line()}{room} (agent.max_budget_usd)")
 
 
 def announce_budget(spend: Spend) -> None:

@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tusk.contracts.pricing import Price, Spend, Usage, cost_usd, price_for, usage_from
 
 MAX_LINE_BYTES = 1 << 20  # an SSE line longer than this is not a usage line: skip it
 MAX_JSON_BYTES = 32 << 20  # a plain JSON answer is read for its usage up to this size
+MIN_ANSWER_TOKENS = 1024  # a request the budget leaves less room than this for is refused
+MILLION = 1_000_000
 
 
 # Only for an answer whose usage never came (a stream cut off before its last
@@ -42,6 +45,7 @@ class UsageTap:
         request_max_tokens: int | None = None,
     ) -> None:
         self.streaming = streaming
+        self.also: Any = None  # another tap fed the same bytes (the proxy's record)
         self.model = request_model or ""
         self._request_bytes = request_bytes
         self._max_tokens = request_max_tokens or 0
@@ -62,6 +66,8 @@ class UsageTap:
         return self._parsed() is not None
 
     def feed(self, chunk: bytes) -> None:
+        if self.also is not None:
+            self.also.feed(chunk)
         if not self.streaming:
             if len(self._json) + len(chunk) <= MAX_JSON_BYTES:
                 self._json += chunk
@@ -141,8 +147,22 @@ class UsageTap:
         return usage_from(merged)
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """What one request may cost at most, held against the budget until it is metered."""
+
+    usd: float
+    max_tokens: int  # the answer's output tokens the budget leaves room for
+
+
 class Meter:
-    """The run's spend; calls ``on_exceeded(spend)`` once, when it passes the budget."""
+    """The run's spend; calls ``on_exceeded(spend)`` once, when it passes the budget.
+
+    Spend is known only when an answer ends, so each request first reserves its worst
+    case (``reserve``): its input, estimated from its size, and its whole
+    ``max_tokens`` of output at the model's price. Requests whose worst case the
+    budget no longer covers are refused, or their ``max_tokens`` lowered to what it
+    does cover; so however many run at once, the spend does not pass the budget."""
 
     def __init__(
         self,
@@ -156,6 +176,8 @@ class Meter:
         self._lock = threading.Lock()
         self._spend = Spend(budget_usd=budget_usd)
         self._told = False
+        self._reserved = 0.0
+        self._exhausted = False  # a request's worst case found no room: no more will
 
     def spend(self) -> Spend:
         with self._lock:
@@ -163,7 +185,49 @@ class Meter:
 
     @property
     def exceeded(self) -> bool:
-        return self.spend().exceeded
+        """The spend passed the budget, or the budget had no room left for a request."""
+        with self._lock:
+            return self._spend.exceeded or self._exhausted
+
+    @property
+    def reserved_usd(self) -> float:
+        with self._lock:
+            return self._reserved
+
+    def reserve(
+        self, model: str, *, request_bytes: int, max_tokens: int, least: int = MIN_ANSWER_TOKENS
+    ) -> Reservation | None:
+        """Hold the request's worst case against the budget, its ``max_tokens`` lowered
+        to what is left if need be; None when not even ``least`` output tokens fit."""
+        price = price_for(model or "unknown", self._prices).price
+        input_tokens = -(-request_bytes // ESTIMATE_BYTES_PER_TOKEN)
+        input_usd = input_tokens * max(price.input, price.cache_write_rate()) / MILLION
+        held: Reservation | None = None
+        with self._lock:
+            left = self._spend.budget_usd - self._spend.cost_usd - self._reserved - input_usd
+            affordable = int(left * MILLION / price.output) if price.output > 0 else max_tokens
+            granted = min(max_tokens, affordable)
+            if left > 0 and granted > 0 and granted >= min(least, max_tokens):
+                held = Reservation(input_usd + granted * price.output / MILLION, granted)
+                self._reserved += held.usd
+                return held
+            self._exhausted = True
+            tell, self._told = not self._told, True
+            now = self._spend
+        if tell and self._on_exceeded is not None:
+            self._on_exceeded(now)  # the budget has no room left: the session stops
+        return held
+
+    def release(self, held: Reservation | None) -> None:
+        """Give a reservation back: its request never reached the API, or cost nothing."""
+        if held is not None:
+            with self._lock:
+                self._reserved = max(0.0, self._reserved - held.usd)
+
+    def settle(self, held: Reservation | None, model: str, usage: Usage) -> Spend:
+        """The answer's real cost in place of its reservation."""
+        self.release(held)
+        return self.add(model, usage)
 
     def add(self, model: str, usage: Usage) -> Spend:
         match = price_for(model or "unknown", self._prices)

@@ -34,7 +34,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,15 +48,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tusk.contracts.pricing import Spend
+from tusk.contracts.pricing import Spend, Usage
 from tusk.steps.run_claude.proxy.guard import RequestGuard, guard_refusal
-from tusk.steps.run_claude.proxy.metering import Meter, UsageTap
+from tusk.steps.run_claude.proxy.metering import Meter, Reservation, UsageTap
+from tusk.steps.run_claude.proxy.record import AnswerTap, Record, tool_results
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 MAX_IN_FLIGHT = 4  # requests upstream at once; more wait for a slot
 DRAIN_SECONDS = 60.0  # reading the rest of an answer already paid for, for its usage
 FORWARDED_PATHS = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
 METERED_PATH = "/v1/messages"
+# The Messages API takes bodies of up to 32 MB; the proxy reads no more into its process.
+MAX_REQUEST_BYTES = 32 * 1000 * 1000
+DEFAULT_MAX_TOKENS = 128_000  # reserved for a request that names none (the API refuses it)
 # Hop-by-hop headers (RFC 9110 §7.6.1) and what the proxy sets itself.
 DROPPED_REQUEST_HEADERS = frozenset(
     {
@@ -125,13 +129,26 @@ def _key_given(request: Request) -> str:
 
 
 class _Slot:
-    """One of the ``MAX_IN_FLIGHT`` upstream slots, given back exactly once."""
+    """One of the ``MAX_IN_FLIGHT`` upstream slots and the request's budget reservation,
+    given back exactly once: settled by the answer's cost, or released unspent."""
 
-    def __init__(self, slots: asyncio.Semaphore) -> None:
+    def __init__(self, slots: asyncio.Semaphore, meter: Meter) -> None:
         self._slots = slots
+        self._meter = meter
         self._held = True
+        self.reservation: Reservation | None = None
+        self.on_settle: Callable[[], None] | None = None  # the exchange into the record
+
+    def settle(self, model: str, usage: Usage) -> None:
+        held, self.reservation = self.reservation, None
+        self._meter.settle(held, model, usage)
+        recorded, self.on_settle = self.on_settle, None
+        if recorded is not None:
+            recorded()
 
     def release(self) -> None:
+        held, self.reservation = self.reservation, None
+        self._meter.release(held)
         if self._held:
             self._held = False
             self._slots.release()
@@ -145,6 +162,7 @@ def build_app(
     client_key: str,
     guard: RequestGuard | None = None,
     client: httpx.AsyncClient | None = None,
+    record: Record | None = None,
 ) -> Starlette:
     forwarder = _Forwarder(
         base=upstream.rstrip("/"),
@@ -153,6 +171,7 @@ def build_app(
         client_key=client_key,
         guard=guard if guard is not None else RequestGuard(),
         client=client,
+        record=record,
     )
     return Starlette(
         routes=[
@@ -182,13 +201,36 @@ def admission_refusal(
     return None
 
 
-def budget_refusal(spend: Spend) -> JSONResponse:
+def budget_refusal(spend: Spend, *, reserved: float = 0.0) -> JSONResponse:
     # 400 and not 429: Claude Code would retry a 429, and nothing will change.
+    held = f", and ${reserved:.4f} is held by requests under way" if reserved > 0 else ""
     return error_answer(
         400,
         "invalid_request_error",
-        f"budget exceeded: this run spent {spend.line()}; no more model requests",
+        f"budget exceeded: this run spent {spend.line()}{held}; the budget leaves no room "
+        "for this request's worst case; no more model requests",
     )
+
+
+async def read_capped(request: Request, cap: int) -> bytes | None:
+    """The request body, or None past ``cap`` bytes (read no further: the agent may
+    send a body of any size)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)
+
+
+def with_max_tokens(body: bytes, max_tokens: int) -> bytes:
+    """The request with its ``max_tokens`` lowered (the guard has read it as JSON)."""
+    data = json.loads(body)
+    data["max_tokens"] = max_tokens
+    return json.dumps(data, separators=(",", ":")).encode()
 
 
 def upstream_headers(given: Iterable[tuple[str, str]], credentials: Credentials) -> dict[str, str]:
@@ -218,6 +260,7 @@ class _Forwarder:
     client_key: str
     guard: RequestGuard
     client: httpx.AsyncClient | None = None  # given: the caller's to close
+    record: Record | None = None  # what the model was told and answered
     slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_IN_FLIGHT))
     _own_client: httpx.AsyncClient | None = None
 
@@ -245,13 +288,24 @@ class _Forwarder:
         )
         if refused is not None:
             return refused
-        body = await request.body()
+        body = await read_capped(request, MAX_REQUEST_BYTES)
+        if body is None:
+            return error_answer(
+                413,
+                "request_too_large",
+                f"the model proxy takes request bodies of up to {MAX_REQUEST_BYTES} bytes",
+            )
         problem = self.guard.problem(body)
         if problem is not None:
             return guard_refusal(problem)
         await self.slots.acquire()
-        slot = _Slot(self.slots)
+        slot = _Slot(self.slots, self.meter)
         try:
+            body_or_refusal = self._reserve(request.url.path, body, slot)
+            if isinstance(body_or_refusal, Response):
+                slot.release()
+                return body_or_refusal
+            body = body_or_refusal
             answer = await self._send_upstream(request, body)
         except BaseException:
             slot.release()
@@ -261,12 +315,27 @@ class _Forwarder:
             return answer
         return await self._relay(answer, path=request.url.path, body=body, slot=slot)
 
-    async def _send_upstream(self, request: Request, body: bytes) -> Response | httpx.Response:
-        """The upstream's answer (its body not read yet), or the proxy's refusal. The
-        budget is checked here, holding a slot, so requests in flight are bounded."""
+    def _reserve(self, path: str, body: bytes, slot: _Slot) -> bytes | Response:
+        """Hold a Messages request's worst case against the budget (``Meter.reserve``),
+        its ``max_tokens`` lowered to what the budget leaves if need be: the body to
+        send, or the refusal."""
         spend = self.meter.spend()
-        if spend.exceeded:
-            return budget_refusal(spend)
+        if self.meter.exceeded:
+            return budget_refusal(spend, reserved=self.meter.reserved_usd)
+        if path != METERED_PATH:
+            return body
+        asked = _request_of(body)
+        wanted = asked.get("max_tokens") or DEFAULT_MAX_TOKENS
+        held = self.meter.reserve(
+            asked.get("model") or "", request_bytes=len(body), max_tokens=wanted
+        )
+        if held is None:
+            return budget_refusal(spend, reserved=self.meter.reserved_usd)
+        slot.reservation = held
+        return body if held.max_tokens >= wanted else with_max_tokens(body, held.max_tokens)
+
+    async def _send_upstream(self, request: Request, body: bytes) -> Response | httpx.Response:
+        """The upstream's answer (its body not read yet), or the proxy's refusal."""
         outgoing = self.http().build_request(
             "POST",
             upstream_target(self.base, request.url.path, request.url.query),
@@ -292,6 +361,12 @@ class _Forwarder:
             request_max_tokens=asked.get("max_tokens"),
         )
         metered = path == METERED_PATH and answer.status_code == 200
+        if metered and self.record is not None:
+            answer_tap = tap.also = AnswerTap(streaming=tap.streaming)
+            record = self.record
+            slot.on_settle = lambda: record.exchange(
+                results=tool_results(body), answer=answer_tap.blocks()
+            )
         headers = response_headers(answer.headers.items())
         if not tap.streaming:
             return await self._whole_answer(answer, tap, metered, slot, headers)
@@ -306,7 +381,6 @@ class _Forwarder:
         headers: dict[str, str],
     ) -> StreamingResponse:
         raw = answer.aiter_raw()
-        meter = self.meter
 
         async def release_slot() -> None:
             slot.release()
@@ -323,7 +397,7 @@ class _Forwarder:
                 # so a stream cut before its last event is metered by what passed.
                 with anyio.CancelScope(shield=True):
                     if metered:
-                        meter.add(tap.model, tap.usage())
+                        slot.settle(tap.model, tap.usage())
                     await answer.aclose()
                     slot.release()
 
@@ -353,7 +427,7 @@ class _Forwarder:
                         content = await answer.aread()
                 if metered:
                     tap.feed(content)
-                    self.meter.add(tap.model, tap.usage())
+                    slot.settle(tap.model, tap.usage())
                 await answer.aclose()
         finally:
             slot.release()
@@ -396,6 +470,7 @@ class ModelProxy:
         client: httpx.AsyncClient | None = None,
         client_key: str | None = None,
         guard: RequestGuard | None = None,
+        record: Record | None = None,
     ) -> None:
         self.meter = meter
         self.client_key = client_key or new_client_key()  # what Claude Code sends as its key
@@ -407,6 +482,7 @@ class ModelProxy:
             client_key=self.client_key,
             guard=self.guard,
             client=client,
+            record=record,
         )
         self._sock = bind_loopback()
         self._server: Any = None

@@ -6,7 +6,7 @@ which refuses tools outside it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,11 +14,13 @@ from tusk import actions_edge
 from tusk.contracts.passes import write_pass
 from tusk.github.gateway import Gateway
 from tusk.steps.run_claude.box import launch
+from tusk.steps.run_claude.box.bwrap import CLAUDE_PATH, Box
 from tusk.steps.run_claude.box.folders import RunDirs
 from tusk.steps.run_claude.box.principal import Principal
 from tusk.steps.run_claude.inputs import AUDIT_FILE, EVENTS_FILE, JobInputs, secret_values
 from tusk.steps.run_claude.proxy.budget import budget_stop
 from tusk.steps.run_claude.proxy.metering import Meter
+from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session import command, continues, mcp_process, run
 from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
 from tusk.steps.run_claude.writeup import progress, publish, summary
@@ -51,8 +53,18 @@ class Passes:
     meter: Meter
     lines: list[tuple[str, str]] = field(default_factory=list)
     stage: Stage = field(default_factory=Stage)
-    confine: Mapping[str, str] | None = None  # launch.confinement_tools()
+    box: Box | None = None  # the agent's box, or None: Claude Code runs without one
+    # the servers the box reaches; None: the host's network
+    bridges: tuple[str, ...] | None = None
+    record: Record | None = None  # the run's own record: each pass goes in it
     audit_seen: int = 0  # audit records already shown in the step log
+
+    def _boxed(self, argv: Sequence[str]) -> list[str]:
+        """Claude Code's command line in the run's box."""
+        assert self.box is not None
+        return self.box.claude(
+            argv, claude=self.claude, cwd=self.dirs.workspace, bridges=self.bridges
+        )
 
     def scrub(self, line: str) -> str:
         return redact(line, secret_values(self.inputs.secrets))
@@ -81,7 +93,7 @@ class Passes:
             return outcome, session_id
         records, _ = summary.read_audit(self.inputs.run_dir / AUDIT_FILE)
         planned = continues.plan(outcome=outcome, messages_created=continues.messages_left(records))
-        state = continues.workspace_state(launch.agent_git(self.dirs, self.agent, self.confine))
+        state = continues.workspace_state(launch.agent_git(self.dirs, self.agent, self.box))
         for kind in planned:
             if self.meter.exceeded:
                 break  # the proxy would refuse every request of a continue
@@ -128,7 +140,7 @@ class Passes:
             server_pattern=mcp_process.server_tool_pattern(),
         )
         argv = command.claude_argv(
-            self.claude,
+            Path(CLAUDE_PATH) if self.box is not None else self.claude,
             mcp_config=self.mcp_config,
             builtin_tools=flags.builtin_tools,
             allowed_tools=flags.allowed_tools,
@@ -146,6 +158,8 @@ class Passes:
             kind or "main",
             [continues.HISTORY_TOOL] if kind == "history" else None,
         )
+        if self.record is not None:
+            self.record.pass_started(name, prompt)
         with self.events_path.open("a", encoding="utf-8") as events:
             events.write(command.tusk_event("pass", name=name, prompt=prompt))
             actions_edge.group(f"Claude Code: {name}")
@@ -165,7 +179,7 @@ class Passes:
                     external_stop=lambda: (
                         budget_stop(self.meter) or go_away_stop(self.inputs.run_dir)
                     ),
-                    confine=self.confine,
+                    box=self._boxed if self.box is not None else None,
                 )
             finally:
                 actions_edge.end_group()

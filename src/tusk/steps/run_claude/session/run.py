@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import IO
 
 from tusk import actions_edge
+from tusk.steps.run_claude.box.bwrap import inner_pid
 from tusk.steps.run_claude.box.cleanup import end_processes_of
-from tusk.steps.run_claude.box.launch import agent_launch
+from tusk.steps.run_claude.box.launch import BoxCommand, agent_launch
 from tusk.steps.run_claude.box.principal import Principal
 from tusk.steps.run_claude.session.command import tusk_event
 from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
@@ -63,7 +64,7 @@ def run_session(
     poll_seconds: float = 0.2,
     scrub: Callable[[str], str] = str,
     external_stop: Callable[[], StopReason | None] = lambda: None,
-    confine: Mapping[str, str] | None = None,
+    box: BoxCommand | None = None,
 ) -> SessionRun:
     """Run one Claude Code session to its end, stopping it when the watch says so.
 
@@ -71,11 +72,11 @@ def run_session(
     and may print it, and the saved stream may end up in an artifact.
     ``external_stop`` is asked at every poll and after every line: a reason from
     outside the stream (the model proxy's budget) ends the session like a loop.
-    ``confine`` (``launch.confinement_tools()``) starts Claude Code in the agent's
-    own mount namespace (``launch.agent_launch``)."""
+    ``box`` turns Claude Code's command line into one that starts it in the run's
+    box (``launch.agent_launch``)."""
     started = clock()
     loop_seen_before = _stamp(loop_file)
-    launch = agent_launch(argv, user, tools=confine)
+    launch = agent_launch(argv, user, box=box)
     with stderr_path.open("a", encoding="utf-8") as stderr:
         process = subprocess.Popen(
             launch.argv,
@@ -252,8 +253,7 @@ class _Session:
 def stop_now(process: subprocess.Popen[str], *, grace: float = 3.0) -> int | None:
     """Stop Claude Code at once: SIGTERM (it exits 143), then SIGKILL to its whole group."""
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
+        _sigterm(process)
         try:
             process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
@@ -284,10 +284,17 @@ def _loop_reason(path: Path) -> str:
     return f"the MCP server reported LOOP_DETECTED ({text.strip() or 'no detail'})"
 
 
+def _sigterm(process: subprocess.Popen[str]) -> None:
+    """SIGTERM to Claude Code itself, inside its box when it has one: it then ends as it
+    would outside (exit 143) and the box with it. bwrap would die of it at once and
+    take Claude Code down with SIGKILL."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(inner_pid(process.pid) or process.pid, signal.SIGTERM)
+
+
 def _terminate(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
+        _sigterm(process)
         timer = threading.Timer(KILL_GRACE_SECONDS, _kill_group, args=(process,))
         timer.daemon = True
         timer.start()

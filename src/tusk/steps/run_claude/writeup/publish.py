@@ -38,10 +38,10 @@ from tusk.github.gateway import Gateway, GitHubError, NotFound
 from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comment, new_nonce
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
+from tusk.steps.run_claude.proxy.record import RECORD_FILE, transcript_events
 from tusk.steps.run_claude.writeup import summary
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
-from tusk.steps.run_claude.writeup.transcript import read_events
 from tusk.text.markers import first_marker, render_marker
 from tusk.text.render import render
 
@@ -346,22 +346,31 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     outcome = state.outcome or KILLED
     if outcome.kind == "setup_failed":
         return _setup_failure_parts(state, outcome, secrets)
-    events_path = run_dir / EVENTS_FILE
+    # The transcript's evidence is the model proxy's own record, never Claude Code's
+    # stream (events.jsonl), which a process of the agent's uid can write to.
+    record_path = run_dir / RECORD_FILE
     events = []
-    if events_path.is_file():
-        with events_path.open(encoding="utf-8") as handle:
-            events = read_events(handle)
+    if record_path.is_file():
+        with record_path.open(encoding="utf-8") as handle:
+            events = transcript_events(handle)
     records, problem = summary.read_audit(run_dir / AUDIT_FILE)
     staged = summary.read_staged(run_dir / STAGED_FILE)
     audit_path = run_dir / AUDIT_FILE
-    audit = summary.audit_bodies(
-        audit_path.read_text(encoding="utf-8") if audit_path.is_file() else None,
-        records=records,
-        jobid=state.run.jobid,
-        run=state.nonce,
-        log_url=state.run.log_issue_url,
-        secrets=secrets,
-    )
+    audit_text = audit_path.read_text(encoding="utf-8") if audit_path.is_file() else None
+
+    def audit_for(transcript: Sequence[str]) -> list[str]:
+        return summary.audit_bodies(
+            audit_text,
+            records=records,
+            jobid=state.run.jobid,
+            run=state.nonce,
+            log_url=state.run.log_issue_url,
+            secrets=secrets,
+            transcript=transcript,
+        )
+
+    # The digest is of fixed length: the parts' count does not hang on the transcript.
+    audit = audit_for([])
 
     def summary_for(parts: int) -> summary.RunSummary:
         return summary.build_summary(
@@ -387,6 +396,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         secrets=secrets,
         bug_label=state.bug_label,
     )
+    audit = audit_for(comments.transcript)  # the audit names the transcript it covers
     approval = write_up_parts(run_dir, state.run, ok=outcome.ok, bot=state.bot)
     return summary.plan_parts(
         comments,

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from tusk.audit.chain import created_items, head_hash
-from tusk.audit.on_issue import audit_comments
+from tusk.audit.on_issue import audit_comments, transcript_digest
 from tusk.contracts.models import AuditRecord, RunMetadata
 from tusk.contracts.pricing import Spend
 from tusk.issues.run_facts import RunFacts
@@ -276,6 +276,7 @@ def audit_bodies(
     run: str,
     log_url: str,
     secrets: Sequence[str],
+    transcript: Sequence[str] | None = None,
 ) -> list[str]:
     """The audit records as log issue comments (``tusk.audit.on_issue``), byte for byte so
     the chain verifies from the issue. Records are digests, codes and Tusk's own
@@ -294,6 +295,7 @@ def audit_bodies(
         run=run,
         records=len(records),
         head=head_hash(list(records)),
+        transcript=transcript_digest(transcript) if transcript is not None else None,
         log_url=log_url,
         limit=PART_LIMIT,
     )
