@@ -29,6 +29,7 @@ MarkerKind = Literal[
     "approval",
     "preview",
     "verdict",
+    "status",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")
