@@ -30,6 +30,7 @@ MarkerKind = Literal[
     "preview",
     "verdict",
     "status",
+    "undo",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")
