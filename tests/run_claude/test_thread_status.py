@@ -96,8 +96,9 @@ def test_the_status_says_each_state_and_mentions_nobody() -> None:
         for s in (Status("queued"), working, done)
     }
     assert "**Queued.**" in bodies["queued"]
-    assert "pass: Main session · tool calls: 4 · writes: 1 · refused: 0" in bodies["working"]
-    assert "model cost: $0.0100 of $5.00 · time: 2 min" in bodies["working"]
+    assert "writes so far: 1 · refused: 0 · pass: Main session\n" in bodies["working"]
+    assert "tool calls" not in bodies["working"]  # they change while the agent only reads
+    assert "pass: Self-check 1 · tool calls: 9 · writes: 2 · refused: 1" in bodies["done"]
     assert "✅ **Done: Completed**" in bodies["done"]
     assert "- pull request: https://github.com/alice/widgets/pull/9" in bodies["done"]
     for body in bodies.values():
@@ -130,9 +131,9 @@ def test_one_comment_edited_at_most_every_30_seconds_the_outcome_always(gh: Any)
 
 def test_another_step_finds_the_comment_instead_of_adding_one(gh: Any) -> None:
     comment(gh, Clock()).show(Status("queued"))  # build-context
-    comment(gh, Clock()).show(Status("working", "Main session", 3))  # run-claude, later
+    comment(gh, Clock()).show(Status("working", "Main session", 3, 2))  # run-claude, later
     [only] = status_comments(gh)
-    assert "tool calls: 3" in only["body"]
+    assert "writes so far: 2" in only["body"]
 
 
 def test_a_discussion_keeps_only_its_reactions(gh: Any) -> None:
@@ -179,11 +180,18 @@ def run_metadata() -> RunMetadata:
 
 def test_the_run_shows_working_then_its_outcome(gh: Any, tmp_path: Path) -> None:
     gateway = gh.gateway("agent")
-    mirror = run_status.mirror(gateway, SETTINGS, run_metadata())
+    clock = Clock()
+    mirror = run_status.mirror(gateway, SETTINGS, run_metadata(), clock)
     assert mirror is not None
-    mirror(Snapshot("Main session", 5, 1, 0, 0, "$0.02 of $5.00", 1))
+    [started] = status_comments(gh)  # shown before the agent starts
+    assert "⚙️ **Working.**" in started["body"] and "writes so far: 0" in started["body"]
+    edits = len([e for e in gh.journal() if e["method"] == "PATCH"])
+    mirror(Snapshot("Main session", 5, 0, 0, 0, "$0.02 of $5.00", 1))  # only reads so far
+    assert len([e for e in gh.journal() if e["method"] == "PATCH"]) == edits  # no edit
+    clock.now += 30
+    mirror(Snapshot("Main session", 6, 1, 0, 0, "$0.02 of $5.00", 1))  # a write
     [working] = status_comments(gh)
-    assert "⚙️ **Working.**" in working["body"] and "tool calls: 5" in working["body"]
+    assert "writes so far: 1 · refused: 0 · pass: Main session" in working["body"]
     state = WriteUpState(
         run=run_metadata(),
         bot=BOT,
@@ -222,8 +230,5 @@ def test_headline_of_tells_a_status_body_and_its_facts() -> None:
     body = render_status(
         working, jobid="j", nonce="n", bot=BOT, go_away="go away", log_issue_url=LOG
     )
-    assert headline_of(body) == (
-        "⚙️ **Working.** pass: Main session · tool calls: 4 · writes: 1 · refused: 0 · "
-        "model cost: $0.01 of $5.00 · time: 2 min"
-    )
+    assert headline_of(body) == "⚙️ **Working.** writes so far: 1 · refused: 0 · pass: Main session"
     assert headline_of("⏳ Queued.\nsomething") is None  # no status marker: not a status

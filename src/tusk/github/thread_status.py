@@ -4,9 +4,10 @@ The requester sees 👀 and, at the end, 🚀 or 😕; what the run is doing is 
 log issue, in the control repository, which is often private. With
 ``feedback.thread_status`` on (the default) the bot keeps one status comment
 on the triggering issue or pull request instead: *queued* once build-context
-has claimed the job, *working* with the same facts as the log issue's
-progress comment (pass, tool calls, writes, refusals, spend, time), and the
-*outcome* with links to what the run created. It is Tusk's comment, not the
+has claimed the job, *working* with the writes and refusals so far and the
+pass (edited only when those change: the agent reads the thread, and an edit
+in between would change what it reads), and the *outcome* with the progress
+comment's facts and links to what the run created. It is Tusk's comment, not the
 agent's: the MCP server neither counts it nor lets the agent touch it (the
 agent may edit only what it made in this run). Its body links nothing in the
 control repository; its footer is the one every post of a run carries (the run
@@ -75,19 +76,23 @@ def render_status(
     else:
         head = HEADS[status.phase]
     lines = [status_marker(jobid, nonce), head]
-    if status.phase != "queued":
+    if status.phase == "working":
+        # Only what changes when the run does something the thread can see: an edit in
+        # between would change what the agent reads of the thread (and hide a loop).
+        facts = [f"writes so far: {status.writes}", f"refused: {status.refused}"]
+        if status.pass_name and status.pass_name != "starting":
+            facts.append(f"pass: {status.pass_name}")
+        lines += ["", " · ".join(facts)]
+        lines += ["", f"<sub>Updated when the run writes, at most every {MIN_INTERVAL:g} s.</sub>"]
+    elif status.phase == "done":
         facts = [
-            f"pass: {status.pass_name or 'starting'}",
+            f"pass: {status.pass_name or '—'}",
             f"tool calls: {status.tool_calls}",
             f"writes: {status.writes}",
             f"refused: {status.refused}",
             f"model cost: {status.cost or '—'}",
         ]
-        if status.phase == "working":
-            facts.append(f"time: {status.minutes} min")
         lines += ["", " · ".join(facts)]
-    if status.phase == "working":
-        lines += ["", f"<sub>Updated at most every {MIN_INTERVAL:g} s.</sub>"]
     if status.links:
         lines += ["", "Created by this run:"]
         lines += [f"- {kind.replace('_', ' ')}: {url}" for kind, url in status.links]
@@ -124,7 +129,8 @@ def headline_of(body: str) -> str | None:
     lines = body.splitlines()
     if len(lines) < 2 or first_marker(lines[0], "status") is None:
         return None
-    facts = lines[3] if len(lines) > 3 and lines[3].startswith("pass: ") else ""
+    shown = len(lines) > 3 and lines[3] and not lines[3].startswith(("<sub>", "---", "Created"))
+    facts = lines[3] if shown else ""
     return f"{lines[1]} {facts}".rstrip()
 
 

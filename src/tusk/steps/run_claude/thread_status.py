@@ -1,8 +1,11 @@
 """run-claude's side of the status on the thread (``tusk.github.thread_status``).
 
-``mirror`` is the progress reporter's hook: each time the progress comment on
-the log issue is edited (at most every 30 s), the thread's status comment says
-*working* with the same facts. ``conclude`` puts the outcome there once the
+``mirror`` says *working* on the thread before the agent starts, and is then the
+progress reporter's hook: when the progress comment on the log issue is
+edited (at most every 30 s) and the run's writes or refusals changed, the
+thread's status shows them. Nothing else edits it while the agent works: the
+agent reads the thread, and an edit in between would change what it reads
+(and could hide a loop of identical reads). ``conclude`` puts the outcome there once the
 write-up is published, with links to what the run created (from its audit
 log). Both do nothing when ``feedback.thread_status`` is off, and neither ever
 fails the run.
@@ -10,6 +13,7 @@ fails the run.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,7 +27,12 @@ from tusk.steps.run_claude.writeup.progress import Snapshot, Tally, snapshot
 from tusk.steps.run_claude.writeup.publish import WriteUpState
 
 
-def status_comment(gateway: Gateway, settings: Settings, run: RunMetadata) -> ThreadStatus:
+def status_comment(
+    gateway: Gateway,
+    settings: Settings,
+    run: RunMetadata,
+    clock: Callable[[], float] = time.monotonic,
+) -> ThreadStatus:
     return ThreadStatus(
         gateway,
         repo=run.repo,
@@ -33,6 +42,7 @@ def status_comment(gateway: Gateway, settings: Settings, run: RunMetadata) -> Th
         bot=settings.bot,
         go_away=settings.go_away.phrase,
         log_issue_url=run.log_issue_url,
+        clock=clock,
     )
 
 
@@ -49,15 +59,24 @@ def working(snap: Snapshot) -> Status:
 
 
 def mirror(
-    gateway: Gateway, settings: Settings, run: RunMetadata
+    gateway: Gateway,
+    settings: Settings,
+    run: RunMetadata,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Callable[[Snapshot], None] | None:
     """The hook that shows each progress snapshot on the thread, or None when off."""
     if not settings.feedback.thread_status:
         return None
-    comment = status_comment(gateway, settings, run)
+    comment = status_comment(gateway, settings, run, clock)
+    comment.show(Status("working"))  # before the agent starts: its reads see no edit later
+    shown: list[tuple[int, int, int]] = [(0, 0, 0)]
 
     def show(snap: Snapshot) -> None:
-        comment.show(working(snap))  # a courtesy: it logs a failure, never raises
+        # Edited only when the run's writes or refusals change (the agent changed the
+        # thread then anyway); a courtesy: a failure is logged, never raised.
+        seen = (snap.writes, snap.refused, snap.staged)
+        if seen != shown[0] and comment.show(working(snap)):
+            shown[0] = seen
 
     return show
 
