@@ -13,9 +13,9 @@ from tusk.contracts.models import RunMetadata
 from tusk.contracts.pricing import Spend
 from tusk.github.thread_status import Status, ThreadStatus, headline_of, render_status
 from tusk.steps.run_claude import thread_status as run_status
-from tusk.steps.run_claude.outcome import Outcome
-from tusk.steps.run_claude.progress import ProgressReporter, Snapshot
-from tusk.steps.run_claude.writeup import WriteUpState
+from tusk.steps.run_claude.writeup.outcome import Outcome
+from tusk.steps.run_claude.writeup.progress import ProgressReporter, Snapshot
+from tusk.steps.run_claude.writeup.publish import WriteUpState
 from tusk.text.markers import first_marker
 from tusk.text.mentions import mentions_bot
 
