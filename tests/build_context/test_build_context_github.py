@@ -419,3 +419,24 @@ def test_a_refused_permission_marker_says_why_in_the_log_issue(
     assert "the permission marker could not be read**, so the most restrictive" in task
     assert "looks like a permission marker but is not one" in task
     assert "square brackets" in task
+
+
+def test_the_claim_puts_the_queued_status_on_the_thread_once(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = issue_document([])
+    assert run_cli(tmp_path / "a", doc, settings(), monkeypatch)[0] == 0
+    assert run_cli(tmp_path / "b", doc, settings(), monkeypatch)[0] == 0  # a re-delivery
+    comments = list(github.gateway("agent").paginate(f"/repos/{REPO}/issues/7/comments"))
+    [status] = [c for c in comments if parse_markers(c["body"], "status")]
+    assert status["user"]["login"] == "tusk-bot" and "**Queued.**" in status["body"]
+    [logged] = control_issues(github.gateway("agent"))
+    assert logged["html_url"] in status["body"]  # the footer's run log
+
+
+def test_without_thread_status_the_thread_gets_no_comment(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    off = Settings.model_validate({**settings().model_dump(), "feedback": {"thread_status": False}})
+    assert run_cli(tmp_path, issue_document([]), off, monkeypatch)[0] == 0
+    assert list(github.gateway("agent").paginate(f"/repos/{REPO}/issues/7/comments")) == []

@@ -21,6 +21,7 @@ from tusk.contracts.models import (
     RunMetadata,
     Shard,
     Trigger,
+    UndoRequest,
 )
 
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -70,6 +71,15 @@ SAMPLES: dict[str, BaseModel] = {
         number=1,
         comment_id="103",
         comment_url="https://github.com/alice/widgets/issues/1#issuecomment-103",
+        timestamp=WHEN,
+    ),
+    "undo-request": UndoRequest(
+        jobid="alice-widgets-104",
+        actor="alice",
+        repo="alice/widgets",
+        trust_level="owner",
+        comment_id="104",
+        comment_url="https://github.com/alice/widgets/issues/1#issuecomment-104",
         timestamp=WHEN,
     ),
     "blocklist": Blocklist(

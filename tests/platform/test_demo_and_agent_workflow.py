@@ -44,6 +44,12 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     if os.geteuid() == 0:
         assert f"- network: fenced ({len(DEFAULT_ALLOWED_HOSTS)} hosts allowed)" in summary
     assert "- model cost: $" in summary
+    # The requester's view: one status comment on the thread, queued, then the outcome
+    # with a link to the pull request (working in between when the agent takes 5 s+).
+    states = outcome.status_states
+    assert states[0].startswith("⏳ **Queued.**"), states
+    assert states[-1].startswith("✅ **Done: Completed** pass: "), states
+    assert all(s.startswith("⚙️ **Working.**") for s in states[1:-1]), states
 
 
 @pytest.mark.act

@@ -13,7 +13,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 ACTIONS = sorted(path.parent.name for path in (ROOT / "actions").glob("*/action.yml"))
 STAND_INS = sorted((ROOT / "src" / "tusk" / "sandbox" / "stand-ins").rglob("action.yml"))
-EXPECTED = ["apply", "build-context", "go-away", "merge-shards", "receive-shard", "run-claude"]
+EXPECTED = [
+    "apply",
+    "build-context",
+    "go-away",
+    "merge-shards",
+    "receive-shard",
+    "run-claude",
+    "undo",
+]
 
 
 def load(action: str) -> dict[str, Any]:

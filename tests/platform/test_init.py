@@ -231,9 +231,43 @@ def test_init_callers_run_under_act_against_the_local_github(
     logs = [i for i in issues if i["title"].startswith("[Agent Log] alice/widgets #1")]
     assert [(i["state"], i["state_reason"]) for i in logs] == [("closed", "completed")]
     comments = state["alice/widgets"]["issues"]["1"]["comments"]
-    assert [c["body"].split("\n")[0] for c in comments if c["author"] == "tusk-bot"] == [
-        "Done, as asked."
-    ]
+    # The agent's comment, and Tusk's own status comment that ends with the outcome.
+    mine = [c["body"] for c in comments if c["author"] == "tusk-bot"]
+    status = [body for body in mine if body.startswith("<!-- tusk:status ")]
+    assert [body.split("\n")[0] for body in mine if body not in status] == ["Done, as asked."]
+    assert len(status) == 1 and "✅ **Done: Completed**" in status[0]
     go_aways = [i for i in issues if "go away" in i["title"]]
     assert [(i["state"], i["state_reason"]) for i in go_aways] == [("closed", "not_planned")]
     assert os.path.islink(folder / ".tusk-published" / "actions")  # this checkout, as alice/tusk
+
+    # "@bot undo" from the requester: the caller runs the undo step for tusk-undo.
+    asked = local_github.gateway("dispatch").post(  # alice's token
+        "/repos/alice/widgets/issues/1/comments", json={"body": "@tusk-bot undo"}
+    )
+    assert asked.status == 201
+    undo = {
+        "action": "tusk-undo",
+        "client_payload": {
+            "jobid": "alice-widgets-undo-1",
+            "actor": "alice",
+            "repo": "alice/widgets",
+            "trust_level": "owner",
+            "trust_source": "repository_owner",
+            "comment_id": str(asked.body["id"]),
+            "comment_url": asked.body["html_url"],
+            "comment_type": "issue_comment",
+            "timestamp": "2026-12-01T00:00:00Z",
+        },
+    }
+    result = control.run(
+        "repository_dispatch",
+        undo,
+        workflow="go-away.yml",
+        api_url=local_github.url,
+        secrets=secrets,
+        env={"GITHUB_RUN_ID": "9"},
+    )
+    assert result.ok, result.stdout[-6000:] + result.stderr[-2000:]
+    comments = local_github.state()["repos"]["alice/widgets"]["issues"]["1"]["comments"]
+    assert [c for c in comments if c["author"] == "tusk-bot"] == []  # the run's writes, gone
+    assert "@tusk-bot undo" in [c["body"] for c in comments]

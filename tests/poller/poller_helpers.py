@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import ApprovalRequest, ContextDocument, GoAwayRequest
+from tusk.contracts.models import ApprovalRequest, ContextDocument, GoAwayRequest, UndoRequest
 from tusk.github.gateway import Gateway, RequestLedger
 from tusk.issues.state import StateStore
 from tusk.poller.cycle import Poller
@@ -88,6 +88,7 @@ class Sent:
     order: list[str] = field(default_factory=list)  # job id of each shard 0 sent, in order
     go_aways: list[GoAwayRequest] = field(default_factory=list)
     approvals: list[ApprovalRequest] = field(default_factory=list)
+    undos: list[UndoRequest] = field(default_factory=list)
     shard_counts: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -105,6 +106,8 @@ def decode_dispatches(dispatches: list[dict[str, Any]]) -> Sent:
             sent.go_aways.append(GoAwayRequest.model_validate(payload))
         elif item["event_type"] == "tusk-approval":
             sent.approvals.append(ApprovalRequest.model_validate(payload))
+        elif item["event_type"] == "tusk-undo":
+            sent.undos.append(UndoRequest.model_validate(payload))
         else:
             assert item["event_type"] == "tusk-shard"
             shard = shards.parse_shard(payload)

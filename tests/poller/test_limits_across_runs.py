@@ -207,3 +207,28 @@ def test_two_pollers_never_start_more_runs_than_the_limit(harness: Any, local_gi
     again = over_limit(agent, settings, run_metadata(docs[3], claims[3]), docs[3])
     assert again is not None and len(replies(local_github, 3)) == 1
     assert replies(local_github, 1) == [] and replies(local_github, 2) == []
+
+
+def test_a_discussion_mention_over_a_limit_is_answered_in_the_discussion(
+    harness: Any, local_github: Any
+) -> None:
+    discussion = {
+        "number": 5,
+        "author": "alice",
+        "title": "Ideas",
+        "body": "Plans",
+        "category": "Ideas",
+        "comments": [{"author": "alice", "body": "@tusk-bot draft it"}],
+    }
+    h = harness(scenario(discussions=[discussion]), limited(runs_per_requester=0))
+    _, report = h.poller.cycle(PollState())
+    assert h.sent().tasks == [] and len(report.over_limit) == 1, report.lines()
+    assert "answered on the thread" in report.over_limit[0]
+    posted = [
+        e
+        for e in local_github.journal()
+        if e["path"] == "/graphql" and "addDiscussionComment" in str(e["body"])
+    ]
+    [reply] = posted
+    assert "`limits.runs_per_requester` is reached" in reply["body"]["variables"]["body"]
+    assert "it is set to 0, so it never resets" in reply["body"]["variables"]["body"]

@@ -239,8 +239,18 @@ class E2E:
         return out
 
     def issue_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        """The thread's comments but Tusk's own status comment (``status_comment``)."""
         gateway = self.github.gateway(AGENT_TOKEN)
-        return list(gateway.paginate(f"/repos/{repo}/issues/{number}/comments"))
+        comments = gateway.paginate(f"/repos/{repo}/issues/{number}/comments")
+        return [c for c in comments if first_marker(c["body"], "status") is None]
+
+    def status_comment(self, repo: str, number: int) -> str | None:
+        """The body of the run's status comment on the thread (feedback.thread_status)."""
+        gateway = self.github.gateway(AGENT_TOKEN)
+        comments = gateway.paginate(f"/repos/{repo}/issues/{number}/comments")
+        found = [c["body"] for c in comments if first_marker(c["body"], "status") is not None]
+        assert len(found) <= 1, "one status comment per run"
+        return found[0] if found else None
 
     def state_entries(self, kind: str) -> list[str]:
         """Texts of the history or memory entries, oldest first, as Tusk reads them."""

@@ -109,6 +109,11 @@ def test_happy_path_reads_comments_pushes_opens_a_pr_and_closes_the_log(e2e: E2E
     assert [c["user"]["login"] for c in agent_comments][-1] == "tusk-bot"
     assert "tusk/fix-typo" in e2e.github.state()["repos"]["tusk-bot/widgets"]["branches"]
     assert e2e.state_entries("history") == ["Fixed the README typo for alice/widgets#1."]
+    # The requester's view on the thread: Tusk's status comment ends with the outcome and
+    # links what the run created (the pull request on the target repository).
+    status = e2e.status_comment("alice/widgets", 1)
+    assert status is not None and "✅ **Done: Completed**" in status
+    assert "- pull request: " in status and "/alice/widgets/pull/" in status
 
 
 def test_no_message_left_so_the_first_continue_asks_and_the_agent_comments(e2e: E2E) -> None:

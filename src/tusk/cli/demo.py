@@ -28,6 +28,7 @@ import yaml
 
 from tusk.contracts.ranges import float_in
 from tusk.errors import UserError
+from tusk.github.thread_status import headline_of
 
 BOT = "tusk-bot"
 REACTION_EMOJI = {"eyes": "👀", "rocket": "🚀", "confused": "😕"}
@@ -98,6 +99,7 @@ class DemoOutcome:
     pull_requests: list[dict[str, Any]] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
     trigger_reactions: list[str] = field(default_factory=list)  # the bot's, in order
+    status_states: list[str] = field(default_factory=list)  # the thread's status, as it moved
     audit_artifacts: dict[str, list[str]] = field(default_factory=dict)  # name → files
     audit_verified: str | None = None  # `tusk audit verify LOG-ISSUE-URL`'s line, when it held
     audit_problem: str | None = None
@@ -120,6 +122,10 @@ class DemoOutcome:
             found.append(f"the agent left no comment on {DEMO_REPO}#1")
         if not self.pull_requests:
             found.append(f"the agent opened no pull request on {DEMO_REPO}")
+        if not self.status_states or "Queued" not in self.status_states[0]:
+            found.append(f"the run's status on {DEMO_REPO}#1 never said it was queued")
+        elif "Done" not in self.status_states[-1]:
+            found.append(f"the run's status on {DEMO_REPO}#1 does not end with the outcome")
         for wanted in ("eyes", "rocket"):
             if wanted not in self.trigger_reactions:
                 found.append(f"the mention did not get the bot's {REACTION_EMOJI[wanted]}")
@@ -205,6 +211,8 @@ def play_offline(workdir: Path | None, *, approve: bool = False) -> tuple[int, D
                 play=lambda d, n: run_dispatch(control, github.url, model_url, d, n),
             )
         outcome = collect_outcome(github.url, trigger)
+        journal = admin_get(github.url, "/_sandbox/journal", github.app.admin_secret)
+        outcome.status_states = status_states(journal)
         print_outcome(outcome)
         verify_audit(github.url, outcome)
         problems = outcome.problems()
@@ -307,12 +315,28 @@ def collect_outcome(api_url: str, trigger: str) -> DemoOutcome:
             gateway.paginate(f"/repos/{CONTROL_REPO}/issues/{logs[0]['number']}/comments")
         )
     comments = gateway.paginate(f"/repos/{DEMO_REPO}/issues/1/comments")
-    outcome.agent_comments = [c for c in comments if c["user"]["login"] == BOT]
+    outcome.agent_comments = [
+        c for c in comments if c["user"]["login"] == BOT and headline_of(c["body"] or "") is None
+    ]
     pulls = gateway.paginate(f"/repos/{DEMO_REPO}/pulls", params={"state": "all"})
     outcome.pull_requests = [p for p in pulls if p["user"]["login"] == BOT]
     outcome.trigger_reactions = trigger_reactions(gateway, trigger)
     outcome.audit_artifacts = audit_artifacts(gateway)
     return outcome
+
+
+def status_states(journal: list[dict[str, Any]]) -> list[str]:
+    """Each state the run's status comment on the thread showed, in order: the bodies
+    the bot sent for it, from the local GitHub's journal of requests."""
+    states: list[str] = []
+    for entry in journal:
+        sent = entry.get("body")
+        body = sent.get("body") if isinstance(sent, dict) else None
+        if entry.get("method") in ("POST", "PATCH") and isinstance(body, str):
+            line = headline_of(body)
+            if line is not None and (not states or states[-1] != line):
+                states.append(line)
+    return states
 
 
 def trigger_reactions(gateway: Any, trigger_url: str) -> list[str]:
@@ -394,6 +418,9 @@ def print_outcome(outcome: DemoOutcome) -> None:
             say(f"\nThe transcript is on the log issue: {transcripts[0]['html_url']}")
     reactions = " ".join(f"{REACTION_EMOJI.get(r, r)} by {BOT}" for r in outcome.trigger_reactions)
     say(f"\n== Reactions on the mention ({outcome.trigger}): {reactions or 'none'}")
+    say(f"== The run's status comment on {DEMO_REPO}#1, as it moved:")
+    for number, state in enumerate(outcome.status_states, start=1):
+        say(f"  {number}. {state}")
     for name, files in outcome.audit_artifacts.items():
         say(f"== The run's artifact {name}: {', '.join(files)}")
     for comment in outcome.agent_comments:

@@ -140,6 +140,12 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "undo",
+        "tusk.steps.undo.main",
+        "take back one run's writes on a thread",
+        ("TUSK_AGENT_TOKEN", "TUSK_GITHUB_API_URL", "TUSK_CONFIG", "GITHUB_EVENT_PATH"),
+    ),
+    Command(
         "mcp",
         "tusk.mcp.cli",
         "the policy-enforcing MCP server",

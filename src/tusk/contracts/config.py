@@ -166,6 +166,16 @@ class Labels(Section):
     blocklist: str = "tusk-blocklist"
 
 
+class Feedback(Section):
+    """What the requester sees of a run on the thread that started it."""
+
+    thread_status: bool = Field(
+        True,
+        description="keep one status comment on the triggering issue or pull request "
+        "(queued, working, the outcome with links); off: only the reactions",
+    )
+
+
 class GoAway(Section):
     phrase: str = Field("go away", min_length=2, description="`@bot <phrase>` blocks the bot")
     reaction: str | None = Field("+1", description="reaction on the request; null for none")
@@ -362,6 +372,7 @@ class Settings(Section):
     limits: Limits = Limits()
     labels: Labels = Labels()
     go_away: GoAway = GoAway()
+    feedback: Feedback = Feedback()
     agent: Agent = Agent()
 
     @field_validator("allowed_users")

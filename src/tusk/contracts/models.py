@@ -18,6 +18,7 @@ CONTEXT_VERSION: Final = 1
 SHARD_EVENT_TYPE = "tusk-shard"
 GO_AWAY_EVENT_TYPE = "tusk-go-away"
 APPROVAL_EVENT_TYPE = "tusk-approval"
+UNDO_EVENT_TYPE = "tusk-undo"
 MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
 # The largest encoded context one job carries (gzip + base64): a 20 MB context that does
 # not compress at all still fits. It bounds the shards of a job: at most this many
@@ -199,6 +200,12 @@ class ApprovalRequest(StrictModel):
     timestamp: datetime
 
 
+class UndoRequest(GoAwayRequest):
+    """The ``tusk-undo`` dispatch payload: who wrote ``@bot undo``, and where. The same
+    fields as a go-away request; the undo step reads the comment back from GitHub and
+    decides everything else there."""
+
+
 class BlockedRepo(StrictModel):
     repo: RepoName
     by: Login
@@ -263,6 +270,7 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     "shard": Shard,
     "permission-config": PermissionConfig,
     "go-away-request": GoAwayRequest,
+    "undo-request": UndoRequest,
     "blocklist": Blocklist,
     "audit-record": AuditRecord,
 }

@@ -25,12 +25,13 @@ from tusk.contracts.models import (
     TriggerType,
     TrustLevel,
     TrustSource,
+    UndoRequest,
 )
 from tusk.github.trust import TrustDecision
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
 from tusk.poller.permissions import effective_permissions
-from tusk.text.commands import approval_command, asks_to_leave
+from tusk.text.commands import approval_command, asks_to_leave, asks_to_undo
 from tusk.text.markers import parse_markers
 from tusk.text.mentions import Author, author_may_trigger, mentions_bot
 
@@ -219,7 +220,7 @@ class Node:
 @dataclass(frozen=True)
 class Candidate:
     node: Node
-    kind: Literal["task", "go_away", "approval"]
+    kind: Literal["task", "go_away", "approval", "undo"]
 
 
 @dataclass(frozen=True)
@@ -312,6 +313,11 @@ def locate_triggers(
         if asks_to_leave(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
             candidates.append(Candidate(node, "go_away"))
             continue
+        # Anyone may ask to undo a run; the undo step decides who may (its requester or
+        # a collaborator), from GitHub.
+        if asks_to_undo(node.body, bot=settings.bot):
+            candidates.append(Candidate(node, "undo"))
+            continue
         author = Author(node.author, node.author_is_bot_account)
         if not author_may_trigger(
             author, bot=settings.bot, allow_bot_accounts=settings.allow_bot_accounts
@@ -350,7 +356,12 @@ class ApprovalWork:
     request: ApprovalRequest
 
 
-Work = TaskWork | GoAwayWork | ApprovalWork
+@dataclass(frozen=True)
+class UndoWork:
+    request: UndoRequest
+
+
+Work = TaskWork | GoAwayWork | ApprovalWork | UndoWork
 
 
 def pending_previews(raw: dict[str, Any], *, bot: str) -> list[dict[str, Any]]:
@@ -381,6 +392,25 @@ def plan_approval(
             number=node.number,
             comment_id=node.id,
             comment_url=node.url,
+            timestamp=now,
+        )
+    )
+
+
+def plan_undo(
+    node: Node, *, jobid: str, repo: str, trust: TrustDecision, now: datetime
+) -> UndoWork:
+    """``@bot undo``: sent on as it is; the undo step decides from GitHub who may."""
+    return UndoWork(
+        UndoRequest(
+            jobid=jobid,
+            actor=node.author,
+            repo=repo,
+            trust_level=trust.level,
+            trust_source=trust.source,
+            comment_id=node.id,
+            comment_url=node.url,
+            comment_type=node.type,
             timestamp=now,
         )
     )
@@ -423,6 +453,8 @@ def plan(
         )
     if blocklist.blocks(repo):
         return Skipped(node, f"{repo} is on the blocklist")
+    if candidate.kind == "undo":  # a command, never a task: no allowlist applies
+        return plan_undo(node, jobid=jobid, repo=repo, trust=trust, now=now)
     if blocklist.blocks_user(node.author):
         return Skipped(node, f"{node.author} is on the blocklist")
     if not _allowed(node.author, settings):

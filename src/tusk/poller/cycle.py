@@ -44,6 +44,7 @@ from tusk.poller.core import (
     Skipped,
     Thread,
     Triage,
+    UndoWork,
     after_cycle,
     locate_triggers,
     needs_trust_level,
@@ -53,7 +54,7 @@ from tusk.poller.core import (
     poll,
     triage,
 )
-from tusk.poller.dispatch import dispatch_approval, dispatch_go_away, dispatch_task
+from tusk.poller.dispatch import dispatch_approval, dispatch_go_away, dispatch_task, dispatch_undo
 from tusk.poller.jobids import job_id
 from tusk.poller.limit_gate import LimitGate, answer
 
@@ -73,6 +74,7 @@ class CycleReport:
     dispatched: list[str] = field(default_factory=list)
     go_aways: list[str] = field(default_factory=list)
     approvals: list[str] = field(default_factory=list)
+    undos: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
     marked_read: list[str] = field(default_factory=list)
@@ -87,6 +89,7 @@ class CycleReport:
         out += [f"dispatched {jobid}" for jobid in self.dispatched]
         out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
         out += [f"dispatched approval {jobid}" for jobid in self.approvals]
+        out += [f"dispatched undo {jobid}" for jobid in self.undos]
         out += [f"skipped: {reason}" for reason in self.skipped]
         out += [f"over a limit: {line}" for line in self.over_limit]
         out += [f"left unread: {thread}" for thread in self.left_unread]
@@ -266,6 +269,11 @@ class Poller:
             dispatch_go_away(self.dispatcher, self.settings, work)
             self._sent.add(work.request.jobid)
             report.go_aways.append(work.request.jobid)
+            self._to_acknowledge.append((thread.repo, node.as_trigger()))
+        elif isinstance(work, UndoWork):
+            dispatch_undo(self.dispatcher, self.settings, work)
+            self._sent.add(work.request.jobid)
+            report.undos.append(work.request.jobid)
             self._to_acknowledge.append((thread.repo, node.as_trigger()))
         elif (over := self._limits.check(work)) is not None:
             report.over_limit.append(answer(self.bot, self.settings, work, over, raw))

@@ -17,11 +17,12 @@ from tusk.contracts.models import (
     APPROVAL_EVENT_TYPE,
     GO_AWAY_EVENT_TYPE,
     SHARD_EVENT_TYPE,
+    UNDO_EVENT_TYPE,
     ContextDocument,
 )
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, GitHubError
-from tusk.poller.core import ApprovalWork, GoAwayWork, TaskWork
+from tusk.poller.core import ApprovalWork, GoAwayWork, TaskWork, UndoWork
 from tusk.shards import codec as shards
 
 log = logging.getLogger(__name__)
@@ -123,3 +124,10 @@ def dispatch_approval(gateway: Gateway, settings: Settings, work: ApprovalWork) 
         work.request.repo,
         work.request.number,
     )
+
+
+def dispatch_undo(gateway: Gateway, settings: Settings, work: UndoWork) -> None:
+    """``@bot undo`` as one ``tusk-undo`` event (its own job type, never a task)."""
+    payload = work.request.model_dump(mode="json")
+    send(gateway, settings.control_repo, {"event_type": UNDO_EVENT_TYPE, "client_payload": payload})
+    log.info("dispatched %s for %s on %s", UNDO_EVENT_TYPE, work.request.actor, work.request.repo)

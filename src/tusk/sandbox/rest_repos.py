@@ -195,6 +195,25 @@ def get_branch(call: Call) -> Reply:
     return Reply(200, call.shapes.branch_full(repo, head))
 
 
+@handles("git/delete-ref")
+def delete_ref(call: Call) -> Reply:
+    """``DELETE /repos/{owner}/{repo}/git/refs/{ref}`` (``ref`` as ``heads/<branch>``):
+    204, or 422 "Reference does not exist" (docs.github.com/en/rest/git/refs#delete-a-
+    reference). Needs push access; undo deletes a run's branch on the bot's fork with it."""
+    repo = call.repo()
+    call.require_user()
+    call.require_scope("repo", "public_repo")
+    if not call.world.can_push(repo, call.login):
+        raise SandboxError(403, "Resource not accessible by personal access token")
+    ref = call.params["ref"]
+    branch = ref.removeprefix("heads/") if ref.startswith("heads/") else None
+    git = call.world.git
+    if branch is None or git is None or git.branch(repo.full_name, branch) is None:
+        raise SandboxError(422, "Reference does not exist")
+    git.delete_branch(repo.full_name, branch)
+    return Reply(204)
+
+
 @handles("repos/get-branch-protection")
 def get_branch_protection(call: Call) -> Reply:
     repo = call.repo()

@@ -60,7 +60,10 @@ class Verb:
     leading: bool = False
 
 
-VERBS: tuple[Verb, ...] = (Verb("go_away", "go away", leading=True),)
+VERBS: tuple[Verb, ...] = (
+    Verb("go_away", "go away", leading=True),
+    Verb("undo", "undo"),  # take back the latest run on this thread (tusk.steps.undo)
+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,12 @@ def asks_to_leave(markdown: str | None, *, bot: str, phrase: str = "go away") ->
     """Does ``markdown`` ask the bot to go away (``phrase``: ``go_away.phrase``)?"""
     command = parse_command(markdown, bot=bot, verbs=with_phrases({"go_away": phrase}))
     return command is not None and command.verb == "go_away"
+
+
+def asks_to_undo(markdown: str | None, *, bot: str) -> bool:
+    """Does ``markdown`` ask the bot to undo its latest run on the thread?"""
+    command = parse_command(markdown, bot=bot)
+    return command is not None and command.verb == "undo"
 
 
 # --------------------------------------------------------------------------- approval verbs

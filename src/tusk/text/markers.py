@@ -29,6 +29,8 @@ MarkerKind = Literal[
     "approval",
     "preview",
     "verdict",
+    "status",
+    "undo",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

@@ -23,6 +23,7 @@ from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.github.once import new_nonce
 from tusk.github.reactions import ran_record
+from tusk.github.thread_status import Status, ThreadStatus, thread_kind
 from tusk.issues.log_issue import LogIssueClaim, claim_log_issue
 from tusk.issues.run_facts import run_facts
 from tusk.issues.state import StateStore
@@ -98,6 +99,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def status_on_thread(
+    gateway: Gateway, settings: Settings, doc: ContextDocument, log_issue_url: str
+) -> None:
+    """The run's status comment on its thread, as *queued* (``tusk.github.thread_status``)."""
+    ThreadStatus(
+        gateway,
+        repo=doc.repo,
+        number=doc.trigger.number,
+        kind=thread_kind(doc.trigger.type),
+        jobid=doc.jobid,
+        bot=settings.bot,
+        go_away=settings.go_away.phrase,
+        log_issue_url=log_issue_url,
+    ).show(Status("queued"))
+
+
 def build_and_claim(
     doc: ContextDocument,
     settings: Settings,
@@ -154,6 +171,8 @@ def build_and_claim(
             "log-issue-number": claim.number,
             "log-issue-url": claim.url,
         }
+    if settings.feedback.thread_status:  # queued, on the thread that asked
+        status_on_thread(gateway, settings, doc, claim.url)
     return write_outputs(
         doc,
         claim,

@@ -13,6 +13,7 @@ from pathlib import Path
 from tusk import actions_edge
 from tusk.contracts.passes import write_pass
 from tusk.github.gateway import Gateway
+from tusk.steps.run_claude import thread_status
 from tusk.steps.run_claude.box import launch
 from tusk.steps.run_claude.box.bwrap import CLAUDE_PATH, Box
 from tusk.steps.run_claude.box.folders import RunDirs
@@ -241,6 +242,7 @@ def _progress_reporter(inputs: JobInputs, meter: Meter) -> progress.ProgressRepo
         comment_id=state.progress_comment_id,
         run_dir=inputs.run_dir,
         spend=meter.spend,
+        mirror=thread_status.mirror(gateway, inputs.settings, inputs.run),
     )
     reporter.start()
     return reporter

@@ -174,8 +174,10 @@ class ProgressReporter:
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
         sleep_seconds: float = POLL_SECONDS,
         interval: float = MIN_INTERVAL,
+        mirror: Callable[[Snapshot], None] | None = None,
     ) -> None:
         self.gateway = gateway
+        self.mirror = mirror  # shown on the thread too (``thread_status``), after each edit
         self.path = f"/repos/{repo}/issues/comments/{comment_id}"
         self.tally = Tally(run_dir / "events.jsonl", run_dir / "audit.jsonl")
         self.spend = spend
@@ -223,6 +225,8 @@ class ProgressReporter:
             self.throttle.mark(now)
             self.posted = snap
             self.edits += 1
+            if self.mirror is not None and final is None:
+                self.mirror(snap)
             return True
 
     def start(self) -> None:

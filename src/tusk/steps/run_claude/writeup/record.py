@@ -19,6 +19,7 @@ from tusk.github.gateway import Gateway
 from tusk.github.once import new_nonce
 from tusk.issues.lease import report_progress
 from tusk.issues.run_facts import run_facts
+from tusk.steps.run_claude import thread_status
 from tusk.steps.run_claude.inputs import EVENTS_FILE, JobInputs, JobResult, secret_values
 from tusk.steps.run_claude.writeup import publish, summary
 from tusk.steps.run_claude.writeup.outcome import Outcome
@@ -114,6 +115,7 @@ def write_up(
     state.network = network
     publish.save_state(run_dir, state)
     state, report = publish_parts(inputs, run_dir)
+    thread_status.conclude(inputs.secrets, inputs.settings, state, run_dir)
     return JobResult(
         outcome=outcome,
         session_id=session_id,

@@ -1,0 +1,118 @@
+"""run-claude's side of the status on the thread (``tusk.github.thread_status``).
+
+``mirror`` says *working* on the thread before the agent starts, and is then the
+progress reporter's hook: when the progress comment on the log issue is
+edited (at most every 30 s) and the run's writes or refusals changed, the
+thread's status shows them. Nothing else edits it while the agent works: the
+agent reads the thread, and an edit in between would change what it reads
+(and could hide a loop of identical reads). ``conclude`` puts the outcome there once the
+write-up is published, with links to what the run created (from its audit
+log). Both do nothing when ``feedback.thread_status`` is off, and neither ever
+fails the run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tusk.audit.chain import created_items, read_records
+from tusk.contracts.config import Secrets, Settings
+from tusk.contracts.models import RunMetadata
+from tusk.github.gateway import Gateway
+from tusk.github.thread_status import Status, ThreadStatus, thread_kind
+from tusk.steps.run_claude.writeup.outcome import Outcome
+from tusk.steps.run_claude.writeup.progress import Snapshot, Tally, snapshot
+from tusk.steps.run_claude.writeup.publish import WriteUpState
+
+
+def status_comment(
+    gateway: Gateway,
+    settings: Settings,
+    run: RunMetadata,
+    clock: Callable[[], float] = time.monotonic,
+) -> ThreadStatus:
+    return ThreadStatus(
+        gateway,
+        repo=run.repo,
+        number=run.thread_number,
+        kind=thread_kind(run.trigger_type),
+        jobid=run.jobid,
+        bot=settings.bot,
+        go_away=settings.go_away.phrase,
+        log_issue_url=run.log_issue_url,
+        clock=clock,
+    )
+
+
+def working(snap: Snapshot) -> Status:
+    return Status(
+        "working",
+        pass_name=snap.pass_name,
+        tool_calls=snap.tool_calls,
+        writes=snap.writes,
+        refused=snap.refused,
+        cost=snap.cost,
+        minutes=snap.minutes,
+    )
+
+
+def mirror(
+    gateway: Gateway,
+    settings: Settings,
+    run: RunMetadata,
+    clock: Callable[[], float] = time.monotonic,
+) -> Callable[[Snapshot], None] | None:
+    """The hook that shows each progress snapshot on the thread, or None when off."""
+    if not settings.feedback.thread_status:
+        return None
+    comment = status_comment(gateway, settings, run, clock)
+    comment.show(Status("working"))  # before the agent starts: its reads see no edit later
+    shown: list[tuple[int, int, int]] = [(0, 0, 0)]
+
+    def show(snap: Snapshot) -> None:
+        # Edited only when the run's writes or refusals change (the agent changed the
+        # thread then anyway); a courtesy: a failure is logged, never raised.
+        seen = (snap.writes, snap.refused, snap.staged)
+        if seen != shown[0] and comment.show(working(snap)):
+            shown[0] = seen
+
+    return show
+
+
+def outcome_status(outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...]) -> Status:
+    base = working(snap)
+    return Status(
+        "done",
+        pass_name=base.pass_name,
+        tool_calls=base.tool_calls,
+        writes=base.writes,
+        refused=base.refused,
+        cost=base.cost,
+        minutes=base.minutes,
+        headline=outcome.headline,
+        ok=outcome.ok,
+        links=links,
+    )
+
+
+def conclude(secrets: Secrets, settings: Settings, state: WriteUpState, run_dir: Path) -> None:
+    """The outcome on the thread, with links to what the run created."""
+    if not settings.feedback.thread_status or state.outcome is None:
+        return
+    tally = Tally(run_dir / "events.jsonl", run_dir / "audit.jsonl")
+    tally.update()
+    audit = run_dir / "audit.jsonl"
+    try:
+        records = read_records(audit)
+    except ValueError:  # a broken chain: the log issue says so; the thread gets no links
+        records = []
+    links = tuple((item.kind, item.url) for item in created_items(records))
+    token = secrets.require("agent_token")["agent_token"]
+    gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
+    try:
+        comment = status_comment(gateway, settings, state.run)
+        comment.show(outcome_status(state.outcome, snapshot(tally, state.spend, 0.0), links))
+    finally:
+        gateway.close()

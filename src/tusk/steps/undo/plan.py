@@ -1,0 +1,151 @@
+"""undo's decisions, free of I/O: which run, who may undo it, what it left.
+
+``@bot undo`` on a thread undoes the latest run that still has writes there:
+the bot's comments on the thread carry their run's ``backlink`` marker (job
+id, log issue), so the thread itself says which runs posted on it. Only the
+bot's own content counts (anyone can type a marker). The run's requester, or a
+collaborator of the repository, may undo it; nobody else.
+
+What the run made comes from its audit log (every write the MCP server let
+through, with the URL of what it created), read back from the run's log
+issue, plus Tusk's own status comment on the thread. Each is removed the way
+GitHub allows: comments deleted, issues closed as not planned, pull requests
+closed, branches on the bot's fork deleted. The bot stays allowed: nothing is
+blocked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from tusk.audit.chain import CreatedItem
+from tusk.text.markers import first_marker
+
+RemovalKind = Literal["comment", "issue", "pull_request", "branch"]
+_COMMENT = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?:issues|pull)/\d+$")
+_NUMBERED = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?P<kind>issues|pull)/(?P<n>\d+)$")
+_TREE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/tree/(?P<branch>.+)$")
+
+
+@dataclass(frozen=True)
+class RunOnThread:
+    """A run that posted on the thread: its job id, log issue and the comments it left."""
+
+    jobid: str
+    log_issue_url: str
+    comment_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Removal:
+    """One write of the run, and how to take it back."""
+
+    kind: RemovalKind
+    repo: str
+    ident: str  # a comment id, an issue or pull request number, a branch name
+    url: str
+
+    def describe(self) -> str:
+        verbs = {
+            "comment": "delete the comment",
+            "issue": "close the issue as not planned",
+            "pull_request": "close the pull request",
+            "branch": "delete the branch",
+        }
+        return f"{verbs[self.kind]} {self.url}"
+
+
+@dataclass
+class UndoReport:
+    """What undo did, for the log issues, the audit chain and the step's outputs."""
+
+    actor: str
+    run: RunOnThread | None = None
+    requester: str | None = None
+    refused: str | None = None
+    done: list[Removal] = field(default_factory=list)
+    gone: list[Removal] = field(default_factory=list)  # already removed (by someone else)
+    failed: list[tuple[Removal, str]] = field(default_factory=list)
+    skipped: list[tuple[Removal, str]] = field(default_factory=list)  # not the run's: kept
+
+
+def backlink_of(item: dict[str, Any], *, bot: str) -> dict[str, Any] | None:
+    """The run marker of the bot's own content: its ``backlink`` (an agent's post) or its
+    ``status`` (Tusk's status comment). None for anyone else's content."""
+    author = str((item.get("user") or {}).get("login") or "")
+    if author.lower() != bot.lower():
+        return None
+    body = str(item.get("body") or "")
+    marker = first_marker(body, "backlink") or first_marker(body, "status")
+    if marker is None or not isinstance(marker.get("jobid"), str):
+        return None
+    return marker
+
+
+def runs_on_thread(comments: Iterable[dict[str, Any]], *, bot: str) -> list[RunOnThread]:
+    """The runs whose comments are on the thread, the latest (by its last comment) first."""
+    found: dict[str, tuple[str, list[int]]] = {}
+    for comment in sorted(comments, key=lambda c: int(c.get("id") or 0)):
+        marker = backlink_of(comment, bot=bot)
+        if marker is None:
+            continue
+        log, ids = found.setdefault(marker["jobid"], (str(marker.get("log") or ""), []))
+        if not log and marker.get("log"):
+            found[marker["jobid"]] = (str(marker["log"]), ids)
+        ids.append(int(comment["id"]))
+    runs = [RunOnThread(jobid, log, tuple(ids)) for jobid, (log, ids) in found.items()]
+    return sorted(runs, key=lambda run: -max(run.comment_ids))
+
+
+def may_undo(actor: str, *, requester: str | None, collaborator: bool) -> str | None:
+    """None when ``actor`` may undo the run, else why not."""
+    if requester is not None and actor.lower() == requester.lower():
+        return None
+    if collaborator:
+        return None
+    return (
+        f"{actor} neither asked for this run (its requester is {requester or 'unknown'}) "
+        "nor is a collaborator of the repository"
+    )
+
+
+def removal_of(item: CreatedItem) -> Removal | None:
+    """How to take back one thing the run created; None for what undo leaves (history,
+    memory: the control repository's own record)."""
+    parts = urlsplit(item.url)
+    path = parts.path.rstrip("/")
+    if item.kind == "comment":
+        match = _COMMENT.match(path)
+        comment = re.fullmatch(r"issuecomment-(\d+)", parts.fragment)
+        if match and comment:
+            return Removal("comment", match.group("repo"), comment.group(1), item.url)
+        return None
+    if item.kind in ("issue", "pull_request"):
+        match = _NUMBERED.match(path)
+        kind: RemovalKind = "issue" if item.kind == "issue" else "pull_request"
+        if match:
+            return Removal(kind, match.group("repo"), match.group("n"), item.url)
+        return None
+    if item.kind == "branch":
+        match = _TREE.match(path)
+        if match:
+            return Removal("branch", match.group("repo"), match.group("branch"), item.url)
+    return None
+
+
+def removals(created: Sequence[CreatedItem], status_comments: Sequence[Removal]) -> list[Removal]:
+    """Everything to take back, once each: comments first (they point at the rest), then
+    pull requests, issues and branches."""
+    order = {"comment": 0, "pull_request": 1, "issue": 2, "branch": 3}
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Removal] = []
+    for removal in [*status_comments, *(r for i in created if (r := removal_of(i)))]:
+        key = (removal.kind, removal.repo.lower(), removal.ident)
+        if key not in seen:
+            seen.add(key)
+            out.append(removal)
+    return sorted(out, key=lambda r: order[r.kind])
