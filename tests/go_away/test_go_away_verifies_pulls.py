@@ -64,3 +64,18 @@ def test_a_pull_request_that_cannot_be_closed_is_a_problem_with_what_to_do(
     body = go_away_log(world)["body"]
     assert f"could not make sure {pull['html_url']} is closed" in body
     assert f"Close {pull['html_url']} by hand" in body
+
+
+@pytest.mark.parametrize("words", ["@tusk-bot, please go away", "please go away @tusk-bot"])
+def test_go_away_verifies_any_short_request_to_leave(local_github: Any, words: str) -> None:
+    """The go-away step reads the request back with the poller's grammar: what the poller
+    dispatched as a go-away verifies as one."""
+    world = scenario()
+    for repo in world["repos"]:
+        for issue in repo.get("issues", []):
+            for comment in issue.get("comments", []):
+                if comment.get("id") == 503:
+                    comment["body"] = words
+    local_github.load(world)
+    assert run_go_away(local_github, request("bob")) == 0
+    assert "## Problems\n\nNone." in go_away_log(local_github)["body"]
