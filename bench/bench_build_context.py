@@ -33,9 +33,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import Blocklist, ContextDocument
+from tusk.contracts.models import Blocklist, ContextDocument, TaskWork
 from tusk.github import trust
-from tusk.poller.core import TaskWork, locate_triggers, nodes_of, plan
+from tusk.poller.core import locate_triggers, nodes_of, plan
 from tusk.poller.dispatch import build_document
 from tusk.poller.raw_shape import to_raw
 from tusk.steps.build_context import build_context as bc

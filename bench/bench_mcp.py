@@ -46,6 +46,7 @@ from tusk.audit.chain import AuditLog
 from tusk.contracts.config import Settings
 from tusk.contracts.models import Blocklist, ContextDocument, PermissionConfig, Trigger
 from tusk.contracts.passes import PASS_FILE, write_pass
+from tusk.contracts.raw_context import RawContext, Thread
 from tusk.github.gateway import Gateway
 from tusk.mcp import server as mcp_server
 from tusk.mcp import transport
@@ -114,7 +115,7 @@ CONTEXT = ContextDocument(
         body="b",
         created_at=NOW,
     ),
-    raw={},
+    raw=RawContext(kind="issue", thread=Thread()),
     timestamp=NOW,
 )
 

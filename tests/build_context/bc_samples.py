@@ -102,4 +102,6 @@ def document(
 
 
 def issue_document(comments: list[dict[str, Any]], **kwargs: Any) -> ContextDocument:
-    return document({"issue": issue(), "comments": [*comments, trigger_comment()]}, **kwargs)
+    return document(
+        {"kind": "issue", "thread": issue(), "comments": [*comments, trigger_comment()]}, **kwargs
+    )

@@ -357,8 +357,8 @@ def test_pr_build_writes_the_diff_file(
     github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     raw = {
-        "issue": issue(),
-        "pull_request": {"head": {"ref": "fix"}, "base": {"ref": "main"}},
+        "kind": "pull_request",
+        "thread": {**issue(), "head": {"ref": "fix"}, "base": {"ref": "main"}},
         "comments": [trigger_comment()],
         "diff": "diff --git a/x b/x\n+y\n" * 10,
     }

@@ -59,7 +59,8 @@ class Entry:
 
 def hostile_build(text: str) -> tuple[bc.Built, str]:
     raw = {
-        "issue": issue(body=text, title=text.replace("\n", " ")[:200]),
+        "kind": "issue",
+        "thread": issue(body=text, title=text.replace("\n", " ")[:200]),
         "comments": [
             comment(1, text, login="mallory", association="NONE"),
             comment(2, HUGE, login="mallory", association="NONE"),
@@ -67,7 +68,7 @@ def hostile_build(text: str) -> tuple[bc.Built, str]:
         ],
         "linked_issues": [{"issue": issue(number=8, body=text), "comments": [comment(3, text)]}],
     }
-    raw["issue"]["title"] = text.replace("\n", " ")[:200]
+    raw["thread"]["title"] = text.replace("\n", " ")[:200]
     doc = document(raw, trigger_body="@tusk-bot " + text)
     built = bc.build(
         doc,

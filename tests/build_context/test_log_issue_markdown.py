@@ -99,7 +99,8 @@ def test_a_mention_after_a_slash_is_made_neutral() -> None:
 
 def context_doc(comment_body: str, permission_config: PermissionConfig | None = None) -> bc.Built:
     raw = {
-        "issue": issue(body="## Steps\n\n1. open\n2. resize @bob\n\n```\n@code stays\n```"),
+        "kind": "issue",
+        "thread": issue(body="## Steps\n\n1. open\n2. resize @bob\n\n```\n@code stays\n```"),
         "comments": [trigger_comment(body=comment_body)],
         "linked_issues": [],
     }

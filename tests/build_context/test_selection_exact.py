@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.build_context.bc_samples import REPO
+from tusk.contracts.raw_context import Comment
 from tusk.steps.build_context.items import ItemFactory
-from tusk.steps.build_context.raw import LazyNodes
 from tusk.steps.build_context.sections import choose_comments
 from tusk.steps.build_context.selection import gaps, pick_by_ratio, visit_order
 from tusk.steps.build_context.sizes import comment_floor, text_floor, text_floors, view_size
@@ -159,33 +159,29 @@ associations = st.sampled_from([None, "OWNER", "NONE", "COLLABORATOR", "member",
 
 @st.composite
 def raw_comment(draw: st.DrawFn, index: int = 0) -> dict[str, Any]:
-    """A comment as the poller lays it out, or as GraphQL names its fields, or odd."""
+    """A comment as the poller lays it out (``RawContext``), with odd values."""
     item: dict[str, Any] = {"id": index}
-    user_key = draw(st.sampled_from(["user", "author", None]))
-    if user_key is not None:
-        item[user_key] = draw(
-            st.one_of(
-                st.none(),
-                st.fixed_dictionaries({"login": logins}),
-                st.just({}),
-            )
-        )
+    if draw(st.booleans()):
+        item["user"] = draw(st.one_of(st.none(), st.fixed_dictionaries({"login": logins})))
     body = draw(st.one_of(st.none(), tricky_text))
-    if body is not None or draw(st.booleans()):
+    if body is not None:
         item["body"] = body
-    url_key = draw(st.sampled_from(["html_url", "url", None]))
-    if url_key is not None:
-        item[url_key] = draw(st.one_of(st.none(), urls))
+    if draw(st.booleans()):
+        item["html_url"] = draw(st.one_of(st.none(), urls))
     created = draw(times)
     if created is not None:
-        item[draw(st.sampled_from(["created_at", "createdAt"]))] = created or None
+        item["created_at"] = created or None
     updated = draw(times)
     if updated:
         item["updated_at"] = updated
     association = draw(associations)
     if association is not None and not isinstance(association, int):
-        item[draw(st.sampled_from(["author_association", "authorAssociation"]))] = association
+        item["author_association"] = association
     return item
+
+
+def comments_of(items: Sequence[dict[str, Any]]) -> tuple[Comment, ...]:
+    return tuple(Comment.model_validate(item) for item in items)
 
 
 collaborators = st.one_of(st.none(), st.just(frozenset({"bob"})))
@@ -196,11 +192,11 @@ collaborators = st.one_of(st.none(), st.just(frozenset({"bob"})))
 def test_a_comments_floor_is_never_over_its_size(
     item: dict[str, Any], collaborators: frozenset[str] | None
 ) -> None:
-    comments = LazyNodes([item])
+    comments = comments_of([item])
     trust = Trust(frozenset({"alice", "tusk-bot"}), collaborators)
     make = ItemFactory(trust, T0)
     size = view_size(make.item(comments[0], "comment"))
-    body = comments.bodies()[0]
+    body = comments[0].body
     cheap = text_floors([body])[0]
     assert cheap <= text_floor(body) <= text_floor(body, exact_html=True)
     assert comment_floor(comments, 0, trust) <= size
@@ -226,7 +222,7 @@ def test_choose_comments_keeps_what_measuring_every_comment_kept(
 ) -> None:
     trust = Trust(frozenset({"alice"}), None)
     make = ItemFactory(trust, T0)
-    comments = LazyNodes(items)
+    comments = comments_of(items)
     if skip is not None and skip >= len(items):
         skip = None
     chosen = choose_comments(comments, budget, make=make, skip=skip)
@@ -261,7 +257,7 @@ def test_a_long_thread_builds_only_the_comments_that_may_fit() -> None:
     ]
     CountingFactory.built = 0
     make = CountingFactory(Trust(frozenset({"alice"}), None), T0)
-    chosen = choose_comments(LazyNodes(items), 10_000, make=make)
+    chosen = choose_comments(comments_of(items), 10_000, make=make)
     assert 10 < len(chosen.kept) < 40
     # Each kept comment is built once; those the bounds could not rule out, a few more.
     assert CountingFactory.built < 2 * len(chosen.kept)

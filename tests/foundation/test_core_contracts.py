@@ -23,6 +23,7 @@ from tusk.contracts.models import (
     Trigger,
     UndoRequest,
 )
+from tusk.contracts.raw_context import RawContext
 
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 TRIGGER = Trigger(
@@ -34,7 +35,15 @@ TRIGGER = Trigger(
     body="@tusk-bot fix it",
     created_at=WHEN,
 )
+RAW = RawContext.model_validate(
+    {
+        "kind": "issue",
+        "thread": {"number": 1, "title": "Typo", "user": {"login": "alice"}},
+        "comments": [{"id": 101, "body": "@tusk-bot fix it", "created_at": "2026-01-02T03:04:05Z"}],
+    }
+)
 SAMPLES: dict[str, BaseModel] = {
+    "raw-context": RAW,
     "context-document": ContextDocument(
         jobid="alice-widgets-101",
         repo="alice/widgets",
@@ -42,7 +51,7 @@ SAMPLES: dict[str, BaseModel] = {
         trust_level="owner",
         permission_config=PermissionConfig(marker="[permissions: comment-on-this-issue]"),
         trigger=TRIGGER,
-        raw={"issue": {"number": 1, "title": "Typo"}, "comments": [{"id": 101}]},
+        raw=RAW,
         timestamp=WHEN,
     ),
     "shard": Shard(
@@ -137,6 +146,28 @@ def test_nested_unknown_field_is_refused_too() -> None:
     data["trigger"]["sneaky"] = True
     with pytest.raises(ValidationError):
         ContextDocument.model_validate(data)
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("thread", "author"), ("thread", "createdAt"), ("comments", "url"), ("top", "issue")],
+)
+def test_the_raw_context_has_one_spelling_and_graphqls_names_are_refused(
+    where: str, key: str
+) -> None:
+    data = RAW.model_dump(mode="json")
+    target = {"thread": data["thread"], "comments": data["comments"][0], "top": data}[where]
+    target[key] = {"login": "mallory"} if key in ("author", "issue") else "x"
+    with pytest.raises(ValidationError) as caught:
+        ContextDocument.model_validate(
+            {**SAMPLES["context-document"].model_dump(mode="json"), "raw": data}
+        )
+    assert caught.value.errors()[0]["type"] == "extra_forbidden"
+
+
+def test_a_raw_context_of_another_version_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        RawContext.model_validate({**RAW.model_dump(mode="json"), "version": 2})
 
 
 def test_context_document_has_the_fields_mission_p7_names() -> None:

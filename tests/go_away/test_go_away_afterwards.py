@@ -21,6 +21,7 @@ from tusk.contracts.models import (
     PermissionConfig,
     Trigger,
 )
+from tusk.contracts.raw_context import RawContext, Thread
 from tusk.issues.state import StateStore
 from tusk.mcp import server as mcp_server
 from tusk.mcp import transport
@@ -64,7 +65,7 @@ def context(repo: str, number: int) -> ContextDocument:
             body=f"@{BOT} one more thing",
             created_at=NOW,
         ),
-        raw={},
+        raw=RawContext(kind="issue", thread=Thread()),
         timestamp=NOW,
     )
 

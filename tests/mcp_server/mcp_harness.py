@@ -148,7 +148,7 @@ def context(
             body=body,
             created_at=NOW,
         ),
-        raw=raw or {},
+        raw={"kind": "issue", "thread": {}, **(raw or {})},
         timestamp=NOW,
     )
 

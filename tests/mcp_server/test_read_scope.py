@@ -34,7 +34,7 @@ def context(body: str = "@bot fix it", raw: dict | None = None) -> ContextDocume
             body=body,
             created_at=NOW,
         ),
-        raw=raw or {},
+        raw={"kind": "issue", "thread": {}, **(raw or {})},
         timestamp=NOW,
     )
 
@@ -68,7 +68,7 @@ def test_run_repositories_come_from_the_context_and_allowed_users_only() -> None
     raw = {
         "repository": {"full_name": "alice/widgets", "parent": "upstream/widgets"},
         "bot": {"fork": {"full_name": "bot/widgets-1"}},
-        "linked_issues": [{"repo": "carol/lib"}],
+        "linked_issues": [{"repo": "carol/lib", "issue": {}}],
         "comments": [
             {"user": {"login": "alice"}, "body": "also dave/tools#3"},
             {"user": {"login": "mallory"}, "body": "and mallory/loot#1"},

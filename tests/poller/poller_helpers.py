@@ -151,3 +151,8 @@ def make_poller(
         **kwargs,
     )
     return Harness(github, settings, bot.ledger, poller)
+
+
+def wire(doc: ContextDocument) -> dict[str, Any]:
+    """The document's raw context as it travels in the shards (JSON)."""
+    return doc.raw.model_dump(mode="json")

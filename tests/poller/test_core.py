@@ -6,15 +6,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
+from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, TaskWork
+from tusk.contracts.raw_context import RawContext
 from tusk.github.trust import TrustDecision
 from tusk.poller.core import (
     Candidate,
     GoAwayWork,
+    Node,
     NotificationsResponse,
     PollState,
     Skipped,
-    TaskWork,
     after_cycle,
     locate_triggers,
     nodes_of,
@@ -43,6 +44,11 @@ def comment(
         "html_url": f"https://github.com/alice/widgets/issues/1#issuecomment-{id_}",
         **extra,
     }
+
+
+def nodes(raw: dict[str, Any]) -> list[Node]:
+    """``nodes_of`` over the contract the poller builds from ``raw``."""
+    return nodes_of(RawContext.model_validate(raw))
 
 
 def issue_raw(comments: list[dict[str, Any]], body: str = "A bug.") -> dict[str, Any]:
@@ -118,7 +124,7 @@ def test_three_new_mentions_in_one_thread_are_three_candidates_in_order() -> Non
             comment(2, "bob", "@tusk-bot second", "2026-01-01T11:00:00Z"),
         ]
     )
-    candidates, skipped = locate_triggers(nodes_of(raw), since=None, settings=SETTINGS)
+    candidates, skipped = locate_triggers(nodes(raw), since=None, settings=SETTINGS)
     assert [c.node.id for c in candidates] == ["1", "2", "3"]
     assert skipped == []
 
@@ -139,13 +145,13 @@ def test_only_nodes_changed_since_last_read_count() -> None:
         body="@tusk-bot in the body, long ago",
     )
     since = datetime(2026, 1, 1, 11, 0, tzinfo=UTC)
-    candidates, _ = locate_triggers(nodes_of(raw), since=since, settings=SETTINGS)
+    candidates, _ = locate_triggers(nodes(raw), since=since, settings=SETTINGS)
     assert [c.node.id for c in candidates] == ["3", "2"]
 
 
 def test_issue_body_mention_is_a_trigger() -> None:
     candidates, _ = locate_triggers(
-        nodes_of(issue_raw([], body="@tusk-bot fix")), since=None, settings=SETTINGS
+        nodes(issue_raw([], body="@tusk-bot fix")), since=None, settings=SETTINGS
     )
     assert [(c.node.type, c.node.id) for c in candidates] == [("issue_body", "1")]
 
@@ -157,18 +163,18 @@ def test_self_and_bot_accounts_are_skipped_with_reasons() -> None:
             comment(2, "renovate[bot]", "@tusk-bot rebase", user_type="Bot"),
         ]
     )
-    candidates, skipped = locate_triggers(nodes_of(raw), since=None, settings=SETTINGS)
+    candidates, skipped = locate_triggers(nodes(raw), since=None, settings=SETTINGS)
     assert candidates == []
     assert ["own text" in s.reason for s in skipped] == [True, False]
     assert "Bot account" in skipped[1].reason
     allowing = SETTINGS.model_copy(update={"allow_bot_accounts": True})
-    candidates, _ = locate_triggers(nodes_of(raw), since=None, settings=allowing)
+    candidates, _ = locate_triggers(nodes(raw), since=None, settings=allowing)
     assert [c.node.author for c in candidates] == ["renovate[bot]"]
 
 
 def test_go_away_is_never_a_task() -> None:
     raw = issue_raw([comment(1, "mallory", "@tusk-bot go away")])
-    (candidate,), _ = locate_triggers(nodes_of(raw), since=None, settings=SETTINGS)
+    (candidate,), _ = locate_triggers(nodes(raw), since=None, settings=SETTINGS)
     assert candidate.kind == "go_away"
     work = plan(
         candidate,
@@ -185,7 +191,7 @@ def test_go_away_is_never_a_task() -> None:
 
 def _task(author: str = "alice", body: str = "@tusk-bot fix") -> Candidate:
     (candidate,), _ = locate_triggers(
-        nodes_of(issue_raw([comment(5, author, body)])), since=None, settings=SETTINGS
+        nodes(issue_raw([comment(5, author, body)])), since=None, settings=SETTINGS
     )
     return candidate
 
@@ -243,7 +249,7 @@ def test_task_carries_trust_permissions_and_trigger() -> None:
 
 def test_repeated_go_away_already_in_force_is_not_dispatched_again() -> None:
     (candidate,), _ = locate_triggers(
-        nodes_of(issue_raw([comment(1, "mallory", "@tusk-bot go away")])),
+        nodes(issue_raw([comment(1, "mallory", "@tusk-bot go away")])),
         since=None,
         settings=SETTINGS,
     )
@@ -264,7 +270,7 @@ def test_body_counts_as_changed_only_when_the_body_itself_was_edited() -> None:
     raw = issue_raw([], body="@tusk-bot in the body, long ago")
     raw["thread"]["updated_at"] = "2026-01-01T12:00:00Z"  # a comment arrived
     since = datetime(2026, 1, 1, 11, 0, tzinfo=UTC)
-    assert locate_triggers(nodes_of(raw), since=since, settings=SETTINGS)[0] == []
+    assert locate_triggers(nodes(raw), since=since, settings=SETTINGS)[0] == []
     raw["thread"]["last_edited_at"] = "2026-01-01T12:00:00Z"  # the body was edited
-    (candidate,), _ = locate_triggers(nodes_of(raw), since=since, settings=SETTINGS)
+    (candidate,), _ = locate_triggers(nodes(raw), since=since, settings=SETTINGS)
     assert candidate.node.type == "issue_body"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from poller_helpers import BOT, REPO, issue, make_poller, said, scenario
+from poller_helpers import BOT, REPO, issue, make_poller, said, scenario, wire
 
 from tusk.github.gateway import Gateway, Response
 from tusk.poller.core import PollState
@@ -19,12 +19,12 @@ def test_a_thousand_comment_thread_is_fetched_whole(harness: Any) -> None:
     h = harness(scenario(issues=[issue(1, many_comments(1000, "@tusk-bot summarise all of this"))]))
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    bodies = [c["body"] for c in doc.raw["comments"]]
+    bodies = [c["body"] for c in wire(doc)["comments"]]
     assert len(bodies) == 1000
     assert (
         bodies[:2] == ["comment 0", "comment 1"] and bodies[-1] == "@tusk-bot summarise all of this"
     )
-    assert len({c["id"] for c in doc.raw["comments"]}) == 1000
+    assert len({c["id"] for c in wire(doc)["comments"]}) == 1000
     assert h.ledger.by_route["POST /graphql"] == 10  # one page per 100 comments
 
 
@@ -60,8 +60,8 @@ def test_secondary_rate_limit_mid_fetch_waits_retry_after_and_loses_nothing(
     assert report.errors == []
     assert sleeps == [17.0, 17.0]
     (doc,) = h.sent().tasks
-    assert len(doc.raw["comments"]) == 350
-    assert [c["body"] for c in doc.raw["comments"]][:3] == ["comment 0", "comment 1", "comment 2"]
+    assert len(wire(doc)["comments"]) == 350
+    assert [c["body"] for c in wire(doc)["comments"]][:3] == ["comment 0", "comment 1", "comment 2"]
 
 
 def test_discussion_comment_and_reply_mentions_are_dispatched(harness: Any) -> None:
@@ -87,7 +87,7 @@ def test_discussion_comment_and_reply_mentions_are_dispatched(harness: Any) -> N
     assert doc.trigger.type == "discussion_comment"
     assert doc.trigger.body == "@tusk-bot draft a plan for this"
     assert doc.trigger.number == 3
-    raw = doc.raw
+    raw = wire(doc)
     assert raw["kind"] == "discussion" and raw["thread"]["title"] == "Roadmap ideas"
     assert raw["thread"]["category"] == "Ideas"
     bodies = {c["body"]: c for c in raw["comments"]}
@@ -129,7 +129,7 @@ def test_pull_request_review_comment_trigger_carries_reviews_diff_and_linked_iss
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
     assert doc.trigger.type == "review_comment"
-    raw = doc.raw
+    raw = wire(doc)
     assert raw["kind"] == "pull_request"
     assert doc.trigger.review_id == raw["reviews"][0]["id"]
     assert raw["thread"]["head"]["ref"] == "faster" and raw["thread"]["base"]["ref"] == "main"
@@ -164,14 +164,14 @@ def test_discussion_that_is_not_the_latest_is_found_by_its_title(harness: Any) -
     assert report.errors == []
     (doc,) = h.sent().tasks
     assert doc.trigger.type == "discussion_body" and doc.trigger.number == 1
-    assert doc.raw["thread"]["title"] == "Old question"
+    assert wire(doc)["thread"]["title"] == "Old question"
 
 
 def test_protection_rules_are_reported_not_visible_without_admin_rights(harness: Any) -> None:
     h = harness(scenario(issues=[issue(1, [said("alice", "@tusk-bot hi")])]))
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    protection = doc.raw["repository"]["protection"]
+    protection = wire(doc)["repository"]["protection"]
     assert protection["visible"] is False and protection["branch"] == "main"
     assert "admin" in protection["note"] and "write" in protection["note"]
     assert not any(route.endswith("/protection") for route in h.ledger.by_route)
@@ -185,7 +185,7 @@ def test_protection_rules_are_fetched_where_the_bot_is_admin(harness: Any) -> No
     h = harness(scn)
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    protection = doc.raw["repository"]["protection"]
+    protection = wire(doc)["repository"]["protection"]
     assert protection["visible"] is True and protection["protected"] is True
     assert (
         protection["rules"]["required_pull_request_reviews"]["required_approving_review_count"] == 2
@@ -206,7 +206,7 @@ def test_bot_repositories_and_its_fork_with_branches_are_in_the_context(harness:
     h = harness(scn)
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    bot = doc.raw["bot"]
+    bot = wire(doc)["bot"]
     assert {r["full_name"] for r in bot["repositories"]} == {f"{BOT}/widgets", f"{BOT}/notes"}
     fork = bot["fork"]
     assert fork["full_name"] == f"{BOT}/widgets" and fork["parent"] == REPO
@@ -230,7 +230,7 @@ def test_the_bots_fork_is_found_by_its_parent_whatever_its_name(harness: Any) ->
     h = harness(scn)
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    fork = doc.raw["bot"]["fork"]
+    fork = wire(doc)["bot"]["fork"]
     assert fork["full_name"] == f"{BOT}/widgets-1" and fork["parent"] == REPO
     assert {b["name"] for b in fork["branches"]} == {"main", "tusk/fix-typo"}
 
@@ -241,7 +241,7 @@ def test_no_fork_is_no_fork_even_when_the_bot_owns_the_name(harness: Any) -> Non
     h = harness(scn)
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    assert doc.raw["bot"]["fork"] is None
+    assert wire(doc)["bot"]["fork"] is None
 
 
 def test_pull_request_body_and_review_body_mentions_are_triggers(harness: Any) -> None:
@@ -264,7 +264,7 @@ def test_pull_request_body_and_review_body_mentions_are_triggers(harness: Any) -
     assert triggers["pull_request_body"].trigger.id == "4"
     review = triggers["review"]
     assert review.actor == "bob" and review.trust_level == "collaborator"
-    assert review.trigger.id == str(review.raw["reviews"][0]["id"])
+    assert review.trigger.id == str(wire(review)["reviews"][0]["id"])
 
 
 def test_nested_lists_past_100_are_followed_to_the_end(harness: Any) -> None:
@@ -298,7 +298,7 @@ def test_nested_lists_past_100_are_followed_to_the_end(harness: Any) -> None:
     _, report = h.poller.cycle(PollState())
     assert report.errors == []
     (doc,) = h.sent().tasks
-    raw = doc.raw
+    raw = wire(doc)
     assert len(raw["reviews"]) == 105
     assert [c["body"] for c in raw["review_comments"]] == [f"note {c}" for c in range(150)]
     assert {c["pull_request_review_id"] for c in raw["review_comments"]} == {
@@ -330,7 +330,7 @@ def test_discussion_replies_past_100_are_followed_to_the_end(harness: Any) -> No
     _, report = h.poller.cycle(PollState())
     assert report.errors == []
     (doc,) = h.sent().tasks
-    bodies = [c["body"] for c in doc.raw["comments"]]
+    bodies = [c["body"] for c in wire(doc)["comments"]]
     assert len(bodies) == 1 + 130 + 100 + 1
     assert {f"+{i}" for i in range(130)} <= set(bodies)
 
@@ -345,9 +345,9 @@ def test_comments_carry_who_the_author_is_to_the_repository(harness: Any) -> Non
     h = harness(scenario(issues=[issue(1, comments)]))
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    associations = {c["user"]["login"]: c["author_association"] for c in doc.raw["comments"]}
+    associations = {c["user"]["login"]: c["author_association"] for c in wire(doc)["comments"]}
     assert associations == {"bob": "COLLABORATOR", "mallory": "NONE", "alice": "OWNER"}
-    assert doc.raw["thread"]["author_association"] == "OWNER"
+    assert wire(doc)["thread"]["author_association"] == "OWNER"
 
 
 def test_a_diff_too_large_for_github_is_noted_and_the_trigger_still_dispatched(
@@ -369,8 +369,8 @@ def test_a_diff_too_large_for_github_is_noted_and_the_trigger_still_dispatched(
     _, report = h.poller.cycle(PollState())
     assert report.errors == []
     (doc,) = h.sent().tasks
-    assert doc.raw["diff"] is None
-    assert any("too large" in note for note in doc.raw["notes"])
+    assert wire(doc)["diff"] is None
+    assert any("too large" in note for note in wire(doc)["notes"])
 
 
 class DeletedIssue(Gateway):

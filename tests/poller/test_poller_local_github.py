@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 import pytest
-from poller_helpers import BOT, REPO, SETTINGS, issue, make_poller, said, scenario
+from poller_helpers import BOT, REPO, SETTINGS, issue, make_poller, said, scenario, wire
 
 from tusk.contracts.models import BlockedRepo, BlockedUser
 from tusk.issues.state import StateStore
@@ -288,7 +288,7 @@ def test_issue_context_is_complete(harness: Any) -> None:
     )
     h.poller.cycle(PollState())
     (doc,) = h.sent().tasks
-    raw = doc.raw
+    raw = wire(doc)
     assert raw["kind"] == "issue"
     assert raw["thread"]["number"] == 7 and raw["thread"]["body"] == "Something is off."
     assert [label["name"] for label in raw["thread"]["labels"]] == ["bug"]
@@ -343,7 +343,7 @@ def test_a_large_context_travels_as_several_shards_that_join_whole(harness: Any)
     sent = h.sent()
     (doc,) = sent.tasks
     assert sent.shard_counts[doc.jobid] > 1
-    assert len(doc.raw["comments"]) == 61
+    assert len(wire(doc)["comments"]) == 61
     payloads = [d["client_payload"] for d in h.github.dispatches()]
     assert all(len(p) <= 10 for p in payloads)  # GitHub's client_payload key limit
 

@@ -148,8 +148,8 @@ def answer(**connections: Any) -> dict[str, Any]:
 def test_a_thread_seen_whole_is_laid_out_as_the_full_context_lays_it_out() -> None:
     raw = seen_whole(thread(), answer(comments=comments(3)))
     assert raw is not None
-    assert raw["kind"] == "issue" and raw["thread"]["number"] == 7
-    assert [c["body"] for c in raw["comments"]] == ["comment 0", "comment 1", "comment 2"]
+    assert raw.kind == "issue" and raw.thread.number == 7
+    assert [c.body for c in raw.comments] == ["comment 0", "comment 1", "comment 2"]
 
 
 def test_a_thread_with_a_longer_list_than_one_page_is_not_decided_by_the_look() -> None:

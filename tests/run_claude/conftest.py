@@ -25,6 +25,7 @@ from pydantic import SecretStr
 from tests.root import require_root as _require_root
 from tusk.contracts.config import Secrets, load_settings
 from tusk.contracts.models import ContextDocument, PermissionConfig, RunMetadata, Trigger
+from tusk.contracts.raw_context import RawContext, Thread
 from tusk.issues.state import StateStore
 from tusk.steps.run_claude import inputs as run_inputs
 from tusk.steps.run_claude import job
@@ -166,7 +167,7 @@ class E2E:
                 body="@tusk-bot please fix it",
                 created_at=now,
             ),
-            raw={},
+            raw=RawContext(kind="issue", thread=Thread()),
             timestamp=now,
         )
         (out / "context.json").write_text(context.model_dump_json())

@@ -13,6 +13,7 @@ from tusk.shards import codec as shards
 
 def context_doc(jobid: str = "job-0001", raw: Any = None, *, repo: str = "alice/widgets") -> bytes:
     """A valid context document (JSON bytes) carrying ``raw``."""
+    payload = raw if raw is not None else {"comments": ["a"] * 3}
     doc = {
         "version": 1,
         "jobid": jobid,
@@ -29,7 +30,8 @@ def context_doc(jobid: str = "job-0001", raw: Any = None, *, repo: str = "alice/
             "body": "@tusk-bot please fix the typo",
             "created_at": "2026-11-30T06:00:00Z",
         },
-        "raw": {"payload": raw if raw is not None else {"comments": ["a"] * 3}},
+        # ``raw`` travels as the thread's body, inside a valid raw context.
+        "raw": {"kind": "issue", "thread": {"number": 1, "body": json.dumps(payload)}},
         "timestamp": datetime(2026, 11, 30, 6, 0, tzinfo=UTC).isoformat(),
     }
     return json.dumps(doc).encode()

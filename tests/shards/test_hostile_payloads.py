@@ -39,7 +39,7 @@ def edge_env(github, tmp_path, monkeypatch):
 def receive(tmp_path: Path, text: str, config: Path) -> int:
     payload = tmp_path / "event.json"
     payload.write_text(text)
-    return tusk_main(["receive-shard", "--payload", str(payload), "--config", str(config)])
+    return tusk_main(["receive-shard", "--payload-file", str(payload), "--config", str(config)])
 
 
 def good_payload() -> dict:
@@ -93,10 +93,10 @@ def test_the_shard_total_is_bounded_against_the_size_limit():
 @pytest.mark.parametrize(
     "argv",
     [
-        ["merge-shards", "--jobid", "job-0001", "--total", "1", "--timeout", "-5"],
-        ["merge-shards", "--jobid", "job-0001", "--total", "0"],
-        ["merge-shards", "--jobid", "job-0001", "--total", str(10**9)],
-        ["merge-shards", "--jobid", "job-0001", "--total", "2", "--timeout", "nan"],
+        ["merge-shards", "--jobid", "job-0001", "--total-shards", "1", "--timeout-seconds", "-5"],
+        ["merge-shards", "--jobid", "job-0001", "--total-shards", "0"],
+        ["merge-shards", "--jobid", "job-0001", "--total-shards", str(10**9)],
+        ["merge-shards", "--jobid", "job-0001", "--total-shards", "2", "--timeout-seconds", "nan"],
         ["shards", "split", "-", "--max-bytes", "0"],
         ["poll", "--once", "--interval", "-1"],
         ["demo", "--timeout-minutes", "0"],
@@ -123,7 +123,7 @@ def test_an_unusable_runner_file_is_a_clear_error_naming_the_variable(
     text = json.dumps(event) if variable == "GITHUB_OUTPUT" else "{not json"
     payload = tmp_path / "event.json"
     payload.write_text(text)
-    argv = ["receive-shard", "--payload", str(payload), "--context-file", str(tmp_path / "c")]
+    argv = ["receive-shard", "--payload-file", str(payload), "--context-file", str(tmp_path / "c")]
     code = tusk_main([*argv, "--config", str(edge_env)])
     err = capsys.readouterr().err
     assert code == 1

@@ -254,7 +254,8 @@ def test_a_missing_shard_fails_merge_and_is_recorded_in_the_control_repo(
             deliver(github, shard, tmp_path, run)
     code = tusk_main(
         [
-            *("merge-shards", "--jobid", "job-0001", "--total", str(len(job)), "--timeout", "0"),
+            *("merge-shards", "--jobid", "job-0001", "--total-shards", str(len(job))),
+            *("--timeout-seconds", "0"),
             *("--config", str(edge_env), "--context-file", str(tmp_path / "c.json")),
         ]
     )
@@ -277,7 +278,8 @@ def test_a_corrupt_shard_fails_merge_and_is_recorded(github, tmp_path, edge_env)
         deliver(github, shard, tmp_path, run)
     code = tusk_main(
         [
-            *("merge-shards", "--jobid", "job-0001", "--total", str(len(job)), "--timeout", "0"),
+            *("merge-shards", "--jobid", "job-0001", "--total-shards", str(len(job))),
+            *("--timeout-seconds", "0"),
             *("--config", str(edge_env), "--context-file", str(tmp_path / "c.json")),
         ]
     )
@@ -316,7 +318,7 @@ def test_an_invalid_dispatch_is_recorded_by_receive_shard(github, tmp_path, edge
     payload.write_text(
         json.dumps({"action": "tusk-shard", "client_payload": {"jobid": "job-0009"}})
     )
-    code = tusk_main(["receive-shard", "--payload", str(payload), "--config", str(edge_env)])
+    code = tusk_main(["receive-shard", "--payload-file", str(payload), "--config", str(edge_env)])
     assert code == 1
     (issue,) = failure_issues(github)
     assert "job-0009" in issue["title"]
@@ -325,7 +327,7 @@ def test_an_invalid_dispatch_is_recorded_by_receive_shard(github, tmp_path, edge
 def receive_event(tmp_path: Path, text: str, edge_env: Path) -> int:
     payload = tmp_path / "event.json"
     payload.write_text(text)
-    return tusk_main(["receive-shard", "--payload", str(payload), "--config", str(edge_env)])
+    return tusk_main(["receive-shard", "--payload-file", str(payload), "--config", str(edge_env)])
 
 
 def test_a_non_json_dispatch_is_recorded_as_a_failure(github, tmp_path, edge_env):
@@ -454,7 +456,8 @@ def test_github_refusing_the_artifacts_is_recorded_not_dropped(github, tmp_path,
     )
     code = tusk_main(
         [
-            *("merge-shards", "--jobid", "job-0001", "--total", str(len(job)), "--timeout", "0"),
+            *("merge-shards", "--jobid", "job-0001", "--total-shards", str(len(job))),
+            *("--timeout-seconds", "0"),
             *("--config", str(edge_env), "--context-file", str(tmp_path / "c.json")),
         ]
     )
@@ -473,7 +476,7 @@ def test_receive_check_that_cannot_list_artifacts_is_recorded(github, tmp_path, 
         "GET", r"/actions/artifacts", status=403, count=None, message="Resource not accessible"
     )
     code = tusk_main(
-        ["receive-shard", "--check", "--payload", str(payload), "--config", str(edge_env)]
+        ["receive-shard", "--check", "--payload-file", str(payload), "--config", str(edge_env)]
     )
     assert code != 0
     (issue,) = failure_issues(github)

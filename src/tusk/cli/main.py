@@ -35,7 +35,7 @@ ENV_DOCS: dict[str, str] = {
     "per run)",
     "ANTHROPIC_BASE_URL": "an Anthropic API gateway (default: the Anthropic API)",
     "CLAUDE_CODE_MAX_RETRIES": "model API retries when --max-retries is not given (default: 5)",
-    "GITHUB_EVENT_PATH": "the triggering event (set by Actions) when --payload is not given",
+    "GITHUB_EVENT_PATH": "the triggering event (set by Actions) when no payload file is given",
     "GITHUB_REPOSITORY": "owner/name of the repository the workflow runs in (set by Actions)",
     "GITHUB_SERVER_URL": "with GITHUB_REPOSITORY and GITHUB_RUN_ID: the run's link (Actions)",
     "GITHUB_RUN_ID": "the workflow run (set by Actions)",

@@ -1,2 +1,3 @@
-"""Contracts and configuration: the strict, versioned models passed between steps, ``tusk.yml``
-and its secrets, the price table, the current pass, and their exported JSON Schemas."""
+"""Contracts and configuration: the strict, versioned models passed between steps (the raw
+context the poller fetched among them), ``tusk.yml`` and its secrets, each step's inputs, the
+price table, the current pass, and their exported JSON Schemas."""

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, Field, StringConstraints, model_validator
+
+from tusk.contracts.base import StrictModel as StrictModel  # imported from here too
+from tusk.contracts.raw_context import RawContext
 
 CONTEXT_VERSION: Final = 1
 SHARD_EVENT_TYPE = "tusk-shard"
@@ -67,12 +70,6 @@ ALL_WRITE_OPERATIONS: tuple[WriteOperation, ...] = (
 )
 
 
-class StrictModel(BaseModel):
-    """Base of every contract: unknown fields are refused, values are frozen."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 class PermissionConfig(StrictModel):
     """What one run may do: the configured defaults, narrowed by the mention's marker.
 
@@ -116,10 +113,9 @@ class Trigger(StrictModel):
     )
 
 
-class ContextDocument(StrictModel):
-    """Everything one agent run needs, as the poller gathered it (MISSION P7)."""
+class TaskWork(StrictModel):
+    """A trigger the poller will dispatch: the job, who asked, their trust and rights."""
 
-    version: Literal[1] = CONTEXT_VERSION
     jobid: JobId
     repo: RepoName
     actor: Login
@@ -127,7 +123,14 @@ class ContextDocument(StrictModel):
     trust_source: TrustSource = Field(default="none", description=TRUST_SOURCE_DESCRIPTION)
     permission_config: PermissionConfig
     trigger: Trigger
-    raw: dict[str, Any] = Field(description="the full raw context (MISSION P6)")
+
+
+class ContextDocument(TaskWork):
+    """Everything one agent run needs, as the poller gathered it (MISSION P7): the task
+    and its thread's raw context."""
+
+    version: Literal[1] = CONTEXT_VERSION
+    raw: RawContext = Field(description="the full raw context (MISSION P6)")
     timestamp: datetime
 
 
@@ -267,6 +270,7 @@ def is_valid_repo(name: str) -> bool:
 
 CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     "context-document": ContextDocument,
+    "raw-context": RawContext,
     "shard": Shard,
     "permission-config": PermissionConfig,
     "go-away-request": GoAwayRequest,

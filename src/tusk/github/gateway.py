@@ -8,149 +8,94 @@ bounds when GitHub asks for patience (``Retry-After``, an exhausted rate limit,
 a secondary limit, 5xx), and counted per route in a ``RequestLedger`` that
 benchmarks read (304s apart).
 
-Decisions (how long to wait, which error a response is) are pure functions
-below the ``Gateway`` class so they can be tested without a network.
+The decisions are pure and live beside it, tested without a network: which
+error a response is (``tusk.github.errors``), how long to wait before a retry
+(``tusk.github.retries``) and how requests are counted (``tusk.github.ledger``).
+Their names stay importable from here.
 """
 
 from __future__ import annotations
 
 import email.utils
 import re
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3
 from pydantic import SecretStr
 
-from tusk.errors import TuskError
+from tusk.github.errors import (
+    RETRYABLE_SERVER_STATUSES,
+    TOKEN_ENV_NAMES,
+    Conflict,
+    ErrorCause,
+    ErrorContext,
+    Forbidden,
+    GitHubError,
+    NotFound,
+    RateLimited,
+    ServerError,
+    TransportError,
+    Unauthorized,
+    ValidationFailed,
+    error_for,
+    github_message,
+    graphql_cause,
+    token_label,
+)
+from tusk.github.ledger import RequestLedger, route_of
 from tusk.github.pacing import ContentPacer
+from tusk.github.retries import (
+    graphql_rate_limited,
+    graphql_reset_delay,
+    retry_after_seconds,
+    retry_delay,
+)
+
+# The gateway's own names, and those of its parts that callers import from here.
+__all__ = [
+    "API_VERSION",
+    "RETRYABLE_SERVER_STATUSES",
+    "TOKEN_ENV",
+    "TOKEN_ENV_NAMES",
+    "USER_AGENT",
+    "Conflict",
+    "ErrorCause",
+    "ErrorContext",
+    "Forbidden",
+    "Gateway",
+    "GitHubError",
+    "NotFound",
+    "RateLimited",
+    "RequestLedger",
+    "Response",
+    "ServerError",
+    "TransportError",
+    "Unauthorized",
+    "ValidationFailed",
+    "error_for",
+    "gateway_from_secrets",
+    "github_message",
+    "graphql_cause",
+    "graphql_rate_limited",
+    "graphql_reset_delay",
+    "is_content_request",
+    "is_mutation",
+    "retry_after_seconds",
+    "retry_delay",
+    "route_of",
+    "token_label",
+]
 
 USER_AGENT = "tusk-agent-platform"
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 MUTATION = re.compile(r"^\s*(?:#[^\n]*\n\s*)*mutation\b")  # comments may come first
 API_VERSION = "2022-11-28"
-RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
-
-
-# --------------------------------------------------------------------------- errors
-
-
-ErrorCause = Literal[
-    "auth", "permission", "not_found", "outage", "rate_limit", "invalid", "conflict", "unknown"
-]
-
-# Tusk's four tokens and the environment variables that hold them.
-TOKEN_ENV_NAMES: dict[str, str] = {
-    "bot": "TUSK_BOT_TOKEN",
-    "dispatch": "TUSK_DISPATCH_TOKEN",
-    "agent": "TUSK_AGENT_TOKEN",
-    "read": "TUSK_READ_TOKEN",
-}
-
-
-def token_label(name: str) -> str:
-    """``the agent token (TUSK_AGENT_TOKEN)``: which token, by the name people set it under."""
-    if not name:
-        return "the token"
-    env = TOKEN_ENV_NAMES.get(name)
-    return f"the {name} token ({env})" if env else f"the {name} token"
-
-
-class GitHubError(TuskError):
-    """A GitHub request failed. Says which request, with which token, what GitHub said,
-    whether it is an outage or a token problem (``cause``), and what to do.
-
-    ``may_have_landed`` is True for a write whose failure does not prove it was not
-    applied (a 5xx, a timeout, a reset connection): look for it before repeating it.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        method: str = "",
-        path: str = "",
-        github_message: str = "",
-        errors: list[Any] | None = None,
-        hint: str = "",
-        token: str = "",
-        cause: ErrorCause = "unknown",
-        may_have_landed: bool = False,
-    ) -> None:
-        self.status = status
-        self.method = method
-        self.path = path
-        self.github_message = github_message
-        self.errors = errors or []
-        self.hint = hint
-        self.token = token
-        self.cause: ErrorCause = cause
-        self.may_have_landed = may_have_landed
-        text = f"{method} {path}: {message}" if method else message
-        if github_message:
-            text += f" (GitHub said: {github_message})"
-        self.title = text
-        if hint:
-            text += f". {hint}"
-        super().__init__(text)
-
-    @property
-    def is_outage(self) -> bool:
-        """GitHub failed or could not be reached: nothing is wrong with the token."""
-        return self.cause == "outage"
-
-
-class ErrorContext(TypedDict):
-    """What every ``GitHubError`` of a final response carries: which request, which token."""
-
-    status: int
-    method: str
-    path: str
-    github_message: str
-    token: str
-
-
-class TransportError(GitHubError):
-    """GitHub could not be reached (connection refused, dropped, timed out)."""
-
-
-class Unauthorized(GitHubError):
-    """401: the token is missing, expired or revoked."""
-
-
-class Forbidden(GitHubError):
-    """403: the token lacks a right (scope, push access, ...)."""
-
-
-class NotFound(GitHubError):
-    """404: it does not exist, or the token may not see it."""
-
-
-class Conflict(GitHubError):
-    """409: e.g. a merge conflict or an empty repository."""
-
-
-class ValidationFailed(GitHubError):
-    """422: GitHub refused the request body."""
-
-
-class RateLimited(GitHubError):
-    """403/429 for a rate limit that did not clear within the retry budget."""
-
-
-class ServerError(GitHubError):
-    """5xx that did not clear within the retry budget."""
-
-
-# --------------------------------------------------------------------------- pure decisions
 
 
 @dataclass(frozen=True)
@@ -166,154 +111,6 @@ class Response:
         return self.headers.get(name.lower())
 
 
-def route_of(method: str, path: str) -> str:
-    """Normalise a request path into a route template for counting.
-
-    ``/repos/alice/widgets/issues/12/comments`` → ``GET /repos/{owner}/{repo}/issues/{n}/comments``.
-    """
-    parts = [p for p in urlsplit(path).path.split("/") if p]
-    if parts[:1] == ["api"] and parts[1:2] == ["v3"]:  # GitHub Enterprise Server prefix
-        parts = parts[2:]
-    out = []
-    for index, part in enumerate(parts):
-        if index in (1, 2) and parts[0] == "repos":
-            out.append("{owner}" if index == 1 else "{repo}")
-        elif index == 1 and parts[0] in ("users", "orgs"):
-            out.append("{name}")
-        elif part.isdigit():
-            out.append("{n}")
-        else:
-            out.append(part)
-    return f"{method.upper()} /" + "/".join(out)
-
-
-def github_message(body: Any) -> str:
-    if isinstance(body, Mapping):
-        return str(body.get("message", ""))
-    return ""
-
-
-def retry_delay(
-    status: int | None,
-    headers: Mapping[str, str],
-    body: Any,
-    *,
-    attempt: int,
-    now: float,
-) -> float | None:
-    """Seconds to wait before retrying, or None when the response is final.
-
-    ``status`` None means the connection failed. ``attempt`` counts from 1.
-    Follows GitHub's guidance: honour ``retry-after``; when the primary limit
-    is spent wait for ``x-ratelimit-reset``; on a secondary limit without a
-    header wait at least a minute, growing; back off exponentially on 5xx.
-    """
-    backoff = min(2.0 ** (attempt - 1), 30.0)
-    if status is None:
-        return backoff
-    lowered = {k.lower(): v for k, v in headers.items()}
-    retry_after = retry_after_seconds(lowered.get("retry-after"), now=now)
-    if status in RETRYABLE_SERVER_STATUSES:
-        # A 503 may say when to come back; otherwise back off exponentially.
-        return retry_after if retry_after is not None else backoff
-    if status not in (403, 429):
-        return None
-    if retry_after is not None:
-        return retry_after
-    if lowered.get("x-ratelimit-remaining") == "0":
-        try:
-            return max(float(lowered.get("x-ratelimit-reset", "0")) - now, 0.0) + 1.0
-        except ValueError:
-            return 60.0
-    if "secondary rate limit" in github_message(body).lower() or status == 429:
-        return 60.0 * attempt
-    return None  # an ordinary 403: missing rights, not a limit
-
-
-def retry_after_seconds(value: str | None, *, now: float) -> float | None:
-    """``Retry-After`` as seconds: delta-seconds or an HTTP date (RFC 9110); None if absent."""
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return 60.0  # unreadable: wait the minute GitHub asks for secondary limits
-    return max(when.timestamp() - now, 0.0)
-
-
-def error_for(method: str, path: str, status: int, body: Any, *, token: str = "") -> GitHubError:
-    """Map a final error response to the one exception that says what to do.
-
-    The message names the token (``token`` is its name: bot, dispatch, agent,
-    read) and says whether the failure is the token's or GitHub's."""
-    said = github_message(body)
-    errors = body.get("errors", []) if isinstance(body, Mapping) else []
-    who = token_label(token)
-    env = TOKEN_ENV_NAMES.get(token)
-    secret = f"the secret {env}" if env else "the token"
-    common = ErrorContext(status=status, method=method, path=path, github_message=said, token=token)
-    if status == 401:
-        return Unauthorized(
-            f"GitHub refused {who}: it is wrong, expired or revoked",
-            hint=f"Create a new token and update {secret}. This is not an outage",
-            cause="auth",
-            **common,
-        )
-    if status in (403, 429) and ("rate limit" in said.lower() or status == 429):
-        return RateLimited(
-            f"{who} is rate limited and the wait budget is spent",
-            hint="Run again later; lower the polling frequency if this repeats. "
-            "The token's permissions are fine",
-            cause="rate_limit",
-            **common,
-        )
-    if status == 403:
-        return Forbidden(
-            f"{who} may not do this: a permission problem, not an outage",
-            hint=f"Give {secret} the needed scope (e.g. repo, delete_repo, workflow) "
-            "or the account push access",
-            cause="permission",
-            **common,
-        )
-    if status == 404:
-        return NotFound(
-            f"not found, or {who} cannot see it",
-            hint="Check the name, and that the token's account can see this repository",
-            cause="not_found",
-            **common,
-        )
-    if status == 409:
-        return Conflict("conflict", cause="conflict", **common)
-    if status == 422:
-        return ValidationFailed(
-            "GitHub refused the request",
-            errors=errors,
-            hint=f"Details: {errors}" if errors else "",
-            cause="invalid",
-            **common,
-        )
-    if status in RETRYABLE_SERVER_STATUSES:
-        return ServerError(
-            f"GitHub kept failing ({status}): an outage on GitHub's side, not a problem with {who}",
-            hint="Run again later (https://www.githubstatus.com)",
-            cause="outage",
-            may_have_landed=method.upper() != "GET",
-            **common,
-        )
-    if status >= 500:  # e.g. 501: retrying will not help
-        return ServerError(
-            f"GitHub cannot serve this request ({status})",
-            cause="outage",
-            may_have_landed=method.upper() != "GET",
-            **common,
-        )
-    return GitHubError(f"unexpected status {status}", **common)
-
-
 def is_content_request(method: str, path: str) -> bool:
     """Writes count as content creation, except marking notifications (the inbox) and
     GraphQL, which ``Gateway.graphql`` classifies by its document."""
@@ -323,58 +120,6 @@ def is_content_request(method: str, path: str) -> bool:
     if parts[:1] in (["notifications"], ["graphql"]):
         return False
     return method.upper() in WRITE_METHODS
-
-
-def graphql_rate_limited(errors: list[Any]) -> bool:
-    """Whether GraphQL errors say the primary budget is spent (nothing ran)."""
-    return any(isinstance(e, Mapping) and e.get("type") == "RATE_LIMITED" for e in errors)
-
-
-def graphql_reset_delay(headers: Mapping[str, str], *, now: float) -> float:
-    """Seconds until ``x-ratelimit-reset`` (plus one), or a minute when it is missing."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    try:
-        return max(float(lowered["x-ratelimit-reset"]) - now, 0.0) + 1.0
-    except (KeyError, ValueError):
-        return 60.0
-
-
-# --------------------------------------------------------------------------- accounting
-
-
-@dataclass
-class RequestLedger:
-    """Requests sent, per route; 304 answers are counted apart (they are free)."""
-
-    by_route: Counter[str] = field(default_factory=Counter)
-    not_modified: Counter[str] = field(default_factory=Counter)
-    retries: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def record_retry(self) -> None:
-        with self._lock:
-            self.retries += 1
-
-    def record(self, route: str, status: int | None) -> None:
-        with self._lock:
-            if status == 304:
-                self.not_modified[route] += 1
-            else:
-                self.by_route[route] += 1
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_route.values())
-
-    @property
-    def total_not_modified(self) -> int:
-        return sum(self.not_modified.values())
-
-    def reset(self) -> None:
-        with self._lock:
-            self.by_route.clear()
-            self.not_modified.clear()
-            self.retries = 0
 
 
 # --------------------------------------------------------------------------- the gateway
@@ -711,18 +456,6 @@ class Gateway:
 def is_mutation(document: str) -> bool:
     """Whether a GraphQL document is a mutation (it writes and must not be repeated)."""
     return MUTATION.match(document) is not None
-
-
-def graphql_cause(errors: list[Any]) -> ErrorCause:
-    """What kind of failure GraphQL's ``errors[].type`` values describe."""
-    types = {str(e.get("type", "")) for e in errors if isinstance(e, Mapping)}
-    if "RATE_LIMITED" in types:
-        return "rate_limit"
-    if "FORBIDDEN" in types or "INSUFFICIENT_SCOPES" in types:
-        return "permission"
-    if "NOT_FOUND" in types:
-        return "not_found"
-    return "invalid" if types - {""} else "unknown"
 
 
 def _may_have_landed(status: int | None, error: requests.RequestException | None) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 
 from tusk.git.agent import BundleError, BundleSource
 from tusk.git.env import basic_auth_header, config_env
+from tusk.github.backoff import Backoff
 from tusk.github.forks import find_fork
 from tusk.github.gateway import Gateway, NotFound
 from tusk.mcp import bundle, policy, push_checks
@@ -121,39 +122,28 @@ class Taken:
     upstream: dict[str, Any]
 
 
-@dataclass
 class ForkWait:
-    """Waiting for a new fork: backoff from half a second up to 15 s between looks, for
-    ``budget`` seconds (``agent.fork_wait_seconds``, default 5 minutes: GitHub's
-    create-fork description says to contact support past that).
+    """Waiting for a new fork: backoff (``tusk.github.backoff``) from half a second up to
+    15 s between looks, for ``budget`` seconds (``agent.fork_wait_seconds``, default 5
+    minutes: GitHub's create-fork description says to contact support past that)."""
 
-    The budget is spent by the clock or by the sleeps, whichever says more, so an
-    injected sleep that does not move the clock still ends the wait."""
-
-    budget: float
-    clock: Callable[[], float]
-    sleep: Callable[[float], None]
-    delay: float = FIRST_WAIT
-    slept: float = 0.0
-    gave_up: str = ""
-
-    def __post_init__(self) -> None:
-        self._start = self.clock()
+    def __init__(
+        self, budget: float, *, clock: Callable[[], float], sleep: Callable[[float], None]
+    ) -> None:
+        self.backoff = Backoff(
+            budget, sleep=sleep, clock=clock, first=FIRST_WAIT, longest=LONGEST_WAIT
+        )
+        self.gave_up = ""
 
     def another(self, what: str) -> bool:
         """Sleep before the next look and say True, or say False when the budget is spent."""
-        spent = max(self.clock() - self._start, self.slept)
-        if spent >= self.budget:
-            self.gave_up = (
-                f"{what} after {self.budget:.0f} s; try push_branch again in a minute "
-                "(agent.fork_wait_seconds sets how long to wait)"
-            )
-            return False
-        step = min(self.delay, self.budget - spent)
-        self.sleep(step)
-        self.slept += step
-        self.delay = min(self.delay * 2, LONGEST_WAIT)
-        return True
+        if self.backoff.wait():
+            return True
+        self.gave_up = (
+            f"{what} after {self.backoff.budget:.0f} s; try push_branch again in a minute "
+            "(agent.fork_wait_seconds sets how long to wait)"
+        )
+        return False
 
 
 @dataclass

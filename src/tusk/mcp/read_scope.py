@@ -28,6 +28,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from tusk.contracts.models import ContextDocument, is_valid_repo
+from tusk.contracts.raw_context import Authored, RawContext
 from tusk.mcp.policy import Refused
 from tusk.text.neutralise import Trust
 
@@ -60,21 +61,12 @@ def named_repositories(text: str, *, hosts: Iterable[str] = ("github.com",)) -> 
     return {name.lower() for name in found if is_valid_repo(name)}
 
 
-def _texts_by(raw: Mapping[str, Any], allowed: frozenset[str]) -> Iterator[str]:
+def _texts_by(raw: RawContext, allowed: frozenset[str]) -> Iterator[str]:
     """Bodies in ``raw`` written by one of ``allowed`` (lowercase logins)."""
-    items: list[Any] = [raw.get("thread")]
-    for key in ("comments", "reviews", "review_comments"):
-        value = raw.get(key)
-        if isinstance(value, list):
-            items.extend(value)
+    items: list[Authored] = [raw.thread, *raw.comments, *raw.reviews, *raw.review_comments]
     for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        user = item.get("user")
-        login = user.get("login") if isinstance(user, Mapping) else None
-        body = item.get("body")
-        if isinstance(login, str) and login.lower() in allowed and isinstance(body, str):
-            yield body
+        if item.user is not None and item.user.login.lower() in allowed:
+            yield item.body
 
 
 def run_repositories(
@@ -84,16 +76,11 @@ def run_repositories(
     the trigger repository's parent when it is a fork."""
     raw = context.raw
     repos = {context.repo}  # the bot's fork: from the context, or asked (ReadScope)
-    repository = raw.get("repository")
-    parent = repository.get("parent") if isinstance(repository, Mapping) else None
-    if upstream and isinstance(parent, str):
-        repos.add(parent)
-    fork = (raw.get("bot") or {}).get("fork") if isinstance(raw.get("bot"), Mapping) else None
-    if isinstance(fork, Mapping) and isinstance(fork.get("full_name"), str):
-        repos.add(fork["full_name"])
-    for linked in raw.get("linked_issues") or []:
-        if isinstance(linked, Mapping) and isinstance(linked.get("repo"), str):
-            repos.add(linked["repo"])
+    if upstream and raw.repository.parent is not None:
+        repos.add(raw.repository.parent)
+    if raw.bot.fork is not None and raw.bot.fork.full_name is not None:
+        repos.add(raw.bot.fork.full_name)
+    repos |= {linked.repo for linked in raw.linked_issues if linked.repo is not None}
     host = urlsplit(context.trigger.url).hostname or "github.com"
     hosts = {"github.com", host}
     allowed = frozenset(login.lower() for login in allowed_users)
@@ -222,12 +209,3 @@ def repo_of_api_url(url: Any) -> str | None:
     if len(parts) >= 3 and parts[-3] == "repos":
         return f"{parts[-2]}/{parts[-1]}"
     return None
-
-
-def collaborators_of(raw: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The trigger repository's collaborators when the context lists them (logins or users)."""
-    value = raw.get("collaborators")
-    if not isinstance(value, list):
-        return None
-    logins = [item.get("login") if isinstance(item, Mapping) else item for item in value]
-    return tuple(login for login in logins if isinstance(login, str))

@@ -25,12 +25,7 @@ from tusk.mcp.dispatch import GitHubServer
 from tusk.mcp.git_push import Pusher
 from tusk.mcp.loops import LoopDetector
 from tusk.mcp.policy import PolicyConfig
-from tusk.mcp.read_scope import (
-    ReadScope,
-    collaborators_of,
-    run_repositories,
-    write_repositories,
-)
+from tusk.mcp.read_scope import ReadScope, run_repositories, write_repositories
 from tusk.mcp.runtime import Runtime
 from tusk.mcp.throttle import SlidingWindow
 from tusk.text.neutralise import Trust
@@ -118,7 +113,7 @@ def read_scope(settings: Settings, context: ContextDocument) -> ReadScope:
         repos=run_repositories(context, allowed_users=settings.allowed_users),
         trigger_number=context.trigger.number,
         read_public=settings.agent.read_public,
-        trust=Trust.of((*settings.allowed_users, settings.bot), collaborators_of(context.raw)),
+        trust=Trust.of((*settings.allowed_users, settings.bot), context.raw.collaborators),
         bot=settings.bot,
     )
 

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from tusk.contracts.raw_context import RawContext
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.poller.context import ACTOR, ISSUE_COMMENTS, REVIEWS, SEEN
@@ -63,7 +64,7 @@ def look_query(threads: Sequence[Thread]) -> tuple[str, dict[str, Any]]:
     return compact(f"query({', '.join(declarations)}) {{ {' '.join(parts)} }}"), values
 
 
-def seen_whole(thread: Thread, answer: Any) -> dict[str, Any] | None:
+def seen_whole(thread: Thread, answer: Any) -> RawContext | None:
     """Pure: the thread's ``raw`` (REST layout) when the answer holds all of it, else None."""
     node = (answer or {}).get("thread") if isinstance(answer, dict) else None
     kind = thread.kind
@@ -84,7 +85,7 @@ def seen_whole(thread: Thread, answer: Any) -> dict[str, Any] | None:
     )
 
 
-def decided(batch: Sequence[Thread], body: Any) -> dict[str, dict[str, Any]]:
+def decided(batch: Sequence[Thread], body: Any) -> dict[str, RawContext]:
     """Pure: from one look's answer, ``raw`` of each thread of ``batch`` seen whole.
 
     A thread with an error, or whose answer the layout code cannot read, is left
@@ -96,7 +97,7 @@ def decided(batch: Sequence[Thread], body: Any) -> dict[str, dict[str, Any]]:
         for error in body.get("errors") or []
         if isinstance(error, dict)
     }
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, RawContext] = {}
     for index, thread in enumerate(batch):
         if f"t{index}" in troubled:
             continue
@@ -112,12 +113,12 @@ def decided(batch: Sequence[Thread], body: Any) -> dict[str, dict[str, Any]]:
     return seen
 
 
-def look(gateway: Gateway, threads: Sequence[Thread]) -> tuple[dict[str, dict[str, Any]], int]:
+def look(gateway: Gateway, threads: Sequence[Thread]) -> tuple[dict[str, RawContext], int]:
     """``raw`` of each thread seen whole, by thread id, and the requests spent.
 
     A failed request leaves its threads undecided; the full context then
     fetches them and reports any error the usual way."""
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, RawContext] = {}
     wanted = [thread for thread in threads if lookable(thread)]
     requests = 0
     for start in range(0, len(wanted), BATCH):

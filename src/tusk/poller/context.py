@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from tusk.contracts.raw_context import RawContext, ThreadKind
 from tusk.github.gateway import Gateway, GitHubError
-from tusk.poller.core import ThreadKind
 from tusk.poller.graphql_pages import Conn, Locator, compact, flatten, follow, run_query
 from tusk.poller.raw_shape import to_raw
 
@@ -116,7 +116,7 @@ class ThreadRef:
 
 @dataclass
 class Fetched:
-    raw: dict[str, Any]
+    raw: RawContext
     requests: int
 
 

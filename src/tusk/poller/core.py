@@ -20,13 +20,12 @@ from tusk.contracts.models import (
     ApprovalRequest,
     Blocklist,
     GoAwayRequest,
-    PermissionConfig,
+    TaskWork,
     Trigger,
     TriggerType,
-    TrustLevel,
-    TrustSource,
     UndoRequest,
 )
+from tusk.contracts.raw_context import Authored, RawContext, ThreadKind
 from tusk.github.trust import TrustDecision
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
@@ -39,7 +38,6 @@ DEFAULT_POLL_INTERVAL = 60.0
 # The bot's reactions that say a node was dispatched: the poller's 👀 on every trigger it
 # sent (task or go-away), the run's 🚀 or 😕 when it ended.
 DISPATCHED_MARKS = frozenset({"eyes", "rocket", "confused"})
-ThreadKind = Literal["issue", "pull_request", "discussion"]
 SUBJECT_KINDS: dict[str, ThreadKind] = {
     "Issue": "issue",
     "PullRequest": "pull_request",
@@ -229,62 +227,67 @@ class Skipped:
     reason: str
 
 
-def nodes_of(raw: dict[str, Any]) -> list[Node]:
+def nodes_of(raw: RawContext) -> list[Node]:
     """Every node of a fetched thread that could carry a mention, oldest first."""
-    kind = raw["kind"]
-    thread = raw["thread"]
-    number = thread.get("number")
-    discussion = kind == "discussion"
+    thread, number = raw.thread, raw.thread.number
+    discussion = raw.kind == "discussion"
     body_types: dict[str, TriggerType] = {
         "issue": "issue_body",
         "pull_request": "pull_request_body",
         "discussion": "discussion_body",
     }
-    body_type = body_types[kind]
-    body_id = str(thread.get("node_id") if discussion else number)
+    body_id = str(thread.node_id if discussion else number)
     # A thread's updated_at moves with every comment, label or push; only an edit of
     # the body itself may make the body a new trigger (P8: never twice for one trigger).
-    nodes = [_node(thread, body_type, number, node_id=body_id, updated_key="last_edited_at")]
+    body_type = body_types[raw.kind]
+    nodes = [_node(thread, body_type, number, body_id, thread.created_at, thread.last_edited_at)]
     comment_type: TriggerType = "discussion_comment" if discussion else "issue_comment"
-    for item in raw.get("comments") or []:
-        nodes.append(_node(item, comment_type, number, discussion=discussion))
-    for review in raw.get("reviews") or []:
-        if review.get("body"):
-            nodes.append(_node(review, "review", number, time_key="submitted_at"))
-    for item in raw.get("review_comments") or []:
-        review_id = item.get("pull_request_review_id")
-        nodes.append(_node(item, "review_comment", number, review_id=review_id))
+    for item in raw.comments:
+        item_id = str(item.node_id if discussion else item.id)
+        nodes.append(_node(item, comment_type, number, item_id, item.created_at, item.updated_at))
+    for review in raw.reviews:
+        if review.body:
+            review_id, when = str(review.id), review.submitted_at
+            nodes.append(_node(review, "review", number, review_id, when, review.updated_at))
+    for note in raw.review_comments:
+        nodes.append(
+            _node(
+                note,
+                "review_comment",
+                number,
+                str(note.id),
+                note.created_at,
+                note.updated_at,
+                review_id=note.pull_request_review_id,
+            )
+        )
     nodes.sort(key=lambda node: (node.created_at, node.id))
     return nodes
 
 
 def _node(
-    item: dict[str, Any],
+    item: Authored,
     type_: TriggerType,
     number: int | None,
+    identifier: str,
+    created: datetime | None,
+    updated: datetime | None,
     *,
-    node_id: str | None = None,
-    discussion: bool = False,
     review_id: int | None = None,
-    time_key: str = "created_at",
-    updated_key: str = "updated_at",
 ) -> Node:
-    identifier = node_id or str(item.get("node_id") if discussion else item.get("id"))
-    created = parse_time(item.get(time_key)) or parse_time(item.get("created_at"))
-    user = item.get("user") or {}
     return Node(
         type=type_,
         id=identifier,
-        url=str(item.get("html_url") or ""),
-        author=str(user.get("login") or "ghost"),
-        author_is_bot_account=user.get("type") == "Bot",
-        body=str(item.get("body") or ""),
+        url=item.html_url or "",
+        author=item.author,
+        author_is_bot_account=item.user is not None and item.user.type == "Bot",
+        body=item.body,
         created_at=created or datetime.fromtimestamp(0, UTC),
-        updated_at=parse_time(item.get(updated_key)),
+        updated_at=updated,
         number=number,
         review_id=review_id,
-        author_association=item.get("author_association"),
-        bot_reactions=frozenset(str(r) for r in item.get("viewer_reactions") or ()),
+        author_association=item.author_association,
+        bot_reactions=frozenset(item.viewer_reactions),
     )
 
 
@@ -336,17 +339,6 @@ def locate_triggers(
 
 
 @dataclass(frozen=True)
-class TaskWork:
-    jobid: str
-    repo: str
-    actor: str
-    trust_level: TrustLevel
-    trust_source: TrustSource
-    permission_config: PermissionConfig
-    trigger: Trigger
-
-
-@dataclass(frozen=True)
 class GoAwayWork:
     request: GoAwayRequest
 
@@ -364,13 +356,12 @@ class UndoWork:
 Work = TaskWork | GoAwayWork | ApprovalWork | UndoWork
 
 
-def pending_previews(raw: dict[str, Any], *, bot: str) -> list[dict[str, Any]]:
+def pending_previews(raw: RawContext, *, bot: str) -> list[dict[str, Any]]:
     """The bot's previews of staged sets on a fetched thread (``tusk:preview`` markers)."""
     found = []
-    for item in raw.get("comments") or []:
-        author = str((item.get("user") or {}).get("login") or "")
-        if author.lower() == bot.lower():
-            found += parse_markers(str(item.get("body") or ""), "preview")
+    for item in raw.comments:
+        if item.user is not None and item.user.login.lower() == bot.lower():
+            found += parse_markers(item.body, "preview")
     return found
 
 

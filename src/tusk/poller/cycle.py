@@ -24,12 +24,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from pydantic import ValidationError
 
 from tusk.contracts.config import Settings
 from tusk.contracts.models import Blocklist, Trigger
+from tusk.contracts.raw_context import RawContext
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.github.reactions import ACKNOWLEDGED, react
@@ -181,7 +181,7 @@ class Poller:
         self,
         thread: Thread,
         look: Triage,
-        seen: dict[str, Any] | None,
+        seen: RawContext | None,
         blocklist: Blocklist,
         report: CycleReport,
     ) -> bool:
@@ -234,7 +234,7 @@ class Poller:
         self,
         candidate: Candidate,
         thread: Thread,
-        raw: dict[str, Any],
+        raw: RawContext,
         blocklist: Blocklist,
         report: CycleReport,
     ) -> bool:

@@ -19,10 +19,12 @@ from tusk.contracts.models import (
     SHARD_EVENT_TYPE,
     UNDO_EVENT_TYPE,
     ContextDocument,
+    TaskWork,
 )
+from tusk.contracts.raw_context import RawContext
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, GitHubError
-from tusk.poller.core import ApprovalWork, GoAwayWork, TaskWork, UndoWork
+from tusk.poller.core import ApprovalWork, GoAwayWork, UndoWork
 from tusk.shards import codec as shards
 
 log = logging.getLogger(__name__)
@@ -32,21 +34,13 @@ class DispatchError(UserError):
     """A dispatch was not accepted; the thread stays unread so the next poll retries."""
 
 
-def build_document(work: TaskWork, raw: dict[str, Any]) -> ContextDocument:
+def build_document(work: TaskWork, raw: RawContext) -> ContextDocument:
     """The context document. Its timestamp is the trigger's own time, not the clock's:
     re-sending an unchanged trigger after a crash then yields identical shards,
     which the merge accepts as duplicates."""
     trigger = work.trigger
     return ContextDocument(
-        jobid=work.jobid,
-        repo=work.repo,
-        actor=work.actor,
-        trust_level=work.trust_level,
-        trust_source=work.trust_source,
-        permission_config=work.permission_config,
-        trigger=work.trigger,
-        raw=raw,
-        timestamp=trigger.updated_at or trigger.created_at,
+        **dict(work), raw=raw, timestamp=trigger.updated_at or trigger.created_at
     )
 
 
@@ -85,7 +79,7 @@ def dispatch_hint(error: GitHubError) -> str:
     return error.hint or "The trigger stays unread and the next poll retries it."
 
 
-def dispatch_task(gateway: Gateway, settings: Settings, work: TaskWork, raw: dict[str, Any]) -> int:
+def dispatch_task(gateway: Gateway, settings: Settings, work: TaskWork, raw: RawContext) -> int:
     """Send the task's context as shards; return how many were sent."""
     document = build_document(work, raw)
     encoded = shards.encode_context(document.model_dump_json().encode("utf-8"))

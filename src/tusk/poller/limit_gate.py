@@ -18,15 +18,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from tusk.contracts.config import Settings
 from tusk.contracts.limits import Refusal, RunRecord, refusal
+from tusk.contracts.models import TaskWork
+from tusk.contracts.raw_context import RawContext
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.github.limit_reply import post_reply, replied, reply_body
 from tusk.issues.usage import read_runs
-from tusk.poller.core import TaskWork
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class LimitGate:
 
 
 def answer(
-    gateway: Gateway, settings: Settings, work: TaskWork, found: Refusal, raw: dict[str, Any]
+    gateway: Gateway, settings: Settings, work: TaskWork, found: Refusal, raw: RawContext
 ) -> str:
     """Reply on the thread once; returns the log line. A reply that fails is logged:
     the mention still waits or is dropped as configured, and a waiting one is
@@ -86,10 +86,9 @@ def answer(
     decision = settings.limits.over_limit
     what = "waits for a later poll" if decision == "wait" else "dropped"
     line = f"{work.trigger.url}: over a limit, {what}: {found.sentence()}"
-    comments = list(raw.get("comments") or [])
+    comments = [comment.model_dump(mode="json") for comment in raw.comments]
     if replied(comments, bot=settings.bot, jobid=work.jobid, limit=found.limit, decision=decision):
         return line + " (already answered on the thread)"
-    thread = raw.get("thread") or {}
     body = reply_body(
         found,
         jobid=work.jobid,
@@ -101,9 +100,9 @@ def answer(
         post_reply(
             gateway,
             repo=work.repo,
-            kind=str(raw.get("kind")),
-            number=thread.get("number"),
-            discussion_node_id=thread.get("node_id"),
+            kind=raw.kind,
+            number=raw.thread.number,
+            discussion_node_id=raw.thread.node_id,
             body=body,
         )
     except (TuskError, ValueError) as error:

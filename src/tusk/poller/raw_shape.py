@@ -1,40 +1,15 @@
 """The fetched GraphQL data in the shape of GitHub's REST API: ``ContextDocument.raw``.
 
-Pure. Consumers (build-context, the agent) read one familiar shape whatever
-the poller fetched it with: REST's field names (snake_case; ``user`` is
-``{login, type}``, labels ``[{name}]``), laid out so::
-
-    kind              "issue" | "pull_request" | "discussion"
-    repository        full_name, description, private, default_branch, html_url, ...,
-                      branches [{name, sha, committed_at, message}],
-                      protection {branch, visible, protected, rules, note} of the
-                      default branch (read only where the bot is an admin)
-    thread            number, title, body, user, state, state_reason, html_url,
-                      node_id, created_at, updated_at, last_edited_at, closed_at, labels;
-                      issues/PRs: assignees [{login}], milestone {number, title, due_on};
-                      PRs: draft, merged, merged_at, mergeable, head/base {ref, sha, repo};
-                      discussions: category, answered
-    comments          [{id, node_id, user, author_association, body, created_at,
-                      updated_at, html_url, viewer_reactions}] (author_association marks
-                      trusted text only; ``viewer_reactions``, also on the thread and
-                      reviews: the contents the bot reacted with, e.g. ["eyes"])
-                      oldest first; discussion replies are in it with ``in_reply_to_id``
-    reviews           PRs: [{id, node_id, user, state, body, submitted_at, html_url}]
-    review_comments   PRs: [{id, node_id, pull_request_review_id, user, body, path,
-                      line, diff_hunk, in_reply_to_id, created_at, updated_at, html_url}]
-    linked_issues     PRs: [{repo, issue {...thread fields}, comments [...]}]
-    diff              PRs: the full diff text; otherwise null
-    bot               login, repositories [{full_name, description, private, fork,
-                      parent, default_branch, pushed_at, updated_at, stars}],
-                      fork {full_name, ..., branches [...]} | null
-    notes             what was not visible (e.g. protection rules without admin)
+Pure. The layout is the contract ``tusk.contracts.raw_context.RawContext``
+(one spelling, REST's field names): this module only maps GraphQL's names
+onto it, and the model refuses anything it does not define.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tusk.poller.core import ThreadKind
+from tusk.contracts.raw_context import RawContext, ThreadKind
 
 
 def _user(node: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -142,7 +117,7 @@ def to_raw(
     diff: str | None,
     protection: dict[str, Any],
     notes: list[str],
-) -> dict[str, Any]:
+) -> RawContext:
     """Pure: the fetched GraphQL data (connections already flattened) in REST's shape."""
     out_thread = _issue_common(thread)
     comments = [comment(node) for node in thread.get("comments") or []]
@@ -180,7 +155,7 @@ def to_raw(
     }
     if kind == "pull_request":
         _add_pull_request(raw, thread)
-    return raw
+    return RawContext.model_validate(raw)
 
 
 def _repository(
@@ -190,7 +165,7 @@ def _repository(
         **repo_meta(repository),
         "full_name": repository.get("nameWithOwner") or repo,
         "branches": _branches(repository.get("refs")),
-        "protection": protection,
+        "protection": protection or None,
     }
 
 

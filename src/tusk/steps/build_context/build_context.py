@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, Trigger
+from tusk.contracts.raw_context import RawContext
 from tusk.github.trust import shown
 from tusk.issues.run_facts import describe_permissions
 from tusk.steps.build_context.items import (
@@ -28,7 +29,6 @@ from tusk.steps.build_context.items import (
     safe_url,
     trust_of,
 )
-from tusk.steps.build_context.raw import RawContext, parse_raw
 from tusk.steps.build_context.sections import (
     conversation_section,
     linked_issues,
@@ -70,17 +70,9 @@ class Built:
     sizes: Sizes
 
 
-def thread_kind(doc: ContextDocument, raw: RawContext) -> str:
+def thread_kind(raw: RawContext) -> str:
     named = {"issue": "issue", "pull_request": "pull request", "discussion": "discussion"}
-    if raw.kind in named:
-        return named[raw.kind]
-    if doc.trigger.type.startswith("discussion"):
-        return "discussion"
-    thread = raw.thread
-    is_pr = doc.trigger.type in ("pull_request_body", "review", "review_comment") or bool(
-        thread and thread.head
-    )
-    return "pull request" if is_pr else "issue"
+    return named[raw.kind]
 
 
 def trigger_review(trigger: Trigger, raw: RawContext) -> int | None:
@@ -111,13 +103,13 @@ def build(
     memory: Sequence[Entry] = (),
 ) -> Built:
     """Everything the run needs, filtered by A3. ``history``/``memory`` newest first."""
-    raw = parse_raw(doc.raw)
+    raw = doc.raw
     trigger = doc.trigger
     make = ItemFactory(trust_of(settings, raw), trigger.created_at)
-    kind = thread_kind(doc, raw)
+    kind = thread_kind(raw)
     budget = settings.limits.context_chars
     description = _description(make, raw, trigger)
-    spent = view_size(description) if description is not None else 0
+    spent = view_size(description)
     sizes = Sizes(budget=budget)
     reviews = review_comments = None
     if kind == "pull request":
@@ -160,11 +152,9 @@ def build(
     return Built(task=task, context=context, diff=diff, sizes=sizes)
 
 
-def _description(make: ItemFactory, raw: RawContext, trigger: Trigger) -> ItemView | None:
+def _description(make: ItemFactory, raw: RawContext, trigger: Trigger) -> ItemView:
     """The thread's description: always whole. When it is the trigger, the frozen
     trigger text is shown."""
-    if raw.thread is None:
-        return None
     is_trigger = trigger.type in ("issue_body", "pull_request_body", "discussion_body")
     return make.item(
         raw.thread, "description", is_trigger=is_trigger, body=trigger.body if is_trigger else None
@@ -239,10 +229,6 @@ def thread_view(doc: ContextDocument, raw: RawContext, make: ItemFactory, kind: 
     """The thread's facts; one-line fields pass ``make.text`` (a line break could forge
     a heading)."""
     thread, trigger = raw.thread, doc.trigger
-    if thread is None:
-        return ThreadView(
-            repo=doc.repo, kind=kind, number=trigger.number, title="", url=None, state=None
-        )
     return ThreadView(
         repo=doc.repo,
         kind=kind,
@@ -253,7 +239,7 @@ def thread_view(doc: ContextDocument, raw: RawContext, make: ItemFactory, kind: 
         labels=tuple(make.text(label.name) for label in thread.labels),
         assignees=tuple(a.login for a in thread.assignees),
         milestone=make.text(thread.milestone.title) if thread.milestone else None,
-        head=make.text(thread.head.label or thread.head.ref) if thread.head else None,
+        head=make.text(thread.head.ref) if thread.head else None,
         base=make.text(thread.base.ref) if thread.base else None,
         merged=thread.merged,
         draft=thread.draft,

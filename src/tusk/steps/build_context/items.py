@@ -14,9 +14,13 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from tusk.contracts.config import Settings
-from tusk.steps.build_context.raw import Node, RawContext, Thread
+from tusk.contracts.raw_context import Comment, RawContext, Review, Thread
 from tusk.steps.build_context.views import EntryView, ItemView
 from tusk.text.neutralise import Trust, neutralise, one_line
+
+# What the context shows as one item: the thread's (or a linked issue's) description, a
+# comment, a review or a review comment.
+Node = Thread | Comment | Review
 
 
 def fmt_time(moment: datetime | None) -> str:
@@ -48,9 +52,7 @@ def time_flags(node: Node, trigger_time: datetime) -> tuple[str, ...]:
     """
     if node.created_at is not None and node.created_at > trigger_time:
         return ("written after the mention",)
-    edited = (
-        node.last_edited_at if isinstance(node, Thread) else node.last_edited_at or node.updated_at
-    )
+    edited = node.last_edited_at if isinstance(node, Thread) else node.updated_at
     if edited is not None and edited > trigger_time:
         return ("edited after the mention",)
     return ()
@@ -75,7 +77,7 @@ class ItemFactory:
         body: str | None = None,
     ) -> ItemView:
         cleaned = neutralise(
-            node.text if body is None else body,
+            node.body if body is None else body,
             trusted=self.trust.trusted(node.author, node.author_association),
         )
         flags = [*cleaned.author_flags]
@@ -94,9 +96,14 @@ class ItemFactory:
         )
 
 
-def is_node(node: Node, trigger_id: str) -> bool:
+def is_node(node: Comment | Review, trigger_id: str) -> bool:
     """Whether ``node`` is the one the trigger names (REST id or node id)."""
     return trigger_id in {str(v) for v in (node.id, node.node_id) if v is not None}
+
+
+def index_of(nodes: Sequence[Comment], trigger_id: str) -> int | None:
+    """The first of ``nodes`` the trigger names, by REST id or node id."""
+    return next((i for i, node in enumerate(nodes) if is_node(node, trigger_id)), None)
 
 
 class Entry(Protocol):

@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 from pathlib import Path
+from typing import ClassVar
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from tusk import actions_edge
 from tusk.contracts.config import Settings, load_secrets, load_settings, resolve_config_path
+from tusk.contracts.inputs import AGENT_TOKEN, API_URL, OLD_API_URL, StepInputs, config_input
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
@@ -52,15 +54,23 @@ EMPTY_OUTPUTS: dict[str, str | bool | int] = {
 }
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--context-file", required=True, help="the merged context (JSON)")
-    parser.add_argument("--output-dir", default="tusk-run", help="where the files are written")
-    parser.add_argument("--config", help="tusk.yml; default: $TUSK_CONFIG or ./tusk.yml")
-    parser.add_argument(
-        "--artifact-name",
-        help="name the full context is uploaded under when the log issue is cut; "
-        "default: tusk-context-<jobid>",
+class Inputs(StepInputs):
+    """The inputs of actions/build-context."""
+
+    read_elsewhere: ClassVar[dict[str, str]] = {**AGENT_TOKEN, **API_URL, **OLD_API_URL}
+
+    context_file: str = Field(description="the merged context document (JSON)")
+    config: str = config_input()
+    output_dir: str = Field("tusk-run", description="where the files are written")
+    artifact_name: str = Field(
+        "",
+        description="name the full context is uploaded under when the log issue is cut; "
+        "empty: tusk-context-<jobid>",
     )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    Inputs.add_arguments(parser)
     parser.add_argument(
         "--run-url", help="link to the workflow run holding that artifact; default: from $GITHUB_*"
     )
@@ -82,8 +92,9 @@ def read_context(path: Path) -> ContextDocument:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = load_settings(resolve_config_path(args.config))
-    context_file = Path(args.context_file)
+    inputs = Inputs.from_args(args)
+    settings = load_settings(resolve_config_path(inputs.config))
+    context_file = Path(inputs.context_file)
     doc = read_context(context_file)
     gateway = gateway_from_secrets(load_secrets(), "agent")
     outputs = build_and_claim(
@@ -91,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
         settings,
         gateway,
         context_file=context_file,
-        out_dir=Path(args.output_dir),
-        artifact_name=args.artifact_name or f"tusk-context-{doc.jobid}",
+        out_dir=Path(inputs.output_dir),
+        artifact_name=inputs.artifact_name or f"tusk-context-{doc.jobid}",
         run_url=args.run_url or actions_edge.run_url(),
     )
     actions_edge.set_outputs(outputs)

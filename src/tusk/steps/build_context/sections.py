@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from tusk.contracts.models import Trigger
-from tusk.steps.build_context.items import ItemFactory, is_node, safe_url
-from tusk.steps.build_context.raw import LazyNodes, RawContext, Review, ReviewComment
+from tusk.contracts.raw_context import Comment, RawContext, Review, ReviewComment
+from tusk.steps.build_context.items import ItemFactory, index_of, is_node, safe_url
 from tusk.steps.build_context.selection import Selection, gaps, pick_by_ratio
 from tusk.steps.build_context.sizes import (
     COMMENT_HEADING_FLOOR,
@@ -57,15 +57,15 @@ class Chosen:
 
 
 def choose_comments(
-    comments: LazyNodes, budget: int, *, make: ItemFactory, skip: int | None = None
+    comments: Sequence[Comment], budget: int, *, make: ItemFactory, skip: int | None = None
 ) -> Chosen:
     """The 3:1 choice over ``comments``, leaving out index ``skip``.
 
-    A comment is built (validated, sanitised, measured) only when two lower
-    bounds of its size say it might fit: its text's, counted for all at once,
-    then its heading's and flags' from its raw payload.
+    A comment is built (sanitised, measured) only when two lower bounds of its
+    size say it might fit: its text's, counted for all at once, then its
+    heading's and flags'.
     """
-    bodies = comments.bodies()
+    bodies = [comment.body for comment in comments]
     rough = [len(body) + ITEM_OVERHEAD for body in bodies]
     others: Sequence[int] = range(len(comments))
     if skip is not None:
@@ -91,11 +91,11 @@ def choose_comments(
 
 
 def conversation_section(
-    make: ItemFactory, comments: LazyNodes, trigger: Trigger, budget: int
+    make: ItemFactory, comments: Sequence[Comment], trigger: Trigger, budget: int
 ) -> tuple[SectionView, dict[str, int]]:
     trigger_index = None
     if trigger.type in ("issue_comment", "discussion_comment"):
-        trigger_index = comments.index_of(trigger.id)
+        trigger_index = index_of(comments, trigger.id)
     trigger_size = (
         view_size(make.item(comments[trigger_index], "comment", is_trigger=True, body=trigger.body))
         if trigger_index is not None
@@ -171,7 +171,7 @@ def review_comment_section(
         comment = comments[index]
         is_trigger = trigger.type == "review_comment" and is_node(comment, trigger.id)
         where = comment.path or ""
-        line = comment.line or comment.original_line
+        line = comment.line
         if where and line:
             where += f" line {line}"
         items.append(
@@ -211,13 +211,13 @@ def linked_issues(
         same_repo = (linked.repo or "").lower() == repo.lower()
         maker = make if same_repo else foreign
         issue = linked.issue
-        title = maker.text(f"#{issue.number} {issue.title}" if issue.number else issue.title)
+        title = maker.text(f"#{issue.number} {issue.title or ''}" if issue.number else issue.title)
         description = maker.item(issue, "description")
         description_size = view_size(description)
         if description_size > remaining:
             left_count += 1
             left_chars += description_size + sum(
-                item_size(linked.comments.body(i)) for i in range(len(linked.comments))
+                item_size(comment.body) for comment in linked.comments
             )
             views.append(
                 LinkedIssueView(

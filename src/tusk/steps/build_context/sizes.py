@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from tusk.contracts.raw_context import Comment
 from tusk.steps.build_context.items import safe_url
-from tusk.steps.build_context.raw import LazyNodes
 from tusk.steps.build_context.views import ItemView
 from tusk.text.neutralise import UNTRUSTED_FLAG, Trust, neutralise
 
@@ -80,25 +80,21 @@ def text_floors(bodies: Sequence[str]) -> list[int]:
     ]
 
 
-def comment_floor(comments: LazyNodes, index: int, trust: Trust) -> int:
+def comment_floor(comments: Sequence[Comment], index: int, trust: Trust) -> int:
     """A lower bound of ``view_size`` of comment ``index`` as an ordinary (not trigger)
-    comment, read from its raw payload without validating it, so the 3:1 walk can
-    pass over a comment that cannot fit without building it.
+    comment, read without sanitising it, so the 3:1 walk can pass over a comment
+    that cannot fit without building it.
 
     Every part is one ``view_size`` counts, at its least: the author and link as
     the model will read them (else nothing), the shortest time, the untrusted flag
     when it is certain, and the text (``text_floor``).
     """
-    actor = comments.first(index, "user", "author")
-    login = actor.get("login") if isinstance(actor, dict) else None
-    author = login if isinstance(login, str) else ""
-    url = comments.first(index, "html_url", "url")
-    link = safe_url(url) if isinstance(url, str) else None
-    size = _heading_size("comment", author, SHORTEST_WHEN, link)
-    association = comments.first(index, "author_association", "authorAssociation")
-    if author and not trust.trusted(author, association if isinstance(association, str) else None):
+    comment = comments[index]
+    author = comment.user.login if comment.user else ""
+    size = _heading_size("comment", author, SHORTEST_WHEN, safe_url(comment.html_url))
+    if author and not trust.trusted(author, comment.author_association):
         size += _flags_size((UNTRUSTED_FLAG,))
-    return size + text_floor(comments.bodies()[index], exact_html=True)
+    return size + text_floor(comment.body, exact_html=True)
 
 
 class Measured(Sequence[int]):

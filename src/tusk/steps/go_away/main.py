@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from tusk import actions_edge
 from tusk.contracts.config import (
@@ -27,6 +26,7 @@ from tusk.contracts.config import (
     load_settings,
     resolve_config_path,
 )
+from tusk.contracts.inputs import API_URL, OLD_API_URL, StepInputs, config_input, or_runner
 from tusk.contracts.models import GO_AWAY_EVENT_TYPE, Blocklist, GoAwayRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
@@ -42,18 +42,31 @@ from tusk.text.render import render
 NO_REACTION = "none"
 
 
+class Inputs(StepInputs):
+    """The inputs of actions/go-away."""
+
+    read_elsewhere: ClassVar[dict[str, str]] = {
+        "agent-token": "TUSK_AGENT_TOKEN",
+        **API_URL,
+        **OLD_API_URL,
+    }
+
+    config: str = config_input()
+    reaction: str = Field(
+        "",
+        description=f"reaction on the go-away comment, overriding go_away.reaction; "
+        f"'{NO_REACTION}' for none; empty: tusk.yml's",
+    )
+    payload: str = or_runner(
+        "payload",
+        "GITHUB_EVENT_PATH",
+        description="file holding the go-away client_payload (or the whole event); empty: the "
+        "event",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--payload",
-        help="file holding the go-away client_payload (or the whole event); "
-        "default: $GITHUB_EVENT_PATH",
-    )
-    parser.add_argument("--config", help="tusk.yml; default: $TUSK_CONFIG or ./tusk.yml")
-    parser.add_argument(
-        "--reaction",
-        help=f"reaction on the go-away comment, overriding go_away.reaction; "
-        f"'{NO_REACTION}' for none",
-    )
+    Inputs.add_arguments(parser)
 
 
 def read_request(path: Path) -> GoAwayRequest:
@@ -80,30 +93,30 @@ def read_request(path: Path) -> GoAwayRequest:
         ) from error
 
 
-def reaction_of(args: argparse.Namespace, settings: Settings) -> str | None:
-    if args.reaction is None:
+def reaction_of(inputs: Inputs, settings: Settings) -> str | None:
+    if not inputs.reaction:
         return settings.go_away.reaction
-    if args.reaction == NO_REACTION:
+    if inputs.reaction == NO_REACTION:
         return None
     # Validated the same way as the config key.
-    return type(settings.go_away)(reaction=args.reaction).reaction
+    return type(settings.go_away)(reaction=inputs.reaction).reaction
 
 
 def run(args: argparse.Namespace) -> int:
-    source = args.payload or os.environ.get("GITHUB_EVENT_PATH")
-    if not source:
+    inputs = Inputs.from_args(args)
+    if not inputs.payload:
         raise InputError(
             "no go-away payload to read",
             "Give --payload FILE, or run inside the tusk-go-away repository_dispatch workflow.",
         )
-    request = read_request(Path(source))
-    settings = load_settings(resolve_config_path(args.config))
+    request = read_request(Path(inputs.payload))
+    settings = load_settings(resolve_config_path(inputs.config))
     if request.actor.lower() == settings.bot.lower():
         raise InputError(
             "the bot cannot send itself away",
             "The poller never dispatches for the bot's own comments; check the payload.",
         )
-    reaction = reaction_of(args, settings)
+    reaction = reaction_of(inputs, settings)
     gateway = gateway_from_secrets(load_secrets(), "agent")
     return execute(request, gateway=gateway, settings=settings, reaction=reaction)
 

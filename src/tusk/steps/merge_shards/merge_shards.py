@@ -1,7 +1,8 @@
 """merge-shards: download a job's shards, join and verify them, write the context file.
 
 Shards still being uploaded by other runs are waited for, bounded and with
-backoff; the clock and sleep are injected so tests run in no real time. A job
+backoff (``tusk.github.backoff``); the clock and sleep are injected so tests run in
+no real time. A job
 that cannot be joined (timeout, missing, conflicting or corrupt shards) is a
 ``ShardError`` naming the job and the indices, which the edge records in the
 control repository as a failure log issue (``tusk.shards.failures``): nothing
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tusk.contracts.models import Shard
+from tusk.github.backoff import Backoff
 from tusk.github.gateway import Gateway
 from tusk.shards import codec as shards
 from tusk.shards.transport import artifact_name, live_artifacts, write_context
@@ -138,8 +140,9 @@ def merge(
     ``checksum`` (the dispatched shard's) pins the generation to merge; without
     it any complete generation will do.
     """
-    deadline = clock() + policy.timeout
-    delay = policy.first_delay
+    wait = Backoff(
+        policy.timeout, sleep=sleep, clock=clock, first=policy.first_delay, longest=policy.max_delay
+    )
     collected = Collected()
     missing = list(range(total))
     while True:
@@ -147,14 +150,12 @@ def merge(
         # look again for the indices still missing.
         collect(gateway, repo, jobid, missing, collected)
         missing = collected.missing(total, checksum)
-        remaining = deadline - clock()
         stuck = [i for i in missing if i in collected.corrupt]
         # A corrupt shard will not heal by waiting; a missing one may still be uploading.
-        if not missing or stuck or remaining <= 0:
+        if not missing or stuck or wait.remaining <= 0:
             break
         log(f"job {jobid}: waiting for shards {shards.format_indices(missing)} of {total}")
-        sleep(min(delay, remaining))
-        delay = min(delay * 2, policy.max_delay)
+        wait.wait()
     if missing:
         timed_out = not stuck
         raise failure(jobid, total, checksum, collected, timed_out=timed_out, waited=policy.timeout)

@@ -9,11 +9,14 @@ list the job's artifacts and output ``complete``.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
 
 from tusk import actions_edge
 from tusk.contracts.config import load_secrets
+from tusk.contracts.inputs import AGENT_TOKEN, API_URL, StepInputs, config_input, or_runner
 from tusk.errors import InputError, first_line
 from tusk.github.gateway import GitHubError, gateway_from_secrets
 from tusk.shards import codec as shards
@@ -22,45 +25,54 @@ from tusk.shards.transport import read_event, shard_from_event
 from tusk.steps.receive_shard import receive_shard
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--payload",
-        help="file holding the client_payload (or the whole event); default: $GITHUB_EVENT_PATH",
+class Inputs(StepInputs):
+    """The inputs of actions/receive-shard."""
+
+    read_elsewhere: ClassVar[dict[str, str]] = {**AGENT_TOKEN, **API_URL}
+
+    payload_file: str = or_runner(
+        "payload_file",
+        "GITHUB_EVENT_PATH",
+        description="file holding the client_payload (or the whole event); empty: the event",
     )
+    context_file: str = Field(
+        "tusk-context.json", description="where a one-shard job's context document is written"
+    )
+    config: str = config_input()
+    repository: str = or_runner(
+        "repository", "GITHUB_REPOSITORY", description="owner/name whose artifacts hold the shards"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    Inputs.add_arguments(parser)
     parser.add_argument(
         "--work-dir", default=".tusk-shards", help="where a shard is written for upload"
     )
     parser.add_argument(
-        "--context-file", default="context.json", help="where a one-shard job's context goes"
-    )
-    parser.add_argument(
         "--check", action="store_true", help="after the upload: is every shard of the job stored?"
     )
-    parser.add_argument(
-        "--repository", help="owner/name holding the artifacts; default: $GITHUB_REPOSITORY"
-    )
-    parser.add_argument("--config", help="tusk.yml (to record a failure in the control repository)")
 
 
 def run(args: argparse.Namespace) -> int:
-    source = args.payload or os.environ.get("GITHUB_EVENT_PATH")
-    if not source:
+    inputs = Inputs.from_args(args)
+    if not inputs.payload_file:
         raise InputError(
             "no shard payload to read",
-            "Give --payload FILE, or run inside a repository_dispatch workflow.",
+            "Give --payload-file FILE, or run inside a repository_dispatch workflow.",
         )
     try:
-        shard = shard_from_event(read_event(Path(source)))
+        shard = shard_from_event(read_event(Path(inputs.payload_file)))
         received = (
             None  # --check: only whether the job's shards are all stored
             if args.check
             else receive_shard.receive(
-                shard, work_dir=Path(args.work_dir), context_file=Path(args.context_file)
+                shard, work_dir=Path(args.work_dir), context_file=Path(inputs.context_file)
             )
         )
     except shards.ShardError as error:
         # A shard that cannot be read would leave its job waiting forever: record it.
-        record_shard_failure(None, args.config, error)
+        record_shard_failure(None, inputs.config, error)
         raise
     common: dict[str, str | int] = {
         "jobid": shard.jobid,
@@ -69,11 +81,11 @@ def run(args: argparse.Namespace) -> int:
     }
     if received is None:
         try:
-            return _check(args, shard.jobid, shard.total_shards, shard.shard_index, common)
+            return _check(inputs, shard.jobid, shard.total_shards, shard.shard_index, common)
         except GitHubError as error:
             # Unlisted artifacts leave the job waiting with nobody to merge it: record it.
             problem = f"listing its stored shards failed: {first_line(error)}"
-            record_shard_failure(None, args.config, shards.ShardError(shard.jobid, problem))
+            record_shard_failure(None, inputs.config, shards.ShardError(shard.jobid, problem))
             raise
     print(
         f"job {shard.jobid}: received shard {shard.shard_index + 1} of {shard.total_shards}",
@@ -92,13 +104,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(
-    args: argparse.Namespace, jobid: str, total: int, own: int, common: dict[str, str | int]
-) -> int:
+def _check(inputs: Inputs, jobid: str, total: int, own: int, common: dict[str, str | int]) -> int:
     if total == 1:
         actions_edge.set_outputs({**common, "complete": True, "missing": "", "watchdog": False})
         return 0
-    repo = args.repository or os.environ.get("GITHUB_REPOSITORY")
+    repo = inputs.repository
     if not repo:
         raise InputError("no repository to list artifacts in", "Give --repository OWNER/NAME.")
     gateway = gateway_from_secrets(load_secrets(), "agent")

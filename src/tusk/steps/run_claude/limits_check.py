@@ -78,9 +78,8 @@ def _now(gateway: Gateway) -> datetime:
 
 def thread_comments(gateway: Gateway, doc: ContextDocument) -> list[dict[str, Any]]:
     """The thread's comments now (a discussion's as the poller fetched them)."""
-    kind = str(doc.raw.get("kind"))
-    if kind == "discussion" or doc.trigger.number is None:
-        return list(doc.raw.get("comments") or [])
+    if doc.raw.kind == "discussion" or doc.trigger.number is None:
+        return [comment.model_dump(mode="json") for comment in doc.raw.comments]
     return list(gateway.paginate(f"/repos/{doc.repo}/issues/{doc.trigger.number}/comments"))
 
 
@@ -96,13 +95,12 @@ def answer(gateway: Gateway, settings: Settings, doc: ContextDocument, found: Re
             decision="drop",
         ):
             return detail + " (earlier)."
-        thread = doc.raw.get("thread") or {}
         post_reply(
             gateway,
             repo=doc.repo,
-            kind=str(doc.raw.get("kind")),
+            kind=doc.raw.kind,
             number=doc.trigger.number,
-            discussion_node_id=thread.get("node_id"),
+            discussion_node_id=doc.raw.thread.node_id,
             body=reply_body(
                 found,
                 jobid=doc.jobid,
