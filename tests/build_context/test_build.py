@@ -121,6 +121,7 @@ def test_untrusted_authors_are_marked_and_trusted_ones_are_not() -> None:
             comment(1, "stranger", login="mallory", association="NONE"),
             comment(2, "contributor", login="carol", association="CONTRIBUTOR"),
             comment(3, "collaborator", login="bob", association="COLLABORATOR"),
+            comment(6, "owner", login="olga", association="OWNER"),
             comment(4, "allowed user", login="alice", association="NONE"),
             comment(5, "the bot", login="tusk-bot", association="NONE"),
         ]
@@ -129,10 +130,13 @@ def test_untrusted_authors_are_marked_and_trusted_ones_are_not() -> None:
     flagged = {
         i.author: UNTRUSTED_FLAG in i.flags for i in items(built.context.conversation.entries)
     }
+    # No collaborator list: a COLLABORATOR by association may hold only read or triage,
+    # so only the owner is trusted by association (the role is not visible).
     assert flagged == {
         "mallory": True,
         "carol": True,
-        "bob": False,
+        "bob": True,
+        "olga": False,
         "alice": False,
         "tusk-bot": False,
     }

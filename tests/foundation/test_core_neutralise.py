@@ -86,7 +86,9 @@ def test_a_line_break_in_a_one_line_field_cannot_forge_a_heading() -> None:
         ("alice", None, None, True),  # an allowed user, whatever GitHub says
         ("ALICE", "NONE", frozenset(), True),
         ("mallory", "NONE", None, False),
-        ("mallory", "COLLABORATOR", None, True),  # no list: GitHub's association decides
+        ("mallory", "OWNER", None, True),  # no list: the owner by association is trusted
+        ("mallory", "COLLABORATOR", None, False),  # ...a collaborator of any role is not
+        ("mallory", "MEMBER", None, False),  # ...nor any member of the organisation
         ("mallory", "COLLABORATOR", frozenset(), False),  # a list: it alone decides
         ("carol", "NONE", frozenset({"carol"}), True),
         (None, "OWNER", frozenset(), False),  # a deleted account ("ghost") is nobody's

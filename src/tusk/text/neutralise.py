@@ -35,7 +35,10 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import reference as _commonmark_reference
 
 UNTRUSTED_FLAG = "untrusted author: neither an allowed user nor a collaborator"
-TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+# Without a collaborator list only the repository's owner is trusted by association:
+# GitHub's COLLABORATOR is any invited role (read and triage too) and MEMBER any member
+# of the owning organisation, so those may flag text as untrusted, never vouch for it.
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER"})
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
@@ -97,8 +100,10 @@ def _definition_spans(text: str) -> list[tuple[int, int]]:
 class Trust:
     """Who counts as trusted: allowed users, the bot, and the repository's collaborators.
 
-    ``collaborators`` None means the list is unknown: GitHub's
-    ``author_association`` of the item decides instead.
+    ``collaborators`` None means the list is unknown: then GitHub's
+    ``author_association`` may trust only the repository's owner (``OWNER``); a
+    ``COLLABORATOR`` or ``MEMBER`` by association is flagged, since its role is not
+    visible (read and triage collaborators are ``COLLABORATOR`` too).
     """
 
     allowed: frozenset[str]
