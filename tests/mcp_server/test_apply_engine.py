@@ -168,3 +168,26 @@ async def test_the_branch_is_pushed_from_its_bundle_after_upstream_moved_on(
     assert {b["name"]: b["commit"]["sha"] for b in listed}["tusk/fix"] == staged.operations[
         1
     ].request["sha"]
+
+
+def test_an_approved_set_may_write_only_where_the_run_could() -> None:
+    """Write scope judged again at apply: the trigger repository, the bot's fork of it and
+    agent.write_repos; a repository the run only named is not trusted from the kept set."""
+    staged = StagedSet.model_construct(repo="alice/widgets")
+    cfg = settings(agent={"write_repos": ["Alice/Docs"]})
+    assert apply.apply_write_repos(cfg, staged) == frozenset(
+        {"alice/widgets", f"{BOT}/widgets".lower(), "alice/docs"}
+    )
+
+
+async def test_a_staged_write_outside_the_write_scope_is_refused_at_apply(
+    start_mcp, local_github, tmp_path: Path
+) -> None:
+    staged, run_dir = await stage(start_mcp, local_github, tmp_path)
+    first = staged.operations[0]
+    moved = first.model_copy(update={"args": {**first.args, "repo": "mallory/elsewhere"}})
+    elsewhere = staged.model_copy(update={"operations": (moved, *staged.operations[1:])})
+    since = len(local_github.journal())
+    report = await applier(local_github, elsewhere, run_dir).apply_all()
+    assert not report.ok and report.steps[0].said.startswith("OUT_OF_SCOPE"), report
+    assert [w for w in writes_sent(local_github, since) if "tusk-control" not in w["path"]] == []
