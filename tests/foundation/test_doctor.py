@@ -20,7 +20,7 @@ from tusk.cli.doctor import (
     parse_scopes,
     schedule_interval,
 )
-from tusk.cli.init import TuskRef, caller_files
+from tusk.cli.init import RELEASE, TuskRef, caller_files
 from tusk.cli.main import main as tusk_main
 
 CONTROL = "alice/tusk-control"
@@ -139,7 +139,12 @@ def test_each_problem_is_one_line_with_its_fix(
         f"✗ {CONTROL} writable (TUSK_AGENT_TOKEN): TUSK_AGENT_TOKEN may read {CONTROL} but not "
         f"write to it → give tusk-bot write access to {CONTROL}" in text
     )
-    assert "✗ alice/tusk@v9: tusk-agent.yml is not there at v9" in text
+    # One line for the release, and the right value to call instead.
+    assert [line for line in lines if line.startswith("✗ alice/tusk@v9")] == [
+        "✗ alice/tusk@v9: no tusk-agent.yml, tusk-go-away.yml, tusk-poll.yml at v9 (no such "
+        f"ref, or not readable) → call {RELEASE}, the release this tusk is (`tusk init DIR "
+        "--force` writes callers of it), or another tag or commit of a public Tusk repository"
+    ]
     assert "✗ allowed user nobody-here: no such GitHub user → fix the spelling" in text
     assert "✓ allowed user carol: exists" in text
     assert f"✗ labels in {CONTROL}: TUSK_AGENT_TOKEN cannot create labels" in text

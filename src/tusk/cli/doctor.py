@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from tusk.cli.init import RELEASE
 from tusk.contracts.config import (
     Secrets,
     Settings,
@@ -378,16 +379,19 @@ class Doctor:
         tusk, ref = releases[0].split("@", 1)
         checks = [Check(name, OK, f"{', '.join(CALLERS)} call {releases[0]}")]
         checks.append(self.last_poll(gateway, texts["poll.yml"]))
-        for workflow in sorted({workflow for _, _, workflow, _ in calls}):
-            found = self.file(gateway, tusk, f".github/workflows/{workflow}", ref)
+        workflows = sorted({workflow for _, _, workflow, _ in calls})
+        missing = [
+            w for w in workflows if self.file(gateway, tusk, f".github/workflows/{w}", ref) is None
+        ]
+        checks += [Check(releases[0], OK, f"{w} resolves") for w in workflows if w not in missing]
+        if missing:
             checks.append(
-                Check(f"{tusk}@{ref}", OK, f"{workflow} resolves")
-                if found is not None
-                else Check(
-                    f"{tusk}@{ref}",
+                Check(
+                    releases[0],
                     FAIL,
-                    f"{workflow} is not there at {ref} (no such ref, or not readable)",
-                    "name an existing tag, branch or commit of a public Tusk repository",
+                    f"no {', '.join(missing)} at {ref} (no such ref, or not readable)",
+                    f"call {RELEASE}, the release this tusk is (`tusk init DIR --force` "
+                    "writes callers of it), or another tag or commit of a public Tusk repository",
                 )
             )
         return checks

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from tusk import REPOSITORY, __version__
 from tusk.contracts.config import Settings, parse_settings
 from tusk.contracts.models import LOGIN_PATTERN, REPO_PATTERN
 from tusk.errors import InputError, UserError
@@ -51,7 +52,7 @@ class TuskRef:
             raise InputError(
                 f"--tusk-ref {text!r} is not OWNER/REPO@REF",
                 "Name the Tusk repository and the tag, branch or commit to run, "
-                "e.g. --tusk-ref tusk-platform/tusk@v1.",
+                f"e.g. --tusk-ref {RELEASE}.",
             )
         return cls(match.group(1), match.group(2))
 
@@ -61,6 +62,10 @@ class TuskRef:
     def workflow(self, name: str) -> str:
         """The ``uses:`` of one reusable workflow."""
         return f"{self.repository}/.github/workflows/{name}@{self.ref}"
+
+
+RELEASE = TuskRef(REPOSITORY, f"v{__version__}")
+"""The release this Tusk is: what ``tusk init`` calls unless told otherwise."""
 
 
 # --------------------------------------------------------------------------- tusk.yml
@@ -172,9 +177,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", type=Path, help="the control repository's folder (created if new)")
     parser.add_argument(
         "--tusk-ref",
-        required=True,
-        help="the Tusk to run, OWNER/REPO@REF (a tag, branch or commit), "
-        "e.g. tusk-platform/tusk@v1",
+        default=str(RELEASE),
+        help="the Tusk to run, OWNER/REPO@REF (a tag, branch or commit); "
+        f"default: this release, {RELEASE}",
     )
     parser.add_argument("--bot", required=True, help="the bot account's login")
     parser.add_argument(
@@ -207,8 +212,8 @@ def check_names(args: argparse.Namespace) -> None:
         raise InputError(
             f"{len(problems)} bad value(s) for tusk init",
             "\n".join(f"  - {problem}" for problem in problems)
-            + "\nNothing was written. Example: tusk init control --tusk-ref "
-            "tusk-platform/tusk@v1 --bot my-bot --control-repo me/tusk-control --allowed-user me",
+            + "\nNothing was written. Example: tusk init control "
+            "--bot my-bot --control-repo me/tusk-control --allowed-user me",
         )
 
 

@@ -32,8 +32,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-PUBLISHED_AS = "tusk-platform/tusk@v1"
-"""The Tusk a control repository calls by default (``uses: tusk-platform/tusk/...@v1``)."""
+from tusk import REPOSITORY, __version__
+
+PUBLISHED_AS = f"{REPOSITORY}@v{__version__}"
+"""The Tusk a control repository calls by default: this release (``tusk init``'s default)."""
 
 STAND_INS = {
     "actions/checkout": "checkout",
