@@ -233,3 +233,16 @@ def test_doctor_shows_a_recent_poll_as_fine(
     local_github.load(scenario())
     _, lines = doctor(capsys)
     assert any(line.startswith("✓ last poll: 2026-01-01 00:58 UTC") for line in lines)
+
+
+def test_a_token_github_refuses_may_be_mistyped_not_only_expired(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    local_github.load(scenario())
+    monkeypatch.setenv("TUSK_READ_TOKEN", "reade")  # one letter too many
+    code, lines = doctor(capsys)
+    assert code == 1
+    assert (
+        "✗ TUSK_READ_TOKEN: GitHub refused it: mistyped, cut short, expired or revoked → check "
+        "that the whole token was pasted (classic tokens start with ghp_), else create a new one"
+    ) in lines

@@ -271,3 +271,23 @@ def test_init_callers_run_under_act_against_the_local_github(
     comments = local_github.state()["repos"]["alice/widgets"]["issues"]["1"]["comments"]
     assert [c for c in comments if c["author"] == "tusk-bot"] == []  # the run's writes, gone
     assert "@tusk-bot undo" in [c["body"] for c in comments]
+
+
+def test_every_text_says_claude_code_holds_no_secret() -> None:
+    """The model key is the model proxy's; no page may call it Claude Code's own."""
+    from pathlib import Path
+
+    from tusk.cli.init import RELEASE, control_files
+
+    root = Path(__file__).resolve().parents[2]
+    checklist = control_files(
+        tusk_ref=RELEASE, bot="my-bot", control_repo="me/tusk-control", allowed_users=["me"]
+    )["TUSK-SECRETS.md"]
+    texts = {
+        "TUSK-SECRETS.md": checklist,
+        "README.md": (root / "README.md").read_text(encoding="utf-8"),
+        "tusk-agent.yml": (root / ".github/workflows/tusk-agent.yml").read_text(encoding="utf-8"),
+    }
+    for name, text in texts.items():
+        assert "only secret" not in text, name
+    assert "Claude Code itself holds no secret" in checklist

@@ -252,7 +252,11 @@ class Doctor:
             response = self.gateway_for(field).request("GET", "/user")
         except Unauthorized:
             return Check(
-                role.env, FAIL, "GitHub refused it (expired or revoked)", "create a new one"
+                role.env,
+                FAIL,
+                "GitHub refused it: mistyped, cut short, expired or revoked",
+                "check that the whole token was pasted (classic tokens start with ghp_), "
+                "else create a new one",
             ), None
         login = str(response.body.get("login", ""))
         scopes = parse_scopes(response.header("x-oauth-scopes"))

@@ -125,6 +125,16 @@ def is_content_request(method: str, path: str) -> bool:
 # --------------------------------------------------------------------------- the gateway
 
 
+def scrub_token(text: str, secret: str) -> str:
+    """``text`` with each whole occurrence of ``secret`` shown as ``***``.
+
+    A token echoed back stands on its own (after a space, a quote, ``=`` or
+    ``Bearer``); a short test token such as ``x`` inside a word ("Max retries
+    exceeded") is not it, and blanking it there garbles the message.
+    """
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", "***", text)
+
+
 class Gateway:
     """One token's view of GitHub.
 
@@ -283,9 +293,9 @@ class Gateway:
         """The error with the token blanked out, should any text echo it back."""
         secret = self._token.get_secret_value() if self._token is not None else ""
         if secret and secret in str(error):
-            error.args = tuple(str(arg).replace(secret, "***") for arg in error.args)
-            error.github_message = error.github_message.replace(secret, "***")
-            error.title = error.title.replace(secret, "***")
+            error.args = tuple(scrub_token(str(arg), secret) for arg in error.args)
+            error.github_message = scrub_token(error.github_message, secret)
+            error.title = scrub_token(error.title, secret)
         return error
 
     def get(
