@@ -246,3 +246,26 @@ def test_a_token_github_refuses_may_be_mistyped_not_only_expired(
         "✗ TUSK_READ_TOKEN: GitHub refused it: mistyped, cut short, expired or revoked → check "
         "that the whole token was pasted (classic tokens start with ghp_), else create a new one"
     ) in lines
+
+
+def test_doctor_offline_says_so_in_one_line_without_urllib3s_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("TUSK_GITHUB_API_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("TUSK_BOT_TOKEN", "x")  # a short token: the message stays whole
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    config = tmp_path / "tusk.yml"
+    config.write_text(
+        yaml.safe_dump({"bot": "tusk-bot", "control_repo": CONTROL, "allowed_users": ["carol"]})
+    )
+    code = tusk_main(["doctor", "--config", str(config)])
+    error = capsys.readouterr().err
+    assert code == 1
+    assert "could not reach GitHub" in error and "([Errno 111] Connection refused)" in error
+    assert "HTTPConnectionPool" not in error and "Traceback" not in error
+    assert "***" not in error

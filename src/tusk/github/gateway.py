@@ -280,7 +280,8 @@ class Gateway:
             return error_for(method, path, answer.status, answer.body, token=self.token_name)
         return TransportError(
             f"could not reach GitHub after {attempt} attempt(s): a network problem "
-            f"or an outage, not a problem with {token_label(self.token_name)} ({answer})",
+            f"or an outage, not a problem with {token_label(self.token_name)} "
+            f"({network_reason(answer)})",
             method=method,
             path=path,
             hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network; run again later",
@@ -466,6 +467,18 @@ class Gateway:
 def is_mutation(document: str) -> bool:
     """Whether a GraphQL document is a mutation (it writes and must not be repeated)."""
     return MUTATION.match(document) is not None
+
+
+def network_reason(error: object) -> str:
+    """What kept an answer from arriving, in the operating system's words
+    ("[Errno 111] Connection refused"), not urllib3's nest of reprs."""
+    text = str(error)
+    found = re.search(r"\[Errno -?\d+\] [^\"')\]]+", text)
+    if found:
+        return found.group(0).rstrip(". ")
+    if isinstance(error, requests.Timeout) or "timed out" in text:
+        return "timed out"
+    return type(error).__name__
 
 
 def _may_have_landed(status: int | None, error: requests.RequestException | None) -> bool:
