@@ -4,6 +4,7 @@ act against the local GitHub (poll → agent run, and go-away)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,17 @@ def test_init_writes_three_callers_a_checked_config_and_the_secrets_list(tmp_pat
     assert tusk_main(["config", "check", str(tmp_path / "control" / "tusk.yml")]) == 0
     # Every key is there with its comment, so the file documents itself.
     config_text = (tmp_path / "control" / "tusk.yml").read_text()
-    assert "  max_turns: 60" in config_text and "# Claude Code --max-turns" in config_text
+    assert "#   max_turns: 60" in config_text and "# Claude Code --max-turns" in config_text
+    # The few keys a deployment sets, readable: no internal ids, no long lines.
+    assert len(config_text.splitlines()) <= 20
+    assert max(len(line) for line in config_text.splitlines()) <= 100
+    assert not re.search(r"\([A-Z]\d", config_text)
+    # Uncommenting an often-changed key gives valid settings.
+    uncommented = config_text.replace("# limits:", "limits:").replace(
+        "#   max_turns", "  max_turns"
+    )
+    (tmp_path / "control" / "tusk.yml").write_text(uncommented)
+    assert load_settings(tmp_path / "control" / "tusk.yml").limits.max_turns == 60
 
 
 def test_callers_call_the_reusable_workflows_at_the_given_release(tmp_path: Path) -> None:
@@ -189,7 +200,7 @@ def test_init_callers_run_under_act_against_the_local_github(
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     config = yaml.safe_load((folder / "tusk.yml").read_text())
-    config["go_away"]["delete_pause_seconds"] = 0  # no real sleeps in tests
+    config["go_away"] = {"delete_pause_seconds": 0}  # no real sleeps in tests
     (folder / "tusk.yml").write_text(yaml.safe_dump(config))
     control = ControlRepo(folder, repo=CONTROL, tusk_ref=TUSK_REF, existing=True)
 
