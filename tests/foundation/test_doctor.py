@@ -269,3 +269,16 @@ def test_doctor_offline_says_so_in_one_line_without_urllib3s_text(
     assert "could not reach GitHub" in error and "([Errno 111] Connection refused)" in error
     assert "HTTPConnectionPool" not in error and "Traceback" not in error
     assert "***" not in error
+
+
+def test_no_dispatch_token_is_fine_the_poll_workflow_has_its_own(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    local_github.load(scenario())
+    monkeypatch.delenv("TUSK_DISPATCH_TOKEN")
+    code, lines = doctor(capsys)
+    assert code == 0, lines
+    assert (
+        "✓ TUSK_DISPATCH_TOKEN: not set: the poll workflow dispatches with its own GITHUB_TOKEN "
+        "(contents: write); only a poller on a cron host needs it"
+    ) in lines

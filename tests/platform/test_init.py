@@ -141,10 +141,21 @@ SCRIPT = {
 
 def scenario() -> dict[str, Any]:
     return {
-        "users": [{"login": "alice"}, {"login": "bob"}, {"login": "tusk-bot"}],
+        "users": [
+            {"login": "alice"},
+            {"login": "bob"},
+            {"login": "tusk-bot"},
+            {"login": "github-actions[bot]"},
+        ],
         "tokens": {
             "bot-read": {"user": "tusk-bot", "scopes": ["notifications", "repo"]},
             "dispatch": {"user": "alice", "scopes": ["repo"]},
+            # The poll workflow's own GITHUB_TOKEN (the callers grant contents: write).
+            "poll-workflow": {
+                "user": "github-actions[bot]",
+                "repository": CONTROL,
+                "permissions": {"contents": "write"},
+            },
             "agent": {"user": "tusk-bot", "scopes": ["repo", "delete_repo", "workflow"]},
             "read": {"user": "tusk-bot", "scopes": ["repo"], "read_only": True},
         },
@@ -209,7 +220,8 @@ def test_init_callers_run_under_act_against_the_local_github(
         {"inputs": {}},
         workflow="poll.yml",
         api_url=local_github.url,
-        secrets={"TUSK_BOT_TOKEN": "bot-read", "TUSK_DISPATCH_TOKEN": "dispatch"},
+        # No owner token: the poll dispatches with the workflow's own GITHUB_TOKEN.
+        secrets={"TUSK_BOT_TOKEN": "bot-read", "GITHUB_TOKEN": "poll-workflow"},
     )
     assert polled.ok, polled.stdout[-4000:] + polled.stderr[-2000:]
     assert f"LocalRepositoryCache matched https://github.com/{TUSK_REF.split('@')[0]}" in (
@@ -217,6 +229,7 @@ def test_init_callers_run_under_act_against_the_local_github(
     )
     dispatches = local_github.dispatches()
     assert sorted(d["event_type"] for d in dispatches) == ["tusk-go-away", "tusk-shard"]
+    assert {d["token"] for d in dispatches} == {"poll-workflow"}
 
     secrets = {
         "TUSK_AGENT_TOKEN": "agent",

@@ -13,16 +13,21 @@ from tusk.sandbox.act_runner import ControlRepo
 
 CONTROL = "alice/tusk-control"
 CONFIG = {"bot": "tusk-bot", "control_repo": CONTROL, "allowed_users": ["alice"]}
-SECRETS = {"TUSK_BOT_TOKEN": "bot-read", "TUSK_DISPATCH_TOKEN": "dispatch"}
+# No owner token: the poll dispatches with the workflow's own GITHUB_TOKEN.
+SECRETS = {"TUSK_BOT_TOKEN": "bot-read", "GITHUB_TOKEN": "poll-workflow"}
 
 
 def scenario() -> dict[str, Any]:
     return {
         "now": "2026-11-30T09:00:00Z",  # GitHub's clock moves only as the test lets it
-        "users": [{"login": "alice"}, {"login": "tusk-bot"}],
+        "users": [{"login": "alice"}, {"login": "tusk-bot"}, {"login": "github-actions[bot]"}],
         "tokens": {
             "bot-read": {"user": "tusk-bot", "scopes": ["notifications", "repo"]},
-            "dispatch": {"user": "alice", "scopes": ["repo"]},
+            "poll-workflow": {
+                "user": "github-actions[bot]",
+                "repository": CONTROL,
+                "permissions": {"contents": "write"},
+            },
         },
         "repos": [
             {

@@ -70,11 +70,19 @@ class TokenRole:
     secret_of: str  # "bot" or "owner"
     scopes: tuple[str, ...]
     use: str
+    unset_is_fine: str = ""  # why a deployment may do without it, when it may
 
 
 ROLES = {
     "bot_token": TokenRole("TUSK_BOT_TOKEN", "bot", ("notifications", "repo"), "the poller"),
-    "dispatch_token": TokenRole("TUSK_DISPATCH_TOKEN", "owner", ("repo",), "dispatching"),
+    "dispatch_token": TokenRole(
+        "TUSK_DISPATCH_TOKEN",
+        "owner",
+        ("repo",),
+        "dispatching",
+        unset_is_fine="the poll workflow dispatches with its own GITHUB_TOKEN (contents: write); "
+        "only a poller on a cron host needs it",
+    ),
     "agent_token": TokenRole(
         "TUSK_AGENT_TOKEN", "bot", ("repo", "delete_repo", "workflow"), "the agent's writes"
     ),
@@ -246,6 +254,8 @@ class Doctor:
 
     def token(self, field: str, role: TokenRole) -> tuple[Check, str | None]:
         if getattr(self.secrets, field) is None:
+            if role.unset_is_fine:
+                return Check(role.env, OK, f"not set: {role.unset_is_fine}"), None
             return Check(role.env, FAIL, "not set", f"export {role.env} (the secret's value)"), None
         expected = self.settings.bot if role.secret_of == "bot" else None
         try:

@@ -143,7 +143,13 @@ REPO = {
 }
 # ``members``: for a user of type Organization, the logins that belong to it.
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}
-TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
+TOKEN = {
+    "user!": str,
+    "scopes": [str],
+    "read_only": bool,
+    "repository": str,  # a workflow's GITHUB_TOKEN, for this repository only
+    "permissions": dict,  # its `permissions:`, e.g. {contents: write}
+}
 SETTINGS = {
     "fork_ready_after_reads": int,
     "fork_git_ready_after_requests": int,
@@ -382,6 +388,8 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
             user=user.login,
             scopes=list(spec.get("scopes", [])),
             read_only=spec.get("read_only", False),
+            repository=spec.get("repository"),
+            permissions=dict(spec.get("permissions") or {}),
         )
     # Parents first, so forks can be cloned from them.
     ordered = sorted(data.get("repos", []), key=lambda r: 1 if "fork_of" in r else 0)

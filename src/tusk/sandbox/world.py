@@ -108,6 +108,11 @@ class Token:
     user: str
     scopes: list[str]
     read_only: bool = False
+    # A workflow's GITHUB_TOKEN: an installation token for its own repository only,
+    # with the job's `permissions:` (docs.github.com/en/actions/security-for-github-
+    # actions/security-guides/automatic-token-authentication). None: a classic token.
+    repository: str | None = None
+    permissions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
