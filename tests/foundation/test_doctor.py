@@ -14,6 +14,7 @@ from tusk.cli.doctor import (
     FAIL,
     OK,
     ROLES,
+    STORED_SECRETS,
     WARN,
     judge_last_poll,
     judge_token,
@@ -56,6 +57,7 @@ def scenario(**changes: Any) -> dict[str, Any]:
                 "labels": ["workflow"],
                 "files": callers,
                 "workflow_runs": [{"workflow": "poll.yml", "created_at": "2026-01-01T00:58:00Z"}],
+                "secrets": list(STORED_SECRETS),
             },
         ],
     }
@@ -104,6 +106,10 @@ def test_a_sound_deployment_passes_every_check(
         lines
     )
     assert "✓ alice/tusk@main: tusk-agent.yml resolves" in lines
+    assert (
+        f"✓ secrets of {CONTROL}: TUSK_BOT_TOKEN, TUSK_AGENT_TOKEN, TUSK_READ_TOKEN, "
+        "ANTHROPIC_API_KEY stored"
+    ) in lines
     # Missing labels were created: the first run would have needed them.
     labels = next(line for line in lines if line.startswith(f"✓ labels in {CONTROL}"))
     assert "(created bug, tusk-history, tusk-memory, tusk-blocklist)" in labels
@@ -148,7 +154,10 @@ def test_each_problem_is_one_line_with_its_fix(
     assert "✗ allowed user nobody-here: no such GitHub user → fix the spelling" in text
     assert "✓ allowed user carol: exists" in text
     assert f"✗ labels in {CONTROL}: TUSK_AGENT_TOKEN cannot create labels" in text
-    assert lines[-1].endswith("problem(s) to fix")
+    assert "problem(s) to fix" in lines[-1]
+    assert any(
+        line.startswith(f"! secrets of {CONTROL}: TUSK_AGENT_TOKEN may not list") for line in lines
+    )
 
 
 def test_verdicts_on_token_scopes() -> None:
@@ -282,3 +291,20 @@ def test_no_dispatch_token_is_fine_the_poll_workflow_has_its_own(
         "✓ TUSK_DISPATCH_TOKEN: not set: the poll workflow dispatches with its own GITHUB_TOKEN "
         "(contents: write); only a poller on a cron host needs it"
     ) in lines
+
+
+def test_doctor_reads_which_secrets_the_control_repository_stores(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the workflows will get, through the API: exported tokens prove nothing there."""
+    world = scenario()
+    world["repos"][1]["secrets"] = ["TUSK_BOT_TOKEN", "TUSK_READ_TOKEN"]
+    local_github.load(world)
+    code, lines = doctor(capsys)
+    assert code == 1
+    assert (
+        f"✗ secrets of {CONTROL}: missing TUSK_AGENT_TOKEN, ANTHROPIC_API_KEY → gh secret set "
+        f"TUSK_AGENT_TOKEN --repo {CONTROL} && gh secret set ANTHROPIC_API_KEY --repo {CONTROL}"
+    ) in lines
+    listed = [e for e in local_github.journal() if e["path"].endswith("/actions/secrets")]
+    assert listed and all(e["status"] == 200 for e in listed)

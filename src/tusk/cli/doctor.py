@@ -90,6 +90,11 @@ ROLES = {
 }
 
 
+STORED_SECRETS = ("TUSK_BOT_TOKEN", "TUSK_AGENT_TOKEN", "TUSK_READ_TOKEN", "ANTHROPIC_API_KEY")
+"""The secrets the control repository's workflows read (the poll dispatches with its own
+GITHUB_TOKEN, so no TUSK_DISPATCH_TOKEN)."""
+
+
 # --------------------------------------------------------------------------- verdicts
 
 
@@ -248,6 +253,7 @@ class Doctor:
             checks.extend(self.workflows(reader))
         if "agent_token" in logins:
             checks.append(self.labels())
+            checks.append(self.stored_secrets())
         return checks
 
     # -- one check each
@@ -359,6 +365,33 @@ class Doctor:
             )
         detail = ", ".join(wanted) + (f" (created {', '.join(created)})" if created else "")
         return Check(name, OK, detail)
+
+    def stored_secrets(self) -> Check:
+        """The control repository's Actions secrets, by name (GitHub shows no values):
+        what the workflows will get, not what is exported here."""
+        repo = self.settings.control_repo
+        name = f"secrets of {repo}"
+        try:
+            listing = self.gateway_for("agent_token").paginate(
+                f"/repos/{repo}/actions/secrets", item_key="secrets"
+            )
+            stored = {str(secret["name"]) for secret in listing}
+        except (Forbidden, NotFound) as error:
+            return Check(
+                name,
+                WARN,
+                f"TUSK_AGENT_TOKEN may not list them ({error.status})",
+                f"check Settings → Secrets and variables → Actions of {repo} by hand",
+            )
+        missing = [secret for secret in STORED_SECRETS if secret not in stored]
+        if missing:
+            return Check(
+                name,
+                FAIL,
+                f"missing {', '.join(missing)}",
+                " && ".join(f"gh secret set {secret} --repo {repo}" for secret in missing),
+            )
+        return Check(name, OK, ", ".join(STORED_SECRETS) + " stored")
 
     def workflows(self, field: str) -> list[Check]:
         repo = self.settings.control_repo

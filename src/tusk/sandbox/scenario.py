@@ -140,6 +140,7 @@ REPO = {
     "discussions": [DISCUSSION],
     "artifacts": [ARTIFACT],
     "workflow_runs": [WORKFLOW_RUN],
+    "secrets": [str],  # names of the repository's Actions secrets
 }
 # ``members``: for a user of type Organization, the logins that belong to it.
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}
@@ -422,6 +423,7 @@ def _build_repo(world: World, spec: dict[str, Any]) -> None:
         fork_of=None,
         archived=spec.get("archived", False),
         has_discussions=spec.get("has_discussions", True),
+        secrets={name: moment for name in spec.get("secrets", [])},
     )
     if "fork_of" in spec:
         parent = world.repos[spec["fork_of"].lower()]
