@@ -77,4 +77,7 @@ def test_scheduled_polls_keep_their_state_in_the_actions_cache(
     assert "Cache saved with key: tusk-poll-state-101-1" in outputs[0]
     assert "Cache restored from key: tusk-poll-state-101-1" in outputs[1]
     assert "Cache restored from key: tusk-poll-state-102-1" in outputs[2]
-    assert "Cache saved" not in outputs[2]
+    assert "Cache saved with key: tusk-poll-state" not in outputs[2]
+    # Tusk's venv is looked up in the cache first (here this checkout's own tusk runs,
+    # so there is none to save; bench/bench_setup.py plays a fresh runner's install).
+    assert all("Cache not found for input keys: tusk-venv-Linux-" in out for out in outputs)

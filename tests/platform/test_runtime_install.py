@@ -65,19 +65,17 @@ def test_each_job_restores_the_runtime_before_its_first_step_and_saves_a_miss() 
 
 def test_the_cache_keys_name_tusk_python_and_claude_codes_version(tmp_path: Path) -> None:
     step = next(s for s in jobs()["agent"]["steps"] if s.get("id") == "runtime")
-    (tmp_path / ".tusk").mkdir()
-    shutil.copyfile(ROOT / "package.json", tmp_path / ".tusk" / "package.json")
-    shutil.copyfile(ROOT / "package-lock.json", tmp_path / ".tusk" / "package-lock.json")
+    (tmp_path / ".tusk" / "actions").mkdir(parents=True)
+    for name in ("package.json", "package-lock.json", "actions/runtime_keys.py"):
+        shutil.copyfile(ROOT / name, tmp_path / ".tusk" / name)
     (tmp_path / "out").write_text("")
-    script = tmp_path / "key.py"
-    script.write_text(step["run"])
     env = {
         "PATH": "/usr/bin:/bin",
         "GITHUB_OUTPUT": str(tmp_path / "out"),
         "TUSK_AT": "acme/tusk@v0.1.0",
         "RUNNER": "Linux-X64",
     }
-    subprocess.run(["python3", str(script)], cwd=tmp_path, env=env, check=True)
+    subprocess.run(["bash", "-c", step["run"]], cwd=tmp_path, env=env, check=True)
     outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
     python = subprocess.run(
         ["python3", "-c", "import platform; print(platform.python_version())"],
@@ -91,6 +89,24 @@ def test_the_cache_keys_name_tusk_python_and_claude_codes_version(tmp_path: Path
     assert outputs["claude-key"].startswith(
         f"tusk-claude-code-Linux-X64-{claude['@anthropic-ai/claude-code']}-"
     )
+
+
+def test_the_poll_restores_its_venv_before_setting_tusk_up_and_saves_a_miss() -> None:
+    poll = yaml.safe_load((ROOT / ".github/workflows/tusk-poll.yml").read_text("utf-8"))
+    assert poll["env"]["TUSK_VENV"] == "${{ github.workspace }}/.tusk-venv"
+    steps = poll["jobs"]["poll"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    setup = uses.index("./.tusk")
+    assert any(
+        u.startswith(RESTORE) and s["with"]["path"] == ".tusk-venv"
+        for u, s in zip(uses[:setup], steps[:setup], strict=True)
+    )
+    saved = [
+        s
+        for s in steps[setup:]
+        if s.get("uses", "").startswith(SAVE) and s["with"]["path"] == ".tusk-venv"
+    ]
+    assert saved and "cache-hit != 'true'" in saved[0]["if"]
 
 
 def cache(tmp_path: Path, workspace: Path, command: str, **env: str) -> str:
