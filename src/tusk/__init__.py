@@ -8,20 +8,10 @@ server), ``steps.<step>`` (one per composite action), ``sandbox`` (the local sta
 and ``templates``.
 """
 
+__version__ = "0.1.0"
+"""This release. Its tag is ``v`` + this (``scripts/release_check.py`` holds the tag, this
+and CHANGELOG.md's section to one another), and ``tusk init`` calls that tag by default."""
 
-def _version() -> str:
-    """The version setuptools-scm derived from git tags when Tusk was installed."""
-    try:
-        from tusk._version import version  # written at install time, never committed
-    except ImportError:
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as installed_version
-
-        try:
-            return installed_version("tusk")
-        except PackageNotFoundError:
-            return "0.0.0+unknown"
-    return str(version)
-
-
-__version__ = _version()
+REPOSITORY = "tusk-platform/tusk"
+"""The one repository Tusk is published from: control repositories call
+``REPOSITORY/.github/workflows/tusk-*.yml@v<__version__>``."""

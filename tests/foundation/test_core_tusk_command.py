@@ -136,3 +136,25 @@ def test_demo_repo_without_live_is_an_error_not_ignored(
     err = capsys.readouterr().err
     assert "--repo only apply to --live" in err
     assert "tusk demo --live --repo owner/name" in err
+
+
+def test_a_mistyped_option_is_named_before_any_required_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`tusk poll --onse` is a typo of --once, not a poll missing --once or --loop."""
+    from tusk.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["poll", "--onse"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "unrecognized option --onse (did you mean --once?)" in error
+    assert "required" not in error
+
+
+def test_an_unambiguous_prefix_of_an_option_still_works() -> None:
+    from tusk.cli.main import command_parser, unknown_option
+
+    poll = command_parser(next(c for c in cli.COMMANDS if c.name == "poll"))
+    assert unknown_option(poll, ["--onc", "--config", "x.yml"]) is None
+    assert unknown_option(poll, ["--once", "--", "--whatever"]) is None

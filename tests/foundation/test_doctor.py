@@ -14,13 +14,14 @@ from tusk.cli.doctor import (
     FAIL,
     OK,
     ROLES,
+    STORED_SECRETS,
     WARN,
     judge_last_poll,
     judge_token,
     parse_scopes,
     schedule_interval,
 )
-from tusk.cli.init import TuskRef, caller_files
+from tusk.cli.init import RELEASE, TuskRef, caller_files
 from tusk.cli.main import main as tusk_main
 
 CONTROL = "alice/tusk-control"
@@ -56,6 +57,7 @@ def scenario(**changes: Any) -> dict[str, Any]:
                 "labels": ["workflow"],
                 "files": callers,
                 "workflow_runs": [{"workflow": "poll.yml", "created_at": "2026-01-01T00:58:00Z"}],
+                "secrets": list(STORED_SECRETS),
             },
         ],
     }
@@ -104,6 +106,10 @@ def test_a_sound_deployment_passes_every_check(
         lines
     )
     assert "✓ alice/tusk@main: tusk-agent.yml resolves" in lines
+    assert (
+        f"✓ secrets of {CONTROL}: TUSK_BOT_TOKEN, TUSK_AGENT_TOKEN, TUSK_READ_TOKEN, "
+        "ANTHROPIC_API_KEY stored"
+    ) in lines
     # Missing labels were created: the first run would have needed them.
     labels = next(line for line in lines if line.startswith(f"✓ labels in {CONTROL}"))
     assert "(created bug, tusk-history, tusk-memory, tusk-blocklist)" in labels
@@ -139,11 +145,19 @@ def test_each_problem_is_one_line_with_its_fix(
         f"✗ {CONTROL} writable (TUSK_AGENT_TOKEN): TUSK_AGENT_TOKEN may read {CONTROL} but not "
         f"write to it → give tusk-bot write access to {CONTROL}" in text
     )
-    assert "✗ alice/tusk@v9: tusk-agent.yml is not there at v9" in text
+    # One line for the release, and the right value to call instead.
+    assert [line for line in lines if line.startswith("✗ alice/tusk@v9")] == [
+        "✗ alice/tusk@v9: no tusk-agent.yml, tusk-go-away.yml, tusk-poll.yml at v9 (no such "
+        f"ref, or not readable) → call {RELEASE}, the release this tusk is (`tusk init DIR "
+        "--force` writes callers of it), or another tag or commit of a public Tusk repository"
+    ]
     assert "✗ allowed user nobody-here: no such GitHub user → fix the spelling" in text
     assert "✓ allowed user carol: exists" in text
     assert f"✗ labels in {CONTROL}: TUSK_AGENT_TOKEN cannot create labels" in text
-    assert lines[-1].endswith("problem(s) to fix")
+    assert "problem(s) to fix" in lines[-1]
+    assert any(
+        line.startswith(f"! secrets of {CONTROL}: TUSK_AGENT_TOKEN may not list") for line in lines
+    )
 
 
 def test_verdicts_on_token_scopes() -> None:
@@ -228,3 +242,69 @@ def test_doctor_shows_a_recent_poll_as_fine(
     local_github.load(scenario())
     _, lines = doctor(capsys)
     assert any(line.startswith("✓ last poll: 2026-01-01 00:58 UTC") for line in lines)
+
+
+def test_a_token_github_refuses_may_be_mistyped_not_only_expired(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    local_github.load(scenario())
+    monkeypatch.setenv("TUSK_READ_TOKEN", "reade")  # one letter too many
+    code, lines = doctor(capsys)
+    assert code == 1
+    assert (
+        "✗ TUSK_READ_TOKEN: GitHub refused it: mistyped, cut short, expired or revoked → check "
+        "that the whole token was pasted (classic tokens start with ghp_), else create a new one"
+    ) in lines
+
+
+def test_doctor_offline_says_so_in_one_line_without_urllib3s_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("TUSK_GITHUB_API_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("TUSK_BOT_TOKEN", "x")  # a short token: the message stays whole
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    config = tmp_path / "tusk.yml"
+    config.write_text(
+        yaml.safe_dump({"bot": "tusk-bot", "control_repo": CONTROL, "allowed_users": ["carol"]})
+    )
+    code = tusk_main(["doctor", "--config", str(config)])
+    error = capsys.readouterr().err
+    assert code == 1
+    assert "could not reach GitHub" in error and "([Errno 111] Connection refused)" in error
+    assert "HTTPConnectionPool" not in error and "Traceback" not in error
+    assert "***" not in error
+
+
+def test_no_dispatch_token_is_fine_the_poll_workflow_has_its_own(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    local_github.load(scenario())
+    monkeypatch.delenv("TUSK_DISPATCH_TOKEN")
+    code, lines = doctor(capsys)
+    assert code == 0, lines
+    assert (
+        "✓ TUSK_DISPATCH_TOKEN: not set: the poll workflow dispatches with its own GITHUB_TOKEN "
+        "(contents: write); only a poller on a cron host needs it"
+    ) in lines
+
+
+def test_doctor_reads_which_secrets_the_control_repository_stores(
+    local_github: Any, doctor: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the workflows will get, through the API: exported tokens prove nothing there."""
+    world = scenario()
+    world["repos"][1]["secrets"] = ["TUSK_BOT_TOKEN", "TUSK_READ_TOKEN"]
+    local_github.load(world)
+    code, lines = doctor(capsys)
+    assert code == 1
+    assert (
+        f"✗ secrets of {CONTROL}: missing TUSK_AGENT_TOKEN, ANTHROPIC_API_KEY → gh secret set "
+        f"TUSK_AGENT_TOKEN --repo {CONTROL} && gh secret set ANTHROPIC_API_KEY --repo {CONTROL}"
+    ) in lines
+    listed = [e for e in local_github.journal() if e["path"].endswith("/actions/secrets")]
+    assert listed and all(e["status"] == 200 for e in listed)

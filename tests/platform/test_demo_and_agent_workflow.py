@@ -50,6 +50,12 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     assert states[0].startswith("⏳ **Queued.**"), states
     assert states[-1].startswith("✅ **Done: Completed** pass: "), states
     assert all(s.startswith("⚙️ **Working.**") for s in states[1:-1]), states
+    # The write-up outlives the local GitHub: each part a file in the work folder.
+    kept = {path.name: path for path in (tmp_path / "write-up").glob("*.md")}
+    assert "00-log-issue.md" in kept
+    [summary_file] = [path for name, path in kept.items() if name.endswith("-summary-1.md")]
+    assert summary_file.read_text(encoding="utf-8") == summary + "\n"
+    assert any(name.endswith("-transcript-1.md") for name in kept)
 
 
 @pytest.mark.act

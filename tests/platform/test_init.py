@@ -4,6 +4,7 @@ act against the local GitHub (poll → agent run, and go-away)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,17 @@ def test_init_writes_three_callers_a_checked_config_and_the_secrets_list(tmp_pat
     assert tusk_main(["config", "check", str(tmp_path / "control" / "tusk.yml")]) == 0
     # Every key is there with its comment, so the file documents itself.
     config_text = (tmp_path / "control" / "tusk.yml").read_text()
-    assert "  max_turns: 60" in config_text and "# Claude Code --max-turns" in config_text
+    assert "#   max_turns: 60" in config_text and "# Claude Code --max-turns" in config_text
+    # The few keys a deployment sets, readable: no internal ids, no long lines.
+    assert len(config_text.splitlines()) <= 20
+    assert max(len(line) for line in config_text.splitlines()) <= 100
+    assert not re.search(r"\([A-Z]\d", config_text)
+    # Uncommenting an often-changed key gives valid settings.
+    uncommented = config_text.replace("# limits:", "limits:").replace(
+        "#   max_turns", "  max_turns"
+    )
+    (tmp_path / "control" / "tusk.yml").write_text(uncommented)
+    assert load_settings(tmp_path / "control" / "tusk.yml").limits.max_turns == 60
 
 
 def test_callers_call_the_reusable_workflows_at_the_given_release(tmp_path: Path) -> None:
@@ -130,10 +141,21 @@ SCRIPT = {
 
 def scenario() -> dict[str, Any]:
     return {
-        "users": [{"login": "alice"}, {"login": "bob"}, {"login": "tusk-bot"}],
+        "users": [
+            {"login": "alice"},
+            {"login": "bob"},
+            {"login": "tusk-bot"},
+            {"login": "github-actions[bot]"},
+        ],
         "tokens": {
             "bot-read": {"user": "tusk-bot", "scopes": ["notifications", "repo"]},
             "dispatch": {"user": "alice", "scopes": ["repo"]},
+            # The poll workflow's own GITHUB_TOKEN (the callers grant contents: write).
+            "poll-workflow": {
+                "user": "github-actions[bot]",
+                "repository": CONTROL,
+                "permissions": {"contents": "write"},
+            },
             "agent": {"user": "tusk-bot", "scopes": ["repo", "delete_repo", "workflow"]},
             "read": {"user": "tusk-bot", "scopes": ["repo"], "read_only": True},
         },
@@ -189,7 +211,7 @@ def test_init_callers_run_under_act_against_the_local_github(
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     config = yaml.safe_load((folder / "tusk.yml").read_text())
-    config["go_away"]["delete_pause_seconds"] = 0  # no real sleeps in tests
+    config["go_away"] = {"delete_pause_seconds": 0}  # no real sleeps in tests
     (folder / "tusk.yml").write_text(yaml.safe_dump(config))
     control = ControlRepo(folder, repo=CONTROL, tusk_ref=TUSK_REF, existing=True)
 
@@ -198,7 +220,8 @@ def test_init_callers_run_under_act_against_the_local_github(
         {"inputs": {}},
         workflow="poll.yml",
         api_url=local_github.url,
-        secrets={"TUSK_BOT_TOKEN": "bot-read", "TUSK_DISPATCH_TOKEN": "dispatch"},
+        # No owner token: the poll dispatches with the workflow's own GITHUB_TOKEN.
+        secrets={"TUSK_BOT_TOKEN": "bot-read", "GITHUB_TOKEN": "poll-workflow"},
     )
     assert polled.ok, polled.stdout[-4000:] + polled.stderr[-2000:]
     assert f"LocalRepositoryCache matched https://github.com/{TUSK_REF.split('@')[0]}" in (
@@ -206,6 +229,7 @@ def test_init_callers_run_under_act_against_the_local_github(
     )
     dispatches = local_github.dispatches()
     assert sorted(d["event_type"] for d in dispatches) == ["tusk-go-away", "tusk-shard"]
+    assert {d["token"] for d in dispatches} == {"poll-workflow"}
 
     secrets = {
         "TUSK_AGENT_TOKEN": "agent",
@@ -271,3 +295,23 @@ def test_init_callers_run_under_act_against_the_local_github(
     comments = local_github.state()["repos"]["alice/widgets"]["issues"]["1"]["comments"]
     assert [c for c in comments if c["author"] == "tusk-bot"] == []  # the run's writes, gone
     assert "@tusk-bot undo" in [c["body"] for c in comments]
+
+
+def test_every_text_says_claude_code_holds_no_secret() -> None:
+    """The model key is the model proxy's; no page may call it Claude Code's own."""
+    from pathlib import Path
+
+    from tusk.cli.init import RELEASE, control_files
+
+    root = Path(__file__).resolve().parents[2]
+    checklist = control_files(
+        tusk_ref=RELEASE, bot="my-bot", control_repo="me/tusk-control", allowed_users=["me"]
+    )["TUSK-SECRETS.md"]
+    texts = {
+        "TUSK-SECRETS.md": checklist,
+        "README.md": (root / "README.md").read_text(encoding="utf-8"),
+        "tusk-agent.yml": (root / ".github/workflows/tusk-agent.yml").read_text(encoding="utf-8"),
+    }
+    for name, text in texts.items():
+        assert "only secret" not in text, name
+    assert "Claude Code itself holds no secret" in checklist

@@ -14,7 +14,8 @@ import yaml
 from tusk.cli.init import TuskRef, caller_files
 
 ROOT = Path(__file__).resolve().parents[2]
-REUSABLE = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+REUSABLE = sorted((ROOT / ".github" / "workflows").glob("tusk-*.yml"))
+RELEASE = ROOT / ".github" / "workflows" / "release.yml"  # Tusk's own: on a tag
 ACTIONS = sorted((ROOT / "actions").glob("*/action.yml"))
 SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 
@@ -31,6 +32,8 @@ def steps_of(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_the_three_reusable_workflows_live_where_github_can_call_them() -> None:
     assert [p.name for p in REUSABLE] == ["tusk-agent.yml", "tusk-go-away.yml", "tusk-poll.yml"]
+    others = set((ROOT / ".github" / "workflows").glob("*.y*ml")) - set(REUSABLE)
+    assert others == {RELEASE}
     assert not (ROOT / "workflows").exists()
 
 
@@ -42,7 +45,9 @@ def test_reusable_workflows_only_run_when_called(path: Path) -> None:
     assert load(path)["permissions"] == {"contents": "read"}
 
 
-@pytest.mark.parametrize("path", REUSABLE + ACTIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", [*REUSABLE, RELEASE, *ACTIONS], ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_third_party_actions_are_pinned_by_commit_and_checkouts_keep_no_credentials(
     path: Path,
 ) -> None:

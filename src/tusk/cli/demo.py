@@ -214,6 +214,12 @@ def play_offline(workdir: Path | None, *, approve: bool = False) -> tuple[int, D
         journal = admin_get(github.url, "/_sandbox/journal", github.app.admin_secret)
         outcome.status_states = status_states(journal)
         print_outcome(outcome)
+        saved = save_writeup(base / "write-up", outcome)
+        if saved:
+            say(
+                f"\nThe write-up, kept after the local GitHub and its URLs are gone: "
+                f"{base / 'write-up'} ({', '.join(path.name for path in saved)})"
+            )
         verify_audit(github.url, outcome)
         problems = outcome.problems()
         if problems:
@@ -397,6 +403,29 @@ def verify_audit(api_url: str, outcome: DemoOutcome) -> None:
         say(f"The audit was verified from the log issue: {records} record(s), chain intact.")
     else:
         outcome.audit_problem = (done.stderr or done.stdout).strip() or f"exit {done.returncode}"
+
+
+def save_writeup(folder: Path, outcome: DemoOutcome) -> list[Path]:
+    """The log issue, each comment on it (named by its write-up part) and the agent's
+    comments as markdown files: the local GitHub, and its URLs, end with the demo."""
+    from tusk.text.markers import first_marker
+
+    pages: list[tuple[str, str]] = []
+    if outcome.log_issue is not None:
+        pages.append(("log-issue", str(outcome.log_issue.get("body") or "")))
+    for comment in outcome.log_comments:
+        body = str(comment.get("body") or "")
+        part = (first_marker(body, "writeup") or {}).get("part")
+        pages.append((str(part) if isinstance(part, str) else "log-comment", body))
+    pages += [("agent-comment", str(c.get("body") or "")) for c in outcome.agent_comments]
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for number, (name, body) in enumerate(pages):
+        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)
+        path = folder / f"{number:02d}-{safe}.md"
+        path.write_text(body + "\n", encoding="utf-8")
+        saved.append(path)
+    return saved
 
 
 def print_outcome(outcome: DemoOutcome) -> None:

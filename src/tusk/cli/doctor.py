@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from tusk.cli.init import RELEASE
 from tusk.contracts.config import (
     Secrets,
     Settings,
@@ -69,16 +70,29 @@ class TokenRole:
     secret_of: str  # "bot" or "owner"
     scopes: tuple[str, ...]
     use: str
+    unset_is_fine: str = ""  # why a deployment may do without it, when it may
 
 
 ROLES = {
     "bot_token": TokenRole("TUSK_BOT_TOKEN", "bot", ("notifications", "repo"), "the poller"),
-    "dispatch_token": TokenRole("TUSK_DISPATCH_TOKEN", "owner", ("repo",), "dispatching"),
+    "dispatch_token": TokenRole(
+        "TUSK_DISPATCH_TOKEN",
+        "owner",
+        ("repo",),
+        "dispatching",
+        unset_is_fine="the poll workflow dispatches with its own GITHUB_TOKEN (contents: write); "
+        "only a poller on a cron host needs it",
+    ),
     "agent_token": TokenRole(
         "TUSK_AGENT_TOKEN", "bot", ("repo", "delete_repo", "workflow"), "the agent's writes"
     ),
     "read_token": TokenRole("TUSK_READ_TOKEN", "bot", ("repo",), "the agent's reads"),
 }
+
+
+STORED_SECRETS = ("TUSK_BOT_TOKEN", "TUSK_AGENT_TOKEN", "TUSK_READ_TOKEN", "ANTHROPIC_API_KEY")
+"""The secrets the control repository's workflows read (the poll dispatches with its own
+GITHUB_TOKEN, so no TUSK_DISPATCH_TOKEN)."""
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -239,19 +253,26 @@ class Doctor:
             checks.extend(self.workflows(reader))
         if "agent_token" in logins:
             checks.append(self.labels())
+            checks.append(self.stored_secrets())
         return checks
 
     # -- one check each
 
     def token(self, field: str, role: TokenRole) -> tuple[Check, str | None]:
         if getattr(self.secrets, field) is None:
+            if role.unset_is_fine:
+                return Check(role.env, OK, f"not set: {role.unset_is_fine}"), None
             return Check(role.env, FAIL, "not set", f"export {role.env} (the secret's value)"), None
         expected = self.settings.bot if role.secret_of == "bot" else None
         try:
             response = self.gateway_for(field).request("GET", "/user")
         except Unauthorized:
             return Check(
-                role.env, FAIL, "GitHub refused it (expired or revoked)", "create a new one"
+                role.env,
+                FAIL,
+                "GitHub refused it: mistyped, cut short, expired or revoked",
+                "check that the whole token was pasted (classic tokens start with ghp_), "
+                "else create a new one",
             ), None
         login = str(response.body.get("login", ""))
         scopes = parse_scopes(response.header("x-oauth-scopes"))
@@ -345,6 +366,33 @@ class Doctor:
         detail = ", ".join(wanted) + (f" (created {', '.join(created)})" if created else "")
         return Check(name, OK, detail)
 
+    def stored_secrets(self) -> Check:
+        """The control repository's Actions secrets, by name (GitHub shows no values):
+        what the workflows will get, not what is exported here."""
+        repo = self.settings.control_repo
+        name = f"secrets of {repo}"
+        try:
+            listing = self.gateway_for("agent_token").paginate(
+                f"/repos/{repo}/actions/secrets", item_key="secrets"
+            )
+            stored = {str(secret["name"]) for secret in listing}
+        except (Forbidden, NotFound) as error:
+            return Check(
+                name,
+                WARN,
+                f"TUSK_AGENT_TOKEN may not list them ({error.status})",
+                f"check Settings → Secrets and variables → Actions of {repo} by hand",
+            )
+        missing = [secret for secret in STORED_SECRETS if secret not in stored]
+        if missing:
+            return Check(
+                name,
+                FAIL,
+                f"missing {', '.join(missing)}",
+                " && ".join(f"gh secret set {secret} --repo {repo}" for secret in missing),
+            )
+        return Check(name, OK, ", ".join(STORED_SECRETS) + " stored")
+
     def workflows(self, field: str) -> list[Check]:
         repo = self.settings.control_repo
         gateway = self.gateway_for(field)
@@ -378,16 +426,19 @@ class Doctor:
         tusk, ref = releases[0].split("@", 1)
         checks = [Check(name, OK, f"{', '.join(CALLERS)} call {releases[0]}")]
         checks.append(self.last_poll(gateway, texts["poll.yml"]))
-        for workflow in sorted({workflow for _, _, workflow, _ in calls}):
-            found = self.file(gateway, tusk, f".github/workflows/{workflow}", ref)
+        workflows = sorted({workflow for _, _, workflow, _ in calls})
+        missing = [
+            w for w in workflows if self.file(gateway, tusk, f".github/workflows/{w}", ref) is None
+        ]
+        checks += [Check(releases[0], OK, f"{w} resolves") for w in workflows if w not in missing]
+        if missing:
             checks.append(
-                Check(f"{tusk}@{ref}", OK, f"{workflow} resolves")
-                if found is not None
-                else Check(
-                    f"{tusk}@{ref}",
+                Check(
+                    releases[0],
                     FAIL,
-                    f"{workflow} is not there at {ref} (no such ref, or not readable)",
-                    "name an existing tag, branch or commit of a public Tusk repository",
+                    f"no {', '.join(missing)} at {ref} (no such ref, or not readable)",
+                    f"call {RELEASE}, the release this tusk is (`tusk init DIR --force` "
+                    "writes callers of it), or another tag or commit of a public Tusk repository",
                 )
             )
         return checks

@@ -6,15 +6,16 @@ that call Tusk's reusable workflows at ``OWNER/REPO@REF``, a commented
 checklist of secrets and variables to create. Nothing is overwritten without
 ``--force``; when a file is in the way, nothing at all is written.
 
-Pure part: ``control_files`` (path → text) and ``commented_settings`` (every
-key of ``tusk.yml`` with its default and its description, from the settings
-model itself, so a new key shows up here without anyone editing a template).
+Pure part: ``control_files`` (path → text) and ``commented_settings`` (the
+keys of ``tusk.yml`` a deployment sets and the ones most often changed, each
+with its description from the settings model itself).
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from tusk import REPOSITORY, __version__
 from tusk.contracts.config import Settings, parse_settings
 from tusk.contracts.models import LOGIN_PATTERN, REPO_PATTERN
 from tusk.errors import InputError, UserError
@@ -51,7 +53,7 @@ class TuskRef:
             raise InputError(
                 f"--tusk-ref {text!r} is not OWNER/REPO@REF",
                 "Name the Tusk repository and the tag, branch or commit to run, "
-                "e.g. --tusk-ref tusk-platform/tusk@v1.",
+                f"e.g. --tusk-ref {RELEASE}.",
             )
         return cls(match.group(1), match.group(2))
 
@@ -61,6 +63,10 @@ class TuskRef:
     def workflow(self, name: str) -> str:
         """The ``uses:`` of one reusable workflow."""
         return f"{self.repository}/.github/workflows/{name}@{self.ref}"
+
+
+RELEASE = TuskRef(REPOSITORY, f"v{__version__}")
+"""The release this Tusk is: what ``tusk init`` calls unless told otherwise."""
 
 
 # --------------------------------------------------------------------------- tusk.yml
@@ -76,44 +82,55 @@ def _scalar(value: Any) -> str:
     return text.strip().removesuffix("...").strip()
 
 
-def _lines(model: type[BaseModel], values: dict[str, Any], indent: str) -> list[str]:
-    lines: list[str] = []
-    for name, field in model.model_fields.items():
-        value = values.get(name, field.default)
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            if lines:
-                lines.append("")
-            lines.append(f"{indent}{name}:")
-            nested = value.model_dump() if isinstance(value, BaseModel) else dict(value or {})
-            lines += _lines(annotation, nested, indent + "  ")
-            continue
-        entry = f"{indent}{name}: {_scalar(value)}"
-        if field.description:
-            entry = f"{entry.ljust(40)} # {field.description}"
-        lines.append(entry)
-    return lines
+SET_BY_INIT = ("bot", "control_repo", "allowed_users", "staged")
+"""The keys a deployment sets; every other key keeps its default unless written in."""
+OFTEN_CHANGED = (("limits", "max_turns"), ("limits", "run_minutes"))
+"""Shown commented out, at their defaults, as the first ones people change."""
+INTERNAL_IDS = re.compile(r"\s*\((?:[A-Z]\d+[a-z]?)(?:[ ,/–-]+[A-Z]?\d+[a-z]?)*\)")
+
+
+def _comment(description: str | None) -> str:
+    """A key's description as a short trailing comment, without requirement ids."""
+    text = INTERNAL_IDS.sub("", description or "").strip()
+    return f"# {textwrap.shorten(text, 56, placeholder='…')}" if text else ""
+
+
+def _line(indent: str, name: str, value: Any, description: str | None) -> str:
+    entry = f"{indent}{name}: {_scalar(value)}"
+    comment = _comment(description)
+    return f"{entry.ljust(32)} {comment}".rstrip() if comment else entry
 
 
 def commented_settings(
     *, bot: str, control_repo: str, allowed_users: list[str], staged: bool
 ) -> str:
-    """A whole ``tusk.yml``: the given keys, every other key at its default, each
-    with its description as a comment."""
+    """A short ``tusk.yml``: the keys a deployment sets, then the ones most often
+    changed, commented out at their defaults; every key is documented elsewhere
+    (``tusk config schema``, ``tusk.example.yml``), from the settings model itself."""
     values = {
         "bot": bot,
         "control_repo": control_repo,
         "allowed_users": list(allowed_users),
         "staged": staged,
     }
-    head = [
-        "# tusk.yml: Tusk's policy and limits, written by `tusk init`. Every key is shown",
-        "# with its default; delete the ones you keep as they are. Secrets never go here",
-        f"# (see {SECRETS_FILE}). Check it with `tusk config check`; `tusk config schema`",
-        "# prints what every key accepts.",
+    lines = [
+        "# tusk.yml: Tusk's policy and limits, written by `tusk init`. These are the keys",
+        "# a deployment sets; every other key keeps its default. All keys, their defaults",
+        "# and what they do: `tusk config schema`, or tusk.example.yml in Tusk's repository.",
+        f"# Secrets never go here (see {SECRETS_FILE}). Check it: `tusk config check`.",
         "",
     ]
-    return "\n".join(head + _lines(Settings, values, "")) + "\n"
+    fields = Settings.model_fields
+    lines += [_line("", name, values[name], fields[name].description) for name in SET_BY_INIT]
+    lines += ["", "# Often changed (remove the # to set one):"]
+    for section, name in OFTEN_CHANGED:
+        model = fields[section].annotation
+        assert isinstance(model, type) and issubclass(model, BaseModel)
+        field = model.model_fields[name]
+        if f"# {section}:" not in lines:
+            lines.append(f"# {section}:")
+        lines.append("# " + _line("  ", name, field.default, field.description))
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------- files
@@ -172,9 +189,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", type=Path, help="the control repository's folder (created if new)")
     parser.add_argument(
         "--tusk-ref",
-        required=True,
-        help="the Tusk to run, OWNER/REPO@REF (a tag, branch or commit), "
-        "e.g. tusk-platform/tusk@v1",
+        default=str(RELEASE),
+        help="the Tusk to run, OWNER/REPO@REF (a tag, branch or commit); "
+        f"default: this release, {RELEASE}",
     )
     parser.add_argument("--bot", required=True, help="the bot account's login")
     parser.add_argument(
@@ -207,8 +224,8 @@ def check_names(args: argparse.Namespace) -> None:
         raise InputError(
             f"{len(problems)} bad value(s) for tusk init",
             "\n".join(f"  - {problem}" for problem in problems)
-            + "\nNothing was written. Example: tusk init control --tusk-ref "
-            "tusk-platform/tusk@v1 --bot my-bot --control-repo me/tusk-control --allowed-user me",
+            + "\nNothing was written. Example: tusk init control "
+            "--bot my-bot --control-repo me/tusk-control --allowed-user me",
         )
 
 

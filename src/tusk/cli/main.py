@@ -12,6 +12,7 @@ environment variables each command reads (listed in its ``--help``), and the
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import importlib.util
 import sys
@@ -263,6 +264,34 @@ def command_parser(command: Command) -> argparse.ArgumentParser:
     return sub
 
 
+def option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every ``--option`` of a parser and of its subcommands."""
+    found = {o for action in parser._actions for o in action.option_strings}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found |= option_strings(child)
+    return found
+
+
+def unknown_option(parser: argparse.ArgumentParser, args: Sequence[str]) -> str | None:
+    """The first ``--option`` no parser knows, with the closest one it may mean.
+
+    argparse checks required options before unknown ones, so ``tusk poll --onse``
+    would otherwise be told that --once or --loop is required.
+    """
+    known = option_strings(parser)
+    for token in args:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if not name.startswith("--") or any(option.startswith(name) for option in known):
+            continue  # argparse takes an unambiguous prefix too
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        return f"unrecognized option {name}" + (f" (did you mean {close[0]}?)" if close else "")
+    return None
+
+
 def missing_extra(command: Command) -> UserError | None:
     if command.extra is None:
         return None
@@ -294,6 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem is not None:
             raise problem
         sub = command_parser(command)
+        unknown = unknown_option(sub, argv[1:])
+        if unknown is not None:
+            sub.error(unknown)
         args = sub.parse_args(argv[1:])
         debug = debug or bool(getattr(args, "debug", False))
         return int(sub_run(command, args))

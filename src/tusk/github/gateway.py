@@ -125,6 +125,16 @@ def is_content_request(method: str, path: str) -> bool:
 # --------------------------------------------------------------------------- the gateway
 
 
+def scrub_token(text: str, secret: str) -> str:
+    """``text`` with each whole occurrence of ``secret`` shown as ``***``.
+
+    A token echoed back stands on its own (after a space, a quote, ``=`` or
+    ``Bearer``); a short test token such as ``x`` inside a word ("Max retries
+    exceeded") is not it, and blanking it there garbles the message.
+    """
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(secret)}(?![A-Za-z0-9_])", "***", text)
+
+
 class Gateway:
     """One token's view of GitHub.
 
@@ -270,7 +280,8 @@ class Gateway:
             return error_for(method, path, answer.status, answer.body, token=self.token_name)
         return TransportError(
             f"could not reach GitHub after {attempt} attempt(s): a network problem "
-            f"or an outage, not a problem with {token_label(self.token_name)} ({answer})",
+            f"or an outage, not a problem with {token_label(self.token_name)} "
+            f"({network_reason(answer)})",
             method=method,
             path=path,
             hint=f"Check TUSK_GITHUB_API_URL ({self.api_url}) and the network; run again later",
@@ -283,9 +294,9 @@ class Gateway:
         """The error with the token blanked out, should any text echo it back."""
         secret = self._token.get_secret_value() if self._token is not None else ""
         if secret and secret in str(error):
-            error.args = tuple(str(arg).replace(secret, "***") for arg in error.args)
-            error.github_message = error.github_message.replace(secret, "***")
-            error.title = error.title.replace(secret, "***")
+            error.args = tuple(scrub_token(str(arg), secret) for arg in error.args)
+            error.github_message = scrub_token(error.github_message, secret)
+            error.title = scrub_token(error.title, secret)
         return error
 
     def get(
@@ -456,6 +467,18 @@ class Gateway:
 def is_mutation(document: str) -> bool:
     """Whether a GraphQL document is a mutation (it writes and must not be repeated)."""
     return MUTATION.match(document) is not None
+
+
+def network_reason(error: object) -> str:
+    """What kept an answer from arriving, in the operating system's words
+    ("[Errno 111] Connection refused"), not urllib3's nest of reprs."""
+    text = str(error)
+    found = re.search(r"\[Errno -?\d+\] [^\"')\]]+", text)
+    if found:
+        return found.group(0).rstrip(". ")
+    if isinstance(error, requests.Timeout) or "timed out" in text:
+        return "timed out"
+    return type(error).__name__
 
 
 def _may_have_landed(status: int | None, error: requests.RequestException | None) -> bool:

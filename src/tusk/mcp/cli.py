@@ -17,6 +17,8 @@ import socket
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from tusk import actions_edge
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.contracts.models import ContextDocument, RunMetadata
@@ -131,7 +133,7 @@ def serve(args: argparse.Namespace) -> int:
         raise InputError(
             f"{args.context}: no such context document", "Pass the merged context JSON."
         )
-    context = ContextDocument.model_validate_json(args.context.read_text(encoding="utf-8"))
+    context = read_context(args.context)
     run_dir: Path = args.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     url = log_issue_url(run_dir, args.log_issue_url)
@@ -174,3 +176,20 @@ def serve(args: argparse.Namespace) -> int:
     )
     transport.serve(server, sock, bearer=bearer)
     return 0
+
+
+def read_context(path: Path) -> ContextDocument:
+    """The context document at ``path``, or every reason it is not one."""
+    try:
+        return ContextDocument.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        problems = [
+            f"  - {'.'.join(str(part) for part in e['loc']) or 'the file'}: {e['msg']}"
+            for e in error.errors()[:8]
+        ]
+        more = len(error.errors()) - len(problems)
+        raise InputError(
+            f"{path}: not a Tusk context document ({error.error_count()} problem(s))",
+            "\n".join(problems + ([f"  - and {more} more"] if more > 0 else []))
+            + "\nPass the merged context JSON (merge-shards' context-file output).",
+        ) from None

@@ -32,8 +32,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-PUBLISHED_AS = "tusk-platform/tusk@v1"
-"""The Tusk a control repository calls by default (``uses: tusk-platform/tusk/...@v1``)."""
+from tusk import REPOSITORY, __version__
+
+PUBLISHED_AS = f"{REPOSITORY}@v{__version__}"
+"""The Tusk a control repository calls by default: this release (``tusk init``'s default)."""
 
 STAND_INS = {
     "actions/checkout": "checkout",
@@ -94,6 +96,9 @@ class ControlRepo:
 
     Without ``existing`` the callers are written as ``tusk init`` writes them, for
     ``tusk_ref``; with it the folder already holds them (a test ran ``tusk init``).
+    With ``installed`` (the default) the runs use this checkout's own ``tusk`` and
+    Claude Code; without it they start as a fresh runner does, with neither, and
+    install them (``bench/bench_setup.py`` measures that).
     """
 
     def __init__(
@@ -104,12 +109,14 @@ class ControlRepo:
         config_text: str | None = None,
         tusk_ref: str = PUBLISHED_AS,
         existing: bool = False,
+        installed: bool = True,
     ) -> None:
         from tusk.cli.init import TuskRef, caller_files
 
         self.root = Path(base or tempfile.mkdtemp(prefix="tusk-control-"))
         self.root.mkdir(parents=True, exist_ok=True)
         self.repo = repo
+        self.installed = installed
         self.tusk_ref = str(TuskRef.parse(tusk_ref))
         if config_text is not None:
             (self.root / "tusk.yml").write_text(config_text, encoding="utf-8")
@@ -123,17 +130,20 @@ class ControlRepo:
         # Tusk "as published": a folder of links to this checkout's top-level entries,
         # so act's copy of the action repository is a few bytes (not .venv and
         # node_modules) while "$GITHUB_ACTION_PATH/../.." still holds pyproject.toml,
-        # the sources and the installed Claude Code.
+        # the sources and the installed Claude Code. Without `installed`, a copy of
+        # the tree as a fresh checkout has it: no node_modules, nothing built.
         self.published = self.root / ".tusk-published"
-        self.published.mkdir(exist_ok=True)
-        for entry in root.iterdir():
-            link = self.published / entry.name
-            if entry.name in {".git", ".venv"} or link.exists() or link.is_symlink():
-                continue
-            if entry.is_dir():
-                link.symlink_to(entry, target_is_directory=True)
-            else:  # act does not follow a linked action.yml at the root
-                shutil.copyfile(entry, link)
+        if installed:
+            self._link_published(root)
+        elif not self.published.exists():
+            shutil.copytree(
+                root,
+                self.published,
+                symlinks=True,
+                ignore=shutil.ignore_patterns(
+                    ".git", ".venv", "node_modules", "build", "*.egg-info", "__pycache__"
+                ),
+            )
         self.stand_ins = {
             ref: root / "src" / "tusk" / "sandbox" / "stand-ins" / STAND_INS[ref.split("@")[0]]
             for ref in sorted(third_party_refs(root))
@@ -149,6 +159,17 @@ class ControlRepo:
             subprocess.run(
                 [*git, "commit", "-q", "-m", "control repository"], cwd=self.root, check=True
             )
+
+    def _link_published(self, root: Path) -> None:
+        self.published.mkdir(exist_ok=True)
+        for entry in root.iterdir():
+            link = self.published / entry.name
+            if entry.name in {".git", ".venv"} or link.exists() or link.is_symlink():
+                continue
+            if entry.is_dir():
+                link.symlink_to(entry, target_is_directory=True)
+            else:  # act does not follow a linked action.yml at the root
+                shutil.copyfile(entry, link)
 
     def run(
         self,
@@ -194,9 +215,10 @@ class ControlRepo:
             command += ["--env", f"{key}={value}"]
         for key, value in (variables or {}).items():
             command += ["--var", f"{key}={value}"]
+        system_path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
         venv_bin = str(Path(sys.executable).parent)
         host_env = {
-            "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "PATH": f"{venv_bin}:{system_path}" if self.installed else system_path,
             "HOME": str(self.home),
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             "XDG_CONFIG_HOME": str(self.home / ".config"),

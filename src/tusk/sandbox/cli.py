@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
+
+from tusk.errors import UserError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,10 +22,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.which == "github":
-        from tusk.sandbox.github_server import serve_forever
+    try:
+        if args.which == "github":
+            from tusk.sandbox.github_server import serve_forever
 
-        return serve_forever(port=args.port, scenario=args.scenario, strict=not args.lenient)
-    from tusk.sandbox.model_server import serve_forever as serve_model
+            return serve_forever(port=args.port, scenario=args.scenario, strict=not args.lenient)
+        from tusk.sandbox.model_server import serve_forever as serve_model
 
-    return serve_model(port=args.port, script=args.script)
+        return serve_model(port=args.port, script=args.script)
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        raise UserError(
+            f"port {args.port} on 127.0.0.1 is already in use",
+            f"Stop what listens there, or pick another: tusk sandbox {args.which} --port N "
+            "(--port 0 picks a free one and prints it).",
+        ) from error

@@ -402,7 +402,7 @@ class SandboxApp:
                 # GitHub counts neither conditional hits nor refusals past the limit.
                 ratelimit.spend(self.world, who, resource)
             rate_headers = ratelimit.headers(self.world, who, resource)
-        if token is not None:
+        if token is not None and token.repository is None:
             # A classic token's scopes ride on every authenticated REST response; tools
             # read them to say what a token may do. Source: docs.github.com/en/apps/
             # oauth-apps/building-oauth-apps/scopes-for-oauth-apps ("X-OAuth-Scopes

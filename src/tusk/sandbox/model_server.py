@@ -16,6 +16,7 @@ import os
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,9 +69,15 @@ def _error_reply(status: int, message: str, error_type: str = "") -> Reply:
 class Player:
     """The script's cursor(s) and the journal; thread-safe, no I/O but ``sleep``."""
 
-    def __init__(self, script: Script, sleep: Callable[[float], object]) -> None:
+    def __init__(
+        self,
+        script: Script,
+        sleep: Callable[[float], object],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.script = script
         self._sleep = sleep
+        self._clock = clock  # when each request came (bench/bench_setup.py: the first one)
         self._steps = [expand(script.steps)] + [expand(c.steps) for c in script.conversations]
         self._cursors = [0] * len(self._steps)
         self._lock = threading.Lock()
@@ -159,6 +166,7 @@ class Player:
             cursor, step, stalled, reasons = self._walk(which, body)
             entry: dict[str, Any] = {
                 "n": number,
+                "at": self._clock(),
                 "path": path,
                 "stream": bool(body.get("stream", False)),
                 "model": body.get("model"),

@@ -72,6 +72,9 @@ class Call:
     def require_user(self) -> str:
         if self.login is None:
             raise SandboxError(401, "Requires authentication")
+        if self.token is not None and self.token.repository is not None:
+            # GET /user and the like: an installation token is no user.
+            raise SandboxError(403, "Resource not accessible by integration")
         return self.login
 
     def require_scope(self, *any_of: str) -> None:
@@ -84,12 +87,16 @@ class Call:
 
     def repo(self, *, owner_key: str = "owner", repo_key: str = "repo") -> Repo:
         repo = self.world.repo(self.params[owner_key], self.params[repo_key])
-        if repo is None or not self.world.can_see(repo, self.login):
+        bound = self.token.repository if self.token is not None else None
+        if bound is not None:  # a GITHUB_TOKEN sees its own repository and public ones
+            if repo is None or (repo.private and repo.full_name.lower() != bound.lower()):
+                raise SandboxError(404, "Not Found")
+        elif repo is None or not self.world.can_see(repo, self.login):
             raise SandboxError(404, "Not Found")
         if repo.pending_reads > 0:
             repo.pending_reads -= 1
             raise SandboxError(404, "Not Found")
-        if repo.private:
+        if repo.private and bound is None:  # an installation token has no scopes
             self.require_scope("repo")
         return repo
 
@@ -103,6 +110,13 @@ class Call:
         return repo
 
     def push_repo(self) -> Repo:
+        if self.token is not None and self.token.repository is not None:
+            # A GITHUB_TOKEN writes its own repository's contents, with contents: write.
+            repo = self.repo()
+            own = repo.full_name.lower() == self.token.repository.lower()
+            if not own or self.token.permissions.get("contents") != "write":
+                raise SandboxError(403, "Resource not accessible by integration")
+            return repo
         repo = self.writable_repo()
         if not self.world.can_push(repo, self.login):
             raise SandboxError(403, "Resource not accessible by personal access token")

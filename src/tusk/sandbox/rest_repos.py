@@ -306,6 +306,21 @@ def create_dispatch(call: Call) -> Reply:
 # --------------------------------------------------------------------------- artifacts
 
 
+@handles("actions/list-repo-secrets")
+def list_secrets(call: Call) -> Reply:
+    """Names and dates, never values. "Authenticated users must have collaborator
+    access to a repository to create, update, or read secrets" and classic tokens
+    need `repo` (docs.github.com/en/rest/actions/secrets#list-repository-secrets)."""
+    repo = call.push_repo()
+    items = sorted(repo.secrets.items())
+    call.query.setdefault("per_page", ["30"])
+    from tusk.sandbox.rest import paginate
+
+    chunk, headers = paginate(call, items)
+    listed = [{"name": n, "created_at": iso(at), "updated_at": iso(at)} for n, at in chunk]
+    return Reply(200, {"total_count": len(items), "secrets": listed}, headers)
+
+
 @handles("actions/list-artifacts-for-repo")
 def list_artifacts(call: Call) -> Reply:
     repo = call.repo()

@@ -140,10 +140,17 @@ REPO = {
     "discussions": [DISCUSSION],
     "artifacts": [ARTIFACT],
     "workflow_runs": [WORKFLOW_RUN],
+    "secrets": [str],  # names of the repository's Actions secrets
 }
 # ``members``: for a user of type Organization, the logins that belong to it.
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}
-TOKEN = {"user!": str, "scopes": [str], "read_only": bool}
+TOKEN = {
+    "user!": str,
+    "scopes": [str],
+    "read_only": bool,
+    "repository": str,  # a workflow's GITHUB_TOKEN, for this repository only
+    "permissions": dict,  # its `permissions:`, e.g. {contents: write}
+}
 SETTINGS = {
     "fork_ready_after_reads": int,
     "fork_git_ready_after_requests": int,
@@ -382,6 +389,8 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
             user=user.login,
             scopes=list(spec.get("scopes", [])),
             read_only=spec.get("read_only", False),
+            repository=spec.get("repository"),
+            permissions=dict(spec.get("permissions") or {}),
         )
     # Parents first, so forks can be cloned from them.
     ordered = sorted(data.get("repos", []), key=lambda r: 1 if "fork_of" in r else 0)
@@ -414,6 +423,7 @@ def _build_repo(world: World, spec: dict[str, Any]) -> None:
         fork_of=None,
         archived=spec.get("archived", False),
         has_discussions=spec.get("has_discussions", True),
+        secrets={name: moment for name in spec.get("secrets", [])},
     )
     if "fork_of" in spec:
         parent = world.repos[spec["fork_of"].lower()]

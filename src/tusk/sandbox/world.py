@@ -108,6 +108,11 @@ class Token:
     user: str
     scopes: list[str]
     read_only: bool = False
+    # A workflow's GITHUB_TOKEN: an installation token for its own repository only,
+    # with the job's `permissions:` (docs.github.com/en/actions/security-for-github-
+    # actions/security-guides/automatic-token-authentication). None: a classic token.
+    repository: str | None = None
+    permissions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -270,6 +275,9 @@ class Repo:
     issues: dict[int, Issue] = field(default_factory=dict)
     discussions: dict[int, Discussion] = field(default_factory=dict)
     artifacts: dict[int, Artifact] = field(default_factory=dict)
+    # Actions secrets by name, with when each was set; values are never kept (GitHub
+    # itself answers names and dates only).
+    secrets: dict[str, datetime] = field(default_factory=dict)
     next_number: int = 1
     # Issues that left: number -> None (deleted: its URL answers 410 Gone) or the
     # (repository full name, number) it was transferred to (its URL answers 301 Moved

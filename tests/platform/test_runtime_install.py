@@ -1,0 +1,194 @@
+"""What a run installs, and what it keeps between runs: Claude Code alone from npm,
+Tusk's runtime dependencies alone from PyPI, both restored from the Actions cache
+on a warm run (the venv even at another path, as act gives each job its own)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = ROOT / ".github" / "workflows" / "tusk-agent.yml"
+CACHE_PY = ROOT / "src" / "tusk" / "sandbox" / "stand-ins" / "cache" / "cache.py"
+RESTORE = "actions/cache/restore@"
+SAVE = "actions/cache/save@"
+
+
+def jobs() -> dict[str, Any]:
+    return dict(yaml.safe_load(AGENT.read_text(encoding="utf-8"))["jobs"])
+
+
+def test_the_runtime_npm_install_is_claude_code_alone() -> None:
+    package = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    assert list(package["dependencies"]) == ["@anthropic-ai/claude-code"]
+    assert set(package["devDependencies"]) == {"@octokit/openapi", "@octokit/graphql-schema"}
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))["packages"]
+    runtime = {name for name, entry in lock.items() if name and not entry.get("dev")}
+    assert all(name.startswith("node_modules/@anthropic-ai/claude-code") for name in runtime)
+    action = yaml.safe_load((ROOT / "actions/run-claude/action.yml").read_text("utf-8"))
+    npm = [s["run"] for s in action["runs"]["steps"] if "npm ci" in s.get("run", "")]
+    assert npm and all("--omit=dev" in run for run in npm)
+
+
+def test_the_python_install_takes_no_extras() -> None:
+    script = (ROOT / "actions" / "install.sh").read_text(encoding="utf-8")
+    installs = [line for line in script.splitlines() if " -m pip install" in line]
+    assert installs == [
+        '  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$root"'
+    ]
+
+
+def test_each_job_restores_the_runtime_before_its_first_step_and_saves_a_miss() -> None:
+    for name, job in jobs().items():
+        uses = [s.get("uses", "") for s in job["steps"]]
+        first_tusk = next(i for i, u in enumerate(uses) if u.startswith("./.tusk/actions/"))
+        restores = [s for s in job["steps"][:first_tusk] if s.get("uses", "").startswith(RESTORE)]
+        assert any(s["with"]["path"] == ".tusk-venv" for s in restores), name
+        saves = [s for s in job["steps"] if s.get("uses", "").startswith(SAVE)]
+        venv_save = [s for s in saves if s["with"]["path"] == ".tusk-venv"]
+        assert venv_save and "cache-hit != 'true'" in venv_save[0]["if"], name
+        if any(u.endswith("/run-claude") for u in uses):
+            claude = [s for s in restores if s["with"]["path"] == ".tusk/node_modules"]
+            assert claude, name
+            saved = [s for s in saves if s["with"]["path"] == ".tusk/node_modules"]
+            # Only once run-claude's install steps finished (its run step sets run-dir).
+            assert saved and "steps.run.outputs.run-dir != ''" in saved[0]["if"]
+
+
+def test_the_cache_keys_name_tusk_python_and_claude_codes_version(tmp_path: Path) -> None:
+    step = next(s for s in jobs()["agent"]["steps"] if s.get("id") == "runtime")
+    (tmp_path / ".tusk" / "actions").mkdir(parents=True)
+    for name in ("package.json", "package-lock.json", "actions/runtime_keys.py"):
+        shutil.copyfile(ROOT / name, tmp_path / ".tusk" / name)
+    (tmp_path / "out").write_text("")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+        "TUSK_AT": "acme/tusk@v0.1.0",
+        "RUNNER": "Linux-X64",
+    }
+    subprocess.run(["bash", "-c", step["run"]], cwd=tmp_path, env=env, check=True)
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
+    python = subprocess.run(
+        ["python3", "-c", "import platform; print(platform.python_version())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert outputs["venv-key"] == f"tusk-venv-Linux-X64-py{python}-acme-tusk@v0.1.0"
+    claude = json.loads((ROOT / "package.json").read_text())["dependencies"]
+    assert outputs["claude-key"].startswith(
+        f"tusk-claude-code-Linux-X64-{claude['@anthropic-ai/claude-code']}-"
+    )
+
+
+def test_the_poll_restores_its_venv_before_setting_tusk_up_and_saves_a_miss() -> None:
+    poll = yaml.safe_load((ROOT / ".github/workflows/tusk-poll.yml").read_text("utf-8"))
+    assert poll["env"]["TUSK_VENV"] == "${{ github.workspace }}/.tusk-venv"
+    steps = poll["jobs"]["poll"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    setup = uses.index("./.tusk")
+    assert any(
+        u.startswith(RESTORE) and s["with"]["path"] == ".tusk-venv"
+        for u, s in zip(uses[:setup], steps[:setup], strict=True)
+    )
+    saved = [
+        s
+        for s in steps[setup:]
+        if s.get("uses", "").startswith(SAVE) and s["with"]["path"] == ".tusk-venv"
+    ]
+    assert saved and "cache-hit != 'true'" in saved[0]["if"]
+
+
+def cache(tmp_path: Path, workspace: Path, command: str, **env: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(CACHE_PY), command],
+        cwd=workspace,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "TUSK_ACT_CACHE": str(tmp_path / "cache"),
+            "GITHUB_OUTPUT": str(tmp_path / "output"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_the_cache_stand_in_keeps_links_and_modes_through_a_linked_checkout(
+    tmp_path: Path,
+) -> None:
+    """A venv's bin/python is a link and Claude Code an executable: both come back."""
+    published = tmp_path / "published"
+    (published / "node_modules" / ".bin").mkdir(parents=True)
+    tool = published / "node_modules" / "claude.exe"
+    tool.write_text("#!/bin/sh\necho hi\n")
+    tool.chmod(0o755)
+    (published / "node_modules" / ".bin" / "claude").symlink_to("../claude.exe")
+    first, second = tmp_path / "job-1", tmp_path / "job-2"  # act links .tusk in each
+    for job in (first, second):
+        job.mkdir()
+    (first / ".tusk").symlink_to(published, target_is_directory=True)
+    key = "tusk-claude-code-Linux-X64-2.1.328-abc"  # dots: not a file suffix
+    said = cache(tmp_path, first, "save", CACHE_KEY=key, CACHE_PATH=".tusk/node_modules")
+    assert f"Cache saved with key: {key}" in said
+    shutil.rmtree(published / "node_modules")  # the next job's checkout has no node_modules
+    (second / ".tusk").symlink_to(published, target_is_directory=True)
+    said = cache(tmp_path, second, "restore", CACHE_KEY=key)
+    assert f"Cache restored from key: {key}" in said
+    restored = published / "node_modules"
+    assert (restored / ".bin" / "claude").is_symlink()
+    assert os.readlink(restored / ".bin" / "claude") == "../claude.exe"
+    assert os.access(restored / "claude.exe", os.X_OK)
+    assert "cache-hit=true" in (tmp_path / "output").read_text()
+
+
+def fake_installed_venv(path: Path) -> None:
+    """A venv holding this checkout's Tusk and its dependencies, as pip would leave it."""
+    subprocess.run(["python3", "-m", "venv", "--without-pip", str(path)], check=True)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    site = path / "lib" / version / "site-packages"
+    dev_site = sysconfig.get_paths()["purelib"]
+    (site / "tusk-here.pth").write_text(f"{ROOT / 'src'}\n{dev_site}\n")
+
+
+def install(venv: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(ROOT / "actions" / "install.sh")],
+        env={
+            "PATH": "/usr/bin:/bin",  # no `tusk` of this checkout: a runner's PATH
+            "TUSK_VENV": str(venv),
+            "GITHUB_PATH": str(tmp_path / "github-path"),
+            "HOME": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def test_a_venv_restored_at_another_path_runs_tusk_without_installing(tmp_path: Path) -> None:
+    made = tmp_path / "job-1" / ".tusk-venv"
+    fake_installed_venv(made)
+    install(made, tmp_path)
+    moved = tmp_path / "job-2" / ".tusk-venv"
+    moved.parent.mkdir()
+    shutil.move(made, moved)  # the cache restores it into the next job's workspace
+    said = install(moved, tmp_path)
+    assert f"Tusk is installed in {moved}" in said.stdout
+    assert (tmp_path / "github-path").read_text().splitlines()[-1] == str(moved / "bin")
+    version = subprocess.run(
+        [str(moved / "bin" / "tusk"), "--version"], capture_output=True, text=True, check=True
+    )
+    assert version.stdout.strip()
