@@ -31,13 +31,15 @@ def preview_on_thread(gateway: Any, repo: str, bot: str) -> dict[str, Any] | Non
 
 
 def made_by_bot(gateway: Any, repo: str, bot: str) -> tuple[int, int]:
-    """The bot's comments (previews and replies apart) and pull requests in ``repo``."""
+    """The agent's comments and pull requests in ``repo``: the bot's, less Tusk's own
+    comments (the preview, the apply's verdict and the thread's status comment)."""
     comments = [
         c
         for c in gateway.paginate(f"/repos/{repo}/issues/1/comments")
         if c["user"]["login"] == bot
         and first_marker(c["body"], "preview") is None
         and first_marker(c["body"], "verdict") is None
+        and first_marker(c["body"], "status") is None
     ]
     pulls = [
         p
