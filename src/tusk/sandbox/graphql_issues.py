@@ -25,7 +25,7 @@ from tusk.sandbox.shapes import node_id
 from tusk.sandbox.world import Issue, Repo, SandboxError
 
 if TYPE_CHECKING:
-    from tusk.sandbox.graphql_api import Resolver
+    from tusk.sandbox.graphql_resolvers import Resolver
 
 
 def _find_issue(resolver: Resolver, issue_id: str) -> tuple[Repo, Issue]:
