@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from tusk.sandbox.graphql_paging import connection
 from tusk.sandbox.graphql_reactions import reaction_groups
-from tusk.sandbox.shapes import node_id
+from tusk.sandbox.shapes_repos import node_id
 from tusk.sandbox.world import Discussion, DiscussionComment, Repo, SandboxError, iso
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tusk.sandbox.shapes import node_id
+from tusk.sandbox.shapes_repos import node_id
 from tusk.sandbox.world import Issue, Repo, SandboxError
 
 if TYPE_CHECKING:

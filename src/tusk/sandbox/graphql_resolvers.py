@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from tusk.sandbox import graphql_discussions, graphql_reactions
 from tusk.sandbox.graphql_paging import connection
 from tusk.sandbox.graphql_reactions import reaction_groups
-from tusk.sandbox.shapes import Shapes, node_id
+from tusk.sandbox.shapes import Shapes
+from tusk.sandbox.shapes_repos import node_id
 from tusk.sandbox.world import (
     Comment,
     Discussion,
