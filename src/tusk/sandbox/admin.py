@@ -21,7 +21,7 @@ from tusk.sandbox.shapes import Shapes
 from tusk.sandbox.world import SandboxError, World, iso
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_server import SandboxApp
+    from tusk.sandbox.github_app import SandboxApp
 
 
 def handle_admin(

@@ -17,7 +17,7 @@ from tusk.sandbox.graphql_resolvers import Resolver
 from tusk.sandbox.world import SandboxError, Token
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_server import SandboxApp
+    from tusk.sandbox.github_app import SandboxApp
     from tusk.sandbox.graphql_cost import Measure
 
 
@@ -61,7 +61,7 @@ def execute(
     resolver = Resolver(app, token, measured)
     if op is not None and op.operation == OperationType.MUTATION:
         fields = {_selection_name(s) for s in op.selection_set.selections}
-        # See READ_ONLY_REACTIONS and LIMIT_ANSWER_OPENING in github_server.
+        # See READ_ONLY_REACTIONS and LIMIT_ANSWER_OPENING in github_access.
         body = str((variables or {}).get("body") or "")
         limit_answer = fields == {"addDiscussionComment"} and body.startswith("<!-- tusk:limit ")
         if token.read_only and fields != {"addReaction"} and not limit_answer:

@@ -32,7 +32,7 @@ from tusk.sandbox.world import (
 )
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_server import SandboxApp
+    from tusk.sandbox.github_app import SandboxApp
     from tusk.sandbox.graphql_cost import Measure
 
 
