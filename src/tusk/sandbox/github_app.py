@@ -48,7 +48,8 @@ from tusk.sandbox.scenario import (
 )
 from tusk.sandbox.shapes import Shapes
 from tusk.sandbox.spec import OpenApi, Operation, load_openapi
-from tusk.sandbox.world import SandboxError, Token, World
+from tusk.sandbox.world import SandboxError, World
+from tusk.sandbox.world_records import Token
 
 VIOLATION_PREFIX = "sandbox spec violation:"
 JOURNAL_BODY_LIMIT = 100_000

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from tusk.sandbox.outcomes import Outcome
-from tusk.sandbox.world import Token
+from tusk.sandbox.world_records import Token
 
 if TYPE_CHECKING:
     from tusk.sandbox.github_app import SandboxApp

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tusk.sandbox.graphql_resolvers import Resolver
-from tusk.sandbox.world import SandboxError, Token
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_records import Token
 
 if TYPE_CHECKING:
     from tusk.sandbox.github_app import SandboxApp

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from tusk.sandbox.graphql_paging import connection
 from tusk.sandbox.graphql_reactions import reaction_groups
 from tusk.sandbox.shapes_repos import node_id
-from tusk.sandbox.world import Discussion, DiscussionComment, Repo, SandboxError, iso
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Discussion, DiscussionComment, Repo
 
 if TYPE_CHECKING:
     from tusk.sandbox.graphql_resolvers import Resolver

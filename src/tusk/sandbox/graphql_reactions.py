@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tusk.sandbox.shapes_repos import node_id
-from tusk.sandbox.world import Reaction, Repo, SandboxError, iso
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Reaction, Repo
 
 if TYPE_CHECKING:
     from tusk.sandbox.graphql_resolvers import Resolver

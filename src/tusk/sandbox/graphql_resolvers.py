@@ -17,7 +17,9 @@ from tusk.sandbox.graphql_paging import connection
 from tusk.sandbox.graphql_reactions import reaction_groups
 from tusk.sandbox.shapes import Shapes
 from tusk.sandbox.shapes_repos import node_id
-from tusk.sandbox.world import (
+from tusk.sandbox.world import SandboxError, World
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import (
     Comment,
     Discussion,
     DiscussionComment,
@@ -25,10 +27,7 @@ from tusk.sandbox.world import (
     Repo,
     Review,
     ReviewComment,
-    SandboxError,
     Token,
-    World,
-    iso,
 )
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from typing import Any
 
 from tusk.sandbox.rest import Call, Reply, handles, paginate
 from tusk.sandbox.shapes_repos import node_id
-from tusk.sandbox.world import Repo, iso
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Repo
 
 
 @dataclass

@@ -22,13 +22,9 @@ from tusk.sandbox.scenario_build import build_repo
 from tusk.sandbox.scenario_refs import check_references
 from tusk.sandbox.scenario_shapes import SCENARIO, check_shape
 from tusk.sandbox.secondary import Limits, SecondaryLimits
-from tusk.sandbox.world import (
-    Clock,
-    Token,
-    User,
-    World,
-    parse_time,
-)
+from tusk.sandbox.world import World
+from tusk.sandbox.world_clock import Clock, parse_time
+from tusk.sandbox.world_records import Token, User
 
 
 class ScenarioError(ValueError):

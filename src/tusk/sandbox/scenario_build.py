@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tusk.sandbox.gitstore import CommitSpec
-from tusk.sandbox.world import (
+from tusk.sandbox.world import World
+from tusk.sandbox.world_clock import parse_time
+from tusk.sandbox.world_records import (
     Artifact,
     Comment,
     Discussion,
@@ -20,8 +22,6 @@ from tusk.sandbox.world import (
     Repo,
     Review,
     ReviewComment,
-    World,
-    parse_time,
 )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tusk.sandbox.world import parse_time
+from tusk.sandbox.world_clock import parse_time
 
 # YAML reads an unquoted timestamp as a datetime; both spellings are accepted.
 TIME = (str, datetime)

@@ -11,15 +11,8 @@ from typing import Any
 
 from tusk.sandbox.shapes_issues import IssueShapes
 from tusk.sandbox.shapes_repos import node_id
-from tusk.sandbox.world import (
-    Artifact,
-    Issue,
-    Repo,
-    Review,
-    ReviewComment,
-    Thread,
-    iso,
-)
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Artifact, Issue, Repo, Review, ReviewComment, Thread
 
 # A pull request repeats these fields of its issue.
 PULL_FIELDS_OF_ISSUE = (

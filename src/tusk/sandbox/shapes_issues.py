@@ -7,14 +7,8 @@ import zlib
 from typing import Any
 
 from tusk.sandbox.shapes_repos import RepoShapes, node_id
-from tusk.sandbox.world import (
-    Comment,
-    Issue,
-    Label,
-    Reaction,
-    Repo,
-    iso,
-)
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Comment, Issue, Label, Reaction, Repo
 
 REACTION_KEYS = {
     "+1": "+1",

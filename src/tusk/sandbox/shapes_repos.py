@@ -7,12 +7,9 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from tusk.sandbox.world import (
-    PUSH_PERMISSIONS,
-    Repo,
-    World,
-    iso,
-)
+from tusk.sandbox.world import PUSH_PERMISSIONS, World
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Repo
 
 # The repository object's ``<key>_url`` links (``git_*`` ones are paths under ``git/``).
 REPO_LINKS = (
