@@ -11,7 +11,9 @@ import pytest
 
 from tusk.contracts.config import Limits, Settings
 from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
-from tusk.issues.state import BlocklistChange, StateError, StateStore, rebuild_blocklist
+from tusk.issues.blocklist_codec import BlocklistChange, rebuild_blocklist
+from tusk.issues.state import StateStore
+from tusk.issues.state_codec import StateError
 
 CONTROL = "alice/tusk-control"
 WHEN = datetime(2026, 3, 4, tzinfo=UTC)
@@ -116,7 +118,7 @@ def test_change_comments_by_anyone_but_the_bot_are_ignored_in_a_rebuild(github: 
     number = block(github, "evil/one")
     edit_body(github, number, "gone")
     forged = BlocklistChange(remove_repos=("evil/one",))
-    from tusk.issues.state import change_comment_body
+    from tusk.issues.blocklist_codec import change_comment_body
 
     github.gateway("alice").post(
         f"/repos/{CONTROL}/issues/{number}/comments", json={"body": change_comment_body(forged)}

@@ -11,13 +11,9 @@ import pytest
 from tusk.contracts.config import Limits, Settings
 from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
 from tusk.github.gateway import Gateway
-from tusk.issues.state import (
-    StateError,
-    StateStore,
-    entry_comment_body,
-    parse_blocklist_body,
-    state_marker,
-)
+from tusk.issues.blocklist_codec import parse_blocklist_body
+from tusk.issues.state import StateStore
+from tusk.issues.state_codec import StateError, entry_comment_body, state_marker
 
 CONTROL = "alice/tusk-control"
 WHEN = datetime(2026, 3, 4, tzinfo=UTC)

@@ -8,21 +8,23 @@ from typing import Any
 import pytest
 
 from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist
-from tusk.issues.state import (
+from tusk.issues.blocklist_codec import (
     BlocklistChange,
-    StateError,
-    StateIssue,
     Through,
     apply_change,
     change_comment_body,
-    current_issue,
     diff_blocklist,
-    entry_comment_body,
     parse_blocklist_body,
     parse_change,
+    render_blocklist_body,
+)
+from tusk.issues.state_codec import (
+    StateError,
+    StateIssue,
+    current_issue,
+    entry_comment_body,
     parse_entry,
     parse_state_issue,
-    render_blocklist_body,
     state_marker,
 )
 

@@ -11,8 +11,9 @@ import pytest
 from go_away_world import BOT, CONTROL, request, scenario, settings
 
 from tusk.contracts.models import GO_AWAY_EVENT_TYPE, GoAwayRequest
+from tusk.issues.blocklist_codec import parse_blocklist_body
 from tusk.issues.go_away_records import BlocklistGone
-from tusk.issues.state import StateStore, parse_blocklist_body
+from tusk.issues.state import StateStore
 from tusk.mcp.server import blocklist_watch
 from tusk.poller.core import PollState
 from tusk.poller.cycle import Poller

@@ -11,7 +11,8 @@ from go_away_world import BOT, CONTROL, open_fork_pull, request, scenario, setti
 
 from tusk.contracts.models import Blocklist, GoAwayRequest
 from tusk.errors import UserError
-from tusk.issues.state import StateError, StateStore
+from tusk.issues.state import StateStore
+from tusk.issues.state_codec import StateError
 from tusk.steps.go_away import main
 from tusk.steps.go_away.cleanup import GoAwayRun
 

@@ -344,7 +344,8 @@ async def test_forged_memory_entry_posted_as_a_comment_is_not_trusted(
 
     from mcp_harness import settings
 
-    from tusk.issues.state import StateStore, entry_comment_body
+    from tusk.issues.state import StateStore
+    from tusk.issues.state_codec import entry_comment_body
 
     running = start_mcp()
     async with agent_session(running.url) as agent:

@@ -339,7 +339,7 @@ def test_time_a_test_lets_pass_moves_a_scenarios_own_clock(
     admin clock, injected sleeps) moves its Date header and later timestamps too."""
     from email.utils import parsedate_to_datetime
 
-    from tusk.sandbox.world import parse_time
+    from tusk.sandbox.world_clock import parse_time
 
     gh = local_github
     gh.load({**base_scenario, "now": "2026-01-01T00:00:00Z"})

@@ -239,7 +239,7 @@ def say(text: str) -> None:
 def admin_get(api_url: str, path: str, admin_secret: str) -> Any:
     import requests
 
-    from tusk.sandbox.github_server import ADMIN_HEADER
+    from tusk.sandbox.github_access import ADMIN_HEADER
 
     response = requests.get(api_url + path, headers={ADMIN_HEADER: admin_secret}, timeout=30)
     response.raise_for_status()

@@ -16,7 +16,9 @@ control repository and type a marker, so content by other authors is ignored.
   link on the old issue and closes it. If two writers roll over (or create the
   first issue) at once, the lowest issue number wins and the other closes
   itself as a duplicate, so every reader settles on the same issue.
-* **Blocklist.** See ``StateStore.update_blocklist``.
+* **Blocklist.** See ``StateStore.update_blocklist``; the pure codecs are
+  ``tusk.issues.state_codec`` (kinds, markers, entries) and
+  ``tusk.issues.blocklist_codec`` (change comments, body, folding).
 * **Fail closed.** A state issue whose body lost its marker (someone edited
   it) or whose label was removed is still the state issue: one the bot wrote
   with the label but no marker counts as *damaged*, and when the label finds
@@ -37,415 +39,47 @@ control repository and type a marker, so content by other authors is ignored.
 from __future__ import annotations
 
 import contextlib
-import json
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from tusk.contracts.config import Settings
-from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, StrictModel
-from tusk.errors import UserError
+from tusk.contracts.models import Blocklist
 from tusk.github.gateway import Forbidden, Gateway, GitHubError
 from tusk.github.once import create_once, find_comment, find_issues, new_nonce, newest_first
 from tusk.issues import claims
+from tusk.issues.blocklist_codec import (
+    BlocklistChange,
+    BlocklistSnapshot,
+    Through,
+    change_comment_body,
+    diff_blocklist,
+    render_blocklist_body,
+)
+from tusk.issues.blocklist_snapshot import SnapshotReader
 from tusk.issues.go_away_records import blocklist_from_go_aways
-from tusk.text.markers import first_marker, is_trusted_author, render_marker
-
-StateKind = Literal["history", "memory", "blocklist"]
-EntryKind = Literal["history", "memory"]
-
-TITLES: dict[StateKind, str] = {
-    "history": "Tusk history",
-    "memory": "Tusk memory",
-    "blocklist": "Tusk blocklist",
-}
-MAX_BODY_CHARS = 65536
-# A blocklist fold normally settles in one or two rounds; this bounds a storm.
-MAX_FOLD_ROUNDS = 12
-_DATA_OPEN = "```json tusk-blocklist\n"
-_DATA_RE = re.compile(r"^```json tusk-blocklist\n(?P<json>.*?)\n```$", re.S | re.M)
-_ENTRY_RE = re.compile(
-    r"<!-- tusk:entry \{.*?\} -->\n(?P<fence>`{3,})text\n(?P<text>.*)\n(?P=fence)", re.S
+from tusk.issues.state_codec import (
+    MAX_BODY_CHARS,
+    TITLES,
+    EntryKind,
+    StateEntry,
+    StateError,
+    StateIssue,
+    StateKind,
+    current_issue,
+    entries_issue_body,
+    entry_comment_body,
+    normalise_entry_text,
+    parse_entry,
+    parse_state_issue,
+    state_issues_in,
+    trusted_author,
+    with_generations,
 )
 
-
-class StateError(UserError):
-    """A state issue is missing, unreadable or cannot be written."""
-
-
-class StateEntry(BaseModel):
-    """One history or memory entry, as read back from its comment."""
-
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    author: str
-    created_at: datetime
-    url: str
-    jobid: str | None = None
-    id: int = 0
-    nonce: str | None = None
-
-
-@dataclass(frozen=True)
-class StateIssue:
-    kind: StateKind
-    number: int
-    generation: int
-    comments: int
-    open: bool
-    url: str
-    body: str
-    previous: int | None = None
-    damaged: bool = False  # the body lost its marker (its generation is inferred)
-    labelled: bool = True  # False when only the search found it: its label was removed
-    duplicate: bool = False  # closed as the loser of a creation race
-
-
-class BlocklistChange(StrictModel):
-    """One blocklist edit as recorded in its comment: what to add and what to remove.
-
-    ``snapshot`` marks the whole list carried over by a rollover: rebuilding an
-    issue from its comments starts at its last snapshot. ``nonce`` identifies
-    the comment, so a change whose answer was lost is found, not posted twice."""
-
-    add_repos: tuple[BlockedRepo, ...] = ()
-    remove_repos: tuple[str, ...] = ()
-    add_users: tuple[BlockedUser, ...] = ()
-    remove_users: tuple[str, ...] = ()
-    snapshot: bool = False
-    nonce: str | None = None
-
-    def is_empty(self) -> bool:
-        return not (self.add_repos or self.remove_repos or self.add_users or self.remove_users)
-
-    @classmethod
-    def whole(cls, blocklist: Blocklist) -> BlocklistChange:
-        """The snapshot of ``blocklist``: applied to an empty list, it gives the list."""
-        return cls(add_repos=blocklist.repos, add_users=blocklist.users, snapshot=True)
-
-
-@dataclass(frozen=True)
-class Through:
-    """The last change comment folded into a blocklist body."""
-
-    id: int
-    at: str
-
-
-@dataclass(frozen=True)
-class BlocklistSnapshot:
-    blocklist: Blocklist  # the body's list with every pending change applied
-    pending: tuple[tuple[int, str, BlocklistChange], ...]  # (comment id, created_at, change)
-    open: bool = True  # a closed blocklist issue has been rolled over
-    rebuilt: bool = False  # the body was unreadable: the list comes from the change comments
-
-
-# --------------------------------------------------------------------------- pure: markers
-
-
-def state_marker(
-    kind: StateKind, generation: int, previous: int | None = None, nonce: str | None = None
-) -> str:
-    data: dict[str, Any] = {"kind": kind, "generation": generation}
-    if previous is not None:
-        data["previous"] = previous
-    if nonce is not None:
-        data["nonce"] = nonce
-    return render_marker("state", data)
-
-
-def parse_state_issue(
-    item: dict[str, Any], *, kind: StateKind, bot: str, trusted: Iterable[str] = ()
-) -> StateIssue | None:
-    """The state issue ``item`` is, or None when it is not a trusted ``kind`` issue."""
-    if "pull_request" in item or not _trusted(item, bot=bot, trusted=trusted):
-        return None
-    marker = first_marker(item.get("body"), "state")
-    if not marker or marker.get("kind") != kind:
-        return None
-    generation = marker.get("generation")
-    previous = marker.get("previous")
-    if not isinstance(generation, int) or generation < 1:
-        return None
-    return StateIssue(
-        kind=kind,
-        number=int(item["number"]),
-        generation=generation,
-        comments=int(item.get("comments") or 0),
-        open=item.get("state") == "open",
-        url=str(item.get("html_url") or ""),
-        body=str(item.get("body") or ""),
-        previous=previous if isinstance(previous, int) else None,
-    )
-
-
-def current_issue(candidates: Iterable[StateIssue]) -> StateIssue | None:
-    """The highest generation; among twins created in a race, the lowest number."""
-    ordered = sorted(
-        (issue for issue in candidates if not issue.duplicate),
-        key=lambda issue: (-issue.generation, issue.number),
-    )
-    return ordered[0] if ordered else None
-
-
-def damaged_state_issue(
-    item: dict[str, Any],
-    *,
-    kind: StateKind,
-    bot: str,
-    trusted: Iterable[str] = (),
-    labelled: bool,
-) -> StateIssue | None:
-    """A state issue of ``kind`` whose body lost its marker: the bot wrote it, and it
-    carries the kind's label (``labelled``) or its title. Generation is set later."""
-    if "pull_request" in item or not _trusted(item, bot=bot, trusted=trusted):
-        return None
-    body = item.get("body")
-    marker = first_marker(body, "state")
-    if marker is not None and marker.get("kind") in TITLES and marker.get("kind") != kind:
-        return None  # another kind's state issue, intact
-    if first_marker(body, "job") is not None or first_marker(body, "go-away") is not None:
-        return None  # a log issue someone put the label on, not a state issue
-    if not labelled and not str(item.get("title") or "").startswith(TITLES[kind]):
-        return None
-    return StateIssue(
-        kind=kind,
-        number=int(item["number"]),
-        generation=0,
-        comments=int(item.get("comments") or 0),
-        open=item.get("state") == "open",
-        url=str(item.get("html_url") or ""),
-        body=str(item.get("body") or ""),
-        damaged=True,
-        labelled=labelled,
-        duplicate=item.get("state_reason") == "duplicate",
-    )
-
-
-def with_generations(issues: list[StateIssue]) -> list[StateIssue]:
-    """Damaged issues get the generation after the last intact one before them: issues
-    of one kind are created in generation order, so numbers tell the order."""
-    out: list[StateIssue] = []
-    last = 0
-    for issue in sorted(issues, key=lambda i: i.number):
-        if issue.damaged:
-            issue = replace(issue, generation=last + 1)
-        if not issue.duplicate:
-            last = max(last, issue.generation)
-        out.append(issue)
-    return out
-
-
-def rebuild_blocklist(
-    changes: Iterable[tuple[int, str, BlocklistChange]], base: Blocklist
-) -> Blocklist:
-    """Pure: the list an issue's change comments make, from its last snapshot (or from
-    ``base``, its predecessor's list, when it has none), in comment order."""
-    ordered = sorted(changes, key=lambda change: change[0])
-    start = max((i for i, (_, _, c) in enumerate(ordered) if c.snapshot), default=None)
-    blocklist = base if start is None else Blocklist()
-    for _, _, change in ordered[start or 0 :]:
-        blocklist = apply_change(blocklist, change)
-    return blocklist
-
-
-def _trusted(item: dict[str, Any], *, bot: str, trusted: Iterable[str]) -> bool:
-    author = (item.get("user") or {}).get("login")
-    # No repo argument: in the control repository anyone may comment, so only
-    # authorship vouches for a state marker.
-    if is_trusted_author(author=author, bot=bot):
-        return True
-    return author is not None and author.lower() in {t.lower() for t in trusted}
-
-
-# --------------------------------------------------------------------------- pure: entries
-
-
-def entry_comment_body(kind: EntryKind, text: str, *, jobid: str, nonce: str | None = None) -> str:
-    """The comment holding one entry: a marker, then the text in a fence longer than
-    any backtick run inside it (code is rendered verbatim and pings nobody)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    data = {"kind": kind, "jobid": jobid, **({"nonce": nonce} if nonce else {})}
-    marker = render_marker("entry", data)
-    return f"{marker}\n{fence}text\n{text}\n{fence}\n"
-
-
-def parse_entry(
-    comment: dict[str, Any], *, kind: EntryKind, bot: str, trusted: Iterable[str] = ()
-) -> StateEntry | None:
-    if not _trusted(comment, bot=bot, trusted=trusted):
-        return None
-    body = str(comment.get("body") or "").replace("\r\n", "\n")
-    marker = first_marker(body, "entry")
-    match = _ENTRY_RE.search(body)
-    if not marker or marker.get("kind") != kind or not match:
-        return None
-    jobid = marker.get("jobid")
-    nonce = marker.get("nonce")
-    return StateEntry(
-        text=match.group("text"),
-        author=comment["user"]["login"],
-        created_at=comment["created_at"],
-        url=str(comment.get("html_url") or ""),
-        jobid=jobid if isinstance(jobid, str) else None,
-        id=int(comment.get("id") or 0),
-        nonce=nonce if isinstance(nonce, str) else None,
-    )
-
-
-def normalise_entry_text(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
-    if not text.strip():
-        raise StateError("An empty state entry was refused", "Write at least one visible word.")
-    return text
-
-
-# --------------------------------------------------------------------------- pure: blocklist
-
-
-def diff_blocklist(old: Blocklist, new: Blocklist) -> BlocklistChange:
-    old_repos = {entry.repo.lower() for entry in old.repos}
-    new_repos = {entry.repo.lower() for entry in new.repos}
-    old_users = {entry.user.lower() for entry in old.users}
-    new_users = {entry.user.lower() for entry in new.users}
-    return BlocklistChange(
-        add_repos=tuple(e for e in new.repos if e.repo.lower() not in old_repos),
-        remove_repos=tuple(e.repo for e in old.repos if e.repo.lower() not in new_repos),
-        add_users=tuple(e for e in new.users if e.user.lower() not in old_users),
-        remove_users=tuple(e.user for e in old.users if e.user.lower() not in new_users),
-    )
-
-
-def apply_change(blocklist: Blocklist, change: BlocklistChange) -> Blocklist:
-    """Idempotent: applying a change twice equals applying it once."""
-    gone_repos = {name.lower() for name in change.remove_repos}
-    gone_users = {name.lower() for name in change.remove_users}
-    repos = [e for e in blocklist.repos if e.repo.lower() not in gone_repos]
-    users = [e for e in blocklist.users if e.user.lower() not in gone_users]
-    for repo in change.add_repos:
-        if all(e.repo.lower() != repo.repo.lower() for e in repos):
-            repos.append(repo)
-    for user in change.add_users:
-        if all(e.user.lower() != user.user.lower() for e in users):
-            users.append(user)
-    return Blocklist(repos=tuple(repos), users=tuple(users))
-
-
-def change_comment_body(change: BlocklistChange, *, note: str = "") -> str:
-    data = change.model_dump(mode="json", exclude_defaults=True)
-    if change.snapshot:
-        summary = (
-            f"Blocklist snapshot: {len(change.add_repos)} repositories and "
-            f"{len(change.add_users)} users carried over."
-        )
-        tail = f"\n\n{_one_line(note)}" if note else ""
-        return f"{render_marker('blocklist-change', data)}\n{summary}{tail}\n"
-    lines = [render_marker("blocklist-change", data), "Blocklist change:"]
-    lines += [f"- block repository `{e.repo}`" for e in change.add_repos]
-    lines += [f"- block every repository of `{e.user}`" for e in change.add_users]
-    lines += [f"- unblock repository `{name}`" for name in change.remove_repos]
-    lines += [f"- unblock user `{name}`" for name in change.remove_users]
-    if note:
-        lines.append(f"\n{_one_line(note)}")
-    return "\n".join(lines) + "\n"
-
-
-def parse_change(
-    comment: dict[str, Any], *, bot: str, trusted: Iterable[str] = ()
-) -> BlocklistChange | None:
-    if not _trusted(comment, bot=bot, trusted=trusted):
-        return None
-    marker = first_marker(comment.get("body"), "blocklist-change")
-    if marker is None:
-        return None
-    try:
-        return BlocklistChange.model_validate(marker)
-    except ValueError:
-        return None
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split()).replace("`", "'")
-
-
-def _link(url: str) -> str:
-    # Only plain https links reach the body; anything else could break the list.
-    if re.fullmatch(r"https?://[^\s<>()\[\]`]+", url):
-        return f" ([request]({url}))"
-    return ""
-
-
-def render_blocklist_body(
-    blocklist: Blocklist,
-    *,
-    generation: int,
-    through: Through | None,
-    previous: int | None,
-    nonce: str | None = None,
-) -> str:
-    """The blocklist issue body: readable lists plus the machine-readable block."""
-    data = {"blocklist": blocklist.model_dump(mode="json"), "through": None}
-    if through is not None:
-        data["through"] = {"id": through.id, "at": through.at}
-    # JSON never needs a raw backtick, so the fence cannot be closed from inside.
-    payload = json.dumps(data, indent=1, sort_keys=True).replace("`", "\\u0060")
-    head = [
-        state_marker("blocklist", generation, previous, nonce),
-        f"# {TITLES['blocklist']}" + (f" (part {generation})" if generation > 1 else ""),
-        "",
-        "The bot does nothing in the repositories below, nor in any repository owned by the",
-        "users below (`@bot go away`). Tusk edits this issue itself: each change is first",
-        "recorded as a comment, then folded into this body. The JSON block at the end is what",
-        "Tusk reads; to unblock by hand, remove the entry from both the list and the block.",
-    ]
-    if previous is not None:
-        head.append(f"\nContinues #{previous}.")
-    repos = [
-        f"- `{e.repo}`, blocked by `{e.by}` on {e.at:%Y-%m-%d}{_link(e.source_url)}"
-        for e in blocklist.repos
-    ] or ["- none"]
-    users = [
-        f"- `{e.user}`, since {e.at:%Y-%m-%d}{_link(e.source_url)}" for e in blocklist.users
-    ] or ["- none"]
-    tail = ["", "<details><summary>Machine-readable</summary>", "", _DATA_OPEN + payload, "```"]
-    tail += ["", "</details>", ""]
-    body = "\n".join([*head, "", "## Repositories", *repos, "", "## Users", *users, *tail])
-    if len(body) > MAX_BODY_CHARS:  # keep the machine block; shorten the readable part
-        short = [
-            f"{len(blocklist.repos)} repositories and {len(blocklist.users)} users; see below."
-        ]
-        body = "\n".join([*head, "", *short, *tail])
-    return body
-
-
-def parse_blocklist_body(body: str | None) -> tuple[Blocklist, Through | None]:
-    match = _DATA_RE.search((body or "").replace("\r\n", "\n"))
-    if match is None:
-        raise StateError(
-            "The blocklist issue has no machine-readable block",
-            "Restore the body from its edit history, or close the issue so Tusk opens a new one.",
-        )
-    try:
-        data = json.loads(match.group("json"))
-        blocklist = Blocklist.model_validate(data["blocklist"])
-        raw = data.get("through")
-        through = Through(id=int(raw["id"]), at=str(raw["at"])) if raw else None
-    except (ValueError, KeyError, TypeError) as error:
-        raise StateError(
-            "The blocklist issue's machine-readable block is broken",
-            f"Fix the JSON in the issue body (or restore it from its edit history): {error}",
-        ) from None
-    return blocklist, through
-
-
-# --------------------------------------------------------------------------- the store
+# A blocklist fold normally settles in one or two rounds; this bounds a storm.
+MAX_FOLD_ROUNDS = 12
 
 
 class StateStore:
@@ -475,6 +109,9 @@ class StateStore:
         # go-away is on record while there was none (asked once: search is rate-limited).
         self._blocklist_seen = False
         self._no_go_aways = False
+        self._blocklists = SnapshotReader(
+            gateway, self._repo, settings.bot, self._trusted, per_page, self._predecessor
+        )
 
     # -- public API
 
@@ -639,36 +276,15 @@ class StateStore:
             params={"labels": label, "state": "all"},
             per_page=self._per_page,
         )
-        found = self._parse(kind, items, labelled=True)
+        found = state_issues_in(items, kind=kind, labelled=True, **self._authors())
         if not found:
-            found = self._parse(kind, self._search(kind), labelled=False)
+            found = state_issues_in(
+                self._search(kind), kind=kind, labelled=False, **self._authors()
+            )
         return with_generations(found)
 
-    def _parse(
-        self, kind: StateKind, items: Iterable[dict[str, Any]], *, labelled: bool
-    ) -> list[StateIssue]:
-        found = []
-        for item in items:
-            issue = parse_state_issue(
-                item, kind=kind, bot=self._settings.bot, trusted=self._trusted
-            )
-            if issue is not None:
-                issue = replace(
-                    issue,
-                    labelled=labelled,
-                    duplicate=item.get("state_reason") == "duplicate",
-                )
-            else:
-                issue = damaged_state_issue(
-                    item,
-                    kind=kind,
-                    bot=self._settings.bot,
-                    trusted=self._trusted,
-                    labelled=labelled,
-                )
-            if issue is not None:
-                found.append(issue)
-        return found
+    def _authors(self) -> dict[str, Any]:
+        return {"bot": self._settings.bot, "trusted": self._trusted}
 
     def _search(self, kind: StateKind) -> list[dict[str, Any]]:
         """The bot's issues titled like a ``kind`` issue: one whose label was removed.
@@ -696,57 +312,7 @@ class StateStore:
         )
 
     def _snapshot(self, issue: StateIssue) -> BlocklistSnapshot:
-        """The blocklist of ``issue``: its body's list plus the change comments after its
-        ``through``; rebuilt from the change comments when the body cannot be read."""
-        number = issue.number
-        item = self._gateway.get(f"/repos/{self._repo}/issues/{number}")
-        is_open = item.get("state") != "closed"
-        try:
-            if issue.damaged or first_marker(item.get("body"), "state") is None:
-                raise StateError("The blocklist issue lost its marker", "")
-            base, through = parse_blocklist_body(item.get("body"))
-        except StateError:
-            return self._rebuild(issue, is_open=is_open)
-        params = {"since": through.at} if through else {}
-        comments = self._gateway.paginate(
-            f"/repos/{self._repo}/issues/{number}/comments", params=params, per_page=self._per_page
-        )
-        pending = []
-        for comment in comments:
-            if through is not None and int(comment["id"]) <= through.id:
-                continue
-            change = parse_change(comment, bot=self._settings.bot, trusted=self._trusted)
-            if change is not None:
-                pending.append((int(comment["id"]), str(comment["created_at"]), change))
-        pending.sort(key=lambda p: p[0])
-        blocklist = base
-        for _, _, change in pending:
-            blocklist = apply_change(blocklist, change)
-        return BlocklistSnapshot(blocklist=blocklist, pending=tuple(pending), open=is_open)
-
-    def _rebuild(self, issue: StateIssue, *, is_open: bool) -> BlocklistSnapshot:
-        """The list a damaged blocklist issue's own change comments make (the bot's only):
-        from its last snapshot, or on top of its predecessor's list when it has none."""
-        comments = self._gateway.paginate(
-            f"/repos/{self._repo}/issues/{issue.number}/comments", per_page=self._per_page
-        )
-        changes = []
-        for comment in comments:
-            change = parse_change(comment, bot=self._settings.bot, trusted=self._trusted)
-            if change is not None:
-                changes.append((int(comment["id"]), str(comment["created_at"]), change))
-        changes.sort(key=lambda c: c[0])
-        base = Blocklist()
-        if not any(change.snapshot for _, _, change in changes):
-            previous = self._predecessor(issue)
-            if previous is not None:
-                base = self._snapshot(previous).blocklist
-        return BlocklistSnapshot(
-            blocklist=rebuild_blocklist(changes, base),
-            pending=tuple(changes),
-            open=is_open,
-            rebuilt=True,
-        )
+        return self._blocklists.snapshot(issue)
 
     def _predecessor(self, issue: StateIssue) -> StateIssue | None:
         """The issue of the same kind this one continues: by its marker, else the last
@@ -913,17 +479,7 @@ class StateStore:
                 previous=previous,
                 nonce=nonce,
             )
-        what = "one line per agent run" if kind == "history" else "notes the agent keeps"
-        lines = [
-            state_marker(kind, generation, previous, nonce),
-            f"# {TITLES[kind]}" + (f" (part {generation})" if generation > 1 else ""),
-            "",
-            f"Tusk appends its {kind} here as comments ({what}). Comments by anyone but the",
-            "bot are ignored. Please do not edit or delete them.",
-        ]
-        if previous is not None:
-            lines.append(f"\nContinues #{previous}.")
-        return "\n".join(lines) + "\n"
+        return entries_issue_body(kind, generation=generation, previous=previous, nonce=nonce)
 
     def _create(
         self,
@@ -1023,7 +579,7 @@ class StateStore:
             ) from None
 
     def _check_author(self, created: dict[str, Any], *, what: str) -> None:
-        if not _trusted(created, bot=self._settings.bot, trusted=self._trusted):
+        if not trusted_author(created, bot=self._settings.bot, trusted=self._trusted):
             author = (created.get("user") or {}).get("login")
             raise StateError(
                 f"The state {what} was written as {author!r}, not as the bot",

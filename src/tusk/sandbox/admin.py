@@ -18,10 +18,11 @@ from tusk.sandbox.faults import parse_fault
 from tusk.sandbox.outcomes import Outcome, json_outcome
 from tusk.sandbox.scenario import ScenarioError
 from tusk.sandbox.shapes import Shapes
-from tusk.sandbox.world import SandboxError, World, iso
+from tusk.sandbox.world import SandboxError, World
+from tusk.sandbox.world_clock import iso
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_server import SandboxApp
+    from tusk.sandbox.github_app import SandboxApp
 
 
 def handle_admin(

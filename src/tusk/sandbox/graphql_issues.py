@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tusk.sandbox.shapes import node_id
-from tusk.sandbox.world import Issue, Repo, SandboxError
+from tusk.sandbox.shapes_repos import node_id
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_records import Issue, Repo
 
 if TYPE_CHECKING:
-    from tusk.sandbox.graphql_api import Resolver
+    from tusk.sandbox.graphql_resolvers import Resolver
 
 
 def _find_issue(resolver: Resolver, issue_id: str) -> tuple[Repo, Issue]:

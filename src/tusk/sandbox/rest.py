@@ -14,7 +14,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from tusk.sandbox.shapes import Shapes
-from tusk.sandbox.world import Issue, Repo, SandboxError, Token, World
+from tusk.sandbox.world import SandboxError, World
+from tusk.sandbox.world_records import Issue, Repo, Token
 
 Handler = Callable[["Call"], "Reply"]
 HANDLERS: dict[str, Handler] = {}

@@ -9,7 +9,9 @@ from datetime import datetime
 from typing import Any
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, paginate, validation_failed
-from tusk.sandbox.world import Comment, Issue, Reaction, Repo, SandboxError, parse_time
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_clock import parse_time
+from tusk.sandbox.world_records import Comment, Issue, Reaction, Repo
 
 
 def since_arg(call: Call) -> datetime | None:
@@ -222,7 +224,7 @@ def create_label(call: Call) -> Reply:
     name = call.field("name")
     if name in repo.labels:
         raise validation_failed("Label", "name", "already_exists")
-    from tusk.sandbox.world import Label
+    from tusk.sandbox.world_records import Label
 
     label = Label(
         id=call.world.new_id(),

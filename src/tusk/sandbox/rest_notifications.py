@@ -13,7 +13,9 @@ from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
-from tusk.sandbox.world import SandboxError, Thread, parse_time
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_clock import parse_time
+from tusk.sandbox.world_records import Thread
 
 POLL_INTERVAL = "60"
 PARTICIPATING = frozenset(

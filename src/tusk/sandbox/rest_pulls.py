@@ -10,7 +10,8 @@ from tusk.sandbox.rest_issues import (
     reaction_list,
     since_arg,
 )
-from tusk.sandbox.world import Issue, PullInfo, Repo, Review, ReviewComment, SandboxError
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_records import Issue, PullInfo, Repo, Review, ReviewComment
 
 DIFF_MEDIA_TYPES = ("application/vnd.github.diff", "application/vnd.github.v3.diff")
 

@@ -6,7 +6,9 @@ import json
 from datetime import timedelta
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
-from tusk.sandbox.world import Artifact, Dispatch, Repo, SandboxError, iso
+from tusk.sandbox.world import SandboxError
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Artifact, Dispatch, Repo
 
 DISPATCH_PAYLOAD_LIMIT = 64 * 1024
 

@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from tusk.sandbox.rest import Call, Reply, handles, paginate
-from tusk.sandbox.shapes import node_id
-from tusk.sandbox.world import Repo, iso
+from tusk.sandbox.shapes_repos import node_id
+from tusk.sandbox.world_clock import iso
+from tusk.sandbox.world_records import Repo
 
 
 @dataclass

@@ -36,7 +36,7 @@ class LocalGitHub:
     """Client of one local GitHub's admin API, plus gateways for its tokens."""
 
     def __init__(self, url: str, admin_secret: str) -> None:
-        from tusk.sandbox.github_server import ADMIN_HEADER
+        from tusk.sandbox.github_access import ADMIN_HEADER
 
         self.url = url.rstrip("/")
         self.sleeps: list[float] = []
@@ -243,7 +243,7 @@ def run_local_github(
     env: Mapping[str, str] | None = None,
 ) -> Iterator[LocalGitHub]:
     """Run ``tusk sandbox github`` as a subprocess (act runs, the demo) and yield its client."""
-    from tusk.sandbox.github_server import ADMIN_SECRET_ENV
+    from tusk.sandbox.github_access import ADMIN_SECRET_ENV
 
     admin_secret = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="tusk-sandbox-") as folder:

@@ -1,8 +1,8 @@
-"""The local GitHub's state: plain data classes plus the behaviours GitHub attaches to them.
+"""The local GitHub's state: the behaviours GitHub attaches to its records.
 
 Nothing here does I/O except through ``World.git`` (bare repositories on
 disk). The server serialises access with ``World.lock``; the methods assume
-the caller holds it.
+the caller holds it. The records are ``world_records``, the clock ``world_clock``.
 """
 
 from __future__ import annotations
@@ -11,10 +11,23 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any
 
 from tusk.sandbox.secondary import SecondaryLimits
+from tusk.sandbox.world_clock import Clock
+from tusk.sandbox.world_records import (
+    Comment,
+    Dispatch,
+    Issue,
+    Label,
+    Repo,
+    ReviewComment,
+    SubjectKind,
+    Thread,
+    Token,
+    User,
+)
 from tusk.text import markdown
 
 BODY_LIMIT = 65_536
@@ -22,305 +35,6 @@ TITLE_LIMIT = 256
 COMMENT_LIMIT = 2_500
 PERMISSIONS = ("none", "read", "triage", "write", "maintain", "admin")
 PUSH_PERMISSIONS = frozenset({"write", "maintain", "admin"})
-
-SubjectKind = Literal["Issue", "PullRequest", "Discussion"]
-
-
-class Clock:
-    """Timestamps for state changes: real time, but strictly increasing by whole seconds.
-
-    ``Last-Modified`` has one-second resolution, so two changes inside one
-    second must still get different times or a poller would miss the second.
-
-    A scenario with a fixed start runs a clock of its own: it starts at ``start``
-    and moves on only as much as tests let time pass (``advance``: the admin
-    clock, injected sleeps) and by a second for each change.
-    """
-
-    def __init__(self, start: datetime | None = None) -> None:
-        self._last = (start or _utc_now()) - timedelta(seconds=1)
-        self._fixed = start is not None
-        self._floor = self._last  # a fixed clock's present is never earlier than this
-        self._carry = 0.0  # a fraction of a second let pass, not yet a whole one
-
-    def advance(self, seconds: float) -> None:
-        """Let ``seconds`` pass (a fixed clock only; a real one passes by itself)."""
-        if not self._fixed:
-            return
-        total = self._carry + max(seconds, 0.0)
-        whole = int(total)
-        self._carry = total - whole
-        if whole:
-            self._floor = self.now() + timedelta(seconds=whole)
-
-    def tick(self) -> datetime:
-        candidate = self._last + timedelta(seconds=1)
-        candidate = max(candidate, self._floor if self._fixed else _utc_now())
-        self._last = candidate
-        return candidate
-
-    def peek(self) -> datetime:
-        return self._last
-
-    def now(self) -> datetime:
-        """The server's idea of the present (its ``Date`` header): real time, or for a
-        scenario with a fixed start, the time passed so far and at least one second
-        after the latest change (what was just changed is never "this very second")."""
-        if self._fixed:
-            return max(self._last + timedelta(seconds=1), self._floor)
-        return max(self._last, _utc_now())
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
-
-
-def iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str | datetime) -> datetime:
-    if isinstance(text, datetime):
-        moment = text
-    else:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
-
-
-# --------------------------------------------------------------------------- records
-
-
-@dataclass
-class User:
-    login: str
-    id: int
-    type: str = "User"
-    name: str | None = None
-    email: str | None = None
-    members: list[str] = field(default_factory=list)  # an Organization's members
-
-
-@dataclass
-class Token:
-    name: str
-    user: str
-    scopes: list[str]
-    read_only: bool = False
-    # A workflow's GITHUB_TOKEN: an installation token for its own repository only,
-    # with the job's `permissions:` (docs.github.com/en/actions/security-for-github-
-    # actions/security-guides/automatic-token-authentication). None: a classic token.
-    repository: str | None = None
-    permissions: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Reaction:
-    id: int
-    user: str
-    content: str
-    created_at: datetime
-
-
-@dataclass
-class Comment:
-    id: int
-    author: str
-    body: str
-    created_at: datetime
-    updated_at: datetime
-    reactions: list[Reaction] = field(default_factory=list)
-    # Sandbox wall time from which comment listings show it (settings.
-    # comment_listing_lag_seconds); None: at once. Its own URL serves it at once.
-    listed_from: float | None = None
-
-
-@dataclass
-class ReviewComment:
-    id: int
-    review_id: int | None
-    author: str
-    body: str
-    path: str
-    line: int | None
-    side: str
-    created_at: datetime
-    updated_at: datetime
-    commit_id: str = ""
-    in_reply_to: int | None = None
-    reactions: list[Reaction] = field(default_factory=list)
-
-
-@dataclass
-class Review:
-    id: int
-    author: str
-    body: str
-    state: str
-    submitted_at: datetime
-    commit_id: str = ""
-    reactions: list[Reaction] = field(default_factory=list)
-
-
-@dataclass
-class PullInfo:
-    head_repo: str  # full name of the repository holding the head branch ("" once deleted)
-    head_ref: str
-    base_ref: str
-    draft: bool = False
-    merged: bool = False
-    merged_at: datetime | None = None
-    maintainer_can_modify: bool = False
-    reviews: list[Review] = field(default_factory=list)
-    review_comments: list[ReviewComment] = field(default_factory=list)
-
-
-@dataclass
-class Issue:
-    number: int
-    id: int
-    author: str
-    title: str
-    body: str | None
-    created_at: datetime
-    updated_at: datetime
-    state: str = "open"
-    state_reason: str | None = None
-    closed_at: datetime | None = None
-    # Who closed it: REST ``closed_by`` (GitHub's "Get an issue" response).
-    closed_by: str | None = None
-    labels: list[str] = field(default_factory=list)
-    assignees: list[str] = field(default_factory=list)
-    milestone: str | None = None
-    locked: bool = False
-    # When the body itself was last edited: GraphQL ``lastEditedAt`` ("The moment the
-    # editor made the last edit", GitHub's GraphQL reference, interface Comment).
-    # ``updated_at`` moves with every comment and label; this only with the body.
-    body_edited_at: datetime | None = None
-    comments: list[Comment] = field(default_factory=list)
-    reactions: list[Reaction] = field(default_factory=list)
-    pull: PullInfo | None = None
-    subscribers: set[str] = field(default_factory=set)
-    # Sandbox wall time (World.wall) from which listings and search show the issue
-    # (settings.listing_lag_seconds); None: at once. Its own URL serves it at once.
-    listed_from: float | None = None
-
-
-@dataclass
-class DiscussionComment:
-    id: int
-    author: str
-    body: str
-    created_at: datetime
-    updated_at: datetime
-    replies: list[DiscussionComment] = field(default_factory=list)
-    reply_to: int | None = None
-    reactions: list[Reaction] = field(default_factory=list)
-
-
-@dataclass
-class Discussion:
-    number: int
-    id: int
-    author: str
-    title: str
-    body: str
-    category: str
-    created_at: datetime
-    updated_at: datetime
-    closed: bool = False
-    comments: list[DiscussionComment] = field(default_factory=list)
-    reactions: list[Reaction] = field(default_factory=list)
-
-
-@dataclass
-class Label:
-    id: int
-    name: str
-    color: str = "ededed"
-    description: str | None = None
-
-
-@dataclass
-class Artifact:
-    id: int
-    name: str
-    data: bytes
-    created_at: datetime
-    expires_at: datetime
-    run_id: int
-    head_branch: str
-
-
-@dataclass
-class Repo:
-    owner: str
-    name: str
-    id: int
-    created_at: datetime
-    updated_at: datetime
-    pushed_at: datetime
-    private: bool = False
-    default_branch: str = "main"
-    description: str | None = None
-    collaborators: dict[str, str] = field(default_factory=dict)
-    contributors: list[str] = field(default_factory=list)  # logins with commits in it
-    workflow_runs: list[Any] = field(default_factory=list)  # rest_runs.WorkflowRun
-    fork_of: str | None = None
-    archived: bool = False
-    has_discussions: bool = True
-    protected: dict[str, dict[str, Any]] = field(default_factory=dict)
-    labels: dict[str, Label] = field(default_factory=dict)
-    issues: dict[int, Issue] = field(default_factory=dict)
-    discussions: dict[int, Discussion] = field(default_factory=dict)
-    artifacts: dict[int, Artifact] = field(default_factory=dict)
-    # Actions secrets by name, with when each was set; values are never kept (GitHub
-    # itself answers names and dates only).
-    secrets: dict[str, datetime] = field(default_factory=dict)
-    next_number: int = 1
-    # Issues that left: number -> None (deleted: its URL answers 410 Gone) or the
-    # (repository full name, number) it was transferred to (its URL answers 301 Moved
-    # Permanently there). GitHub's "Get an issue" documents both answers; deleting is
-    # GraphQL deleteIssue (REST has no delete: docs.github.com/en/issues/tracking-your-
-    # work-with-issues/administering-issues/deleting-an-issue), transferring is GraphQL
-    # transferIssue (docs.github.com/en/issues/tracking-your-work-with-issues/
-    # administering-issues/transferring-an-issue).
-    gone: dict[int, tuple[str, int] | None] = field(default_factory=dict)
-    # A fork being created: reads answer 404 this many more times (GitHub forks asynchronously).
-    pending_reads: int = 0
-    # ... and git requests to it answer "Repository not found" this many more times.
-    pending_git: int = 0
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.owner}/{self.name}"
-
-
-@dataclass
-class Thread:
-    """One notification thread of one user about one subject."""
-
-    id: int
-    user: str
-    repo: str
-    kind: SubjectKind
-    number: int
-    reason: str
-    updated_at: datetime
-    unread: bool = True
-    last_read_at: datetime | None = None
-    latest_comment: tuple[str, int] | None = None  # ("issues"|"pulls", comment id)
-    done: bool = False
-
-
-@dataclass
-class Dispatch:
-    repo: str
-    event_type: str
-    client_payload: dict[str, Any]
-    token: str | None
-    at: str
 
 
 # --------------------------------------------------------------------------- the world
