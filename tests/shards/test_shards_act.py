@@ -30,7 +30,8 @@ SCENARIO = {
 @pytest.fixture
 def control(local_github, tmp_path):
     local_github.load(SCENARIO)
-    repo = ControlRepo(tmp_path / "control", repo=CONTROL)
+    # workflows/shards.yml calls the two actions as tusk-platform/tusk/actions/...@v1.
+    repo = ControlRepo(tmp_path / "control", repo=CONTROL, tusk_ref="tusk-platform/tusk@v1")
     shutil.copyfile(WORKFLOW, repo.root / ".github" / "workflows" / WORKFLOW.name)
     (repo.root / "tusk.yml").write_text(
         f"bot: tusk-bot\ncontrol_repo: {CONTROL}\nallowed_users: [alice]\n"
