@@ -393,18 +393,26 @@ def plan_undo(
 ) -> UndoWork:
     """``@bot undo``: sent on as it is; the undo step decides from GitHub who may."""
     return UndoWork(
-        UndoRequest(
-            jobid=jobid,
-            actor=node.author,
-            repo=repo,
-            trust_level=trust.level,
-            trust_source=trust.source,
-            comment_id=node.id,
-            comment_url=node.url,
-            comment_type=node.type,
-            timestamp=now,
-        )
+        UndoRequest(**command_request(node, jobid=jobid, repo=repo, trust=trust, now=now))
     )
+
+
+def command_request(
+    node: Node, *, jobid: str, repo: str, trust: TrustDecision, now: datetime
+) -> dict[str, Any]:
+    """What a go-away or an undo request says of its comment: who asked, where, how
+    trusted, and when; each step reads the comment back from GitHub before acting."""
+    return {
+        "jobid": jobid,
+        "actor": node.author,
+        "repo": repo,
+        "trust_level": trust.level,
+        "trust_source": trust.source,
+        "comment_id": node.id,
+        "comment_url": node.url,
+        "comment_type": node.type,
+        "timestamp": now,
+    }
 
 
 def plan(
@@ -429,19 +437,8 @@ def plan(
         # Anyone may ask the bot to leave; the go-away workflow decides the scope (G1).
         if blocklist.blocks_user(node.author) and (not trust.trusted or blocklist.blocks(repo)):
             return Skipped(node, f"{node.author}'s go-away is already in force")
-        return GoAwayWork(
-            GoAwayRequest(
-                jobid=jobid,
-                actor=node.author,
-                repo=repo,
-                trust_level=trust.level,
-                trust_source=trust.source,
-                comment_id=node.id,
-                comment_url=node.url,
-                comment_type=node.type,
-                timestamp=now,
-            )
-        )
+        request = command_request(node, jobid=jobid, repo=repo, trust=trust, now=now)
+        return GoAwayWork(GoAwayRequest(**request))
     if blocklist.blocks(repo):
         return Skipped(node, f"{repo} is on the blocklist")
     if candidate.kind == "undo":  # a command, never a task: no allowlist applies
