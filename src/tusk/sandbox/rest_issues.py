@@ -128,16 +128,14 @@ def next_number(repo: Repo) -> int:
     return number
 
 
-@handles("issues/update")
-def update_issue(call: Call) -> Reply:
-    repo = call.writable_repo()
-    login = call.require_user()
-    issue = call.issue(repo)
-    pusher = call.world.can_push(repo, login)
-    if not pusher and issue.author.lower() != login.lower():
+def edit_text(call: Call, repo: Repo, issue: Issue, login: str, *, kind: str) -> datetime:
+    """An edit of an issue's or a pull request's title and body, as GitHub takes it: by
+    its author or someone with push access, within the length limits; mentions in an
+    edited body notify. Returns the edit's moment."""
+    if issue.author.lower() != login.lower() and not call.world.can_push(repo, login):
         raise SandboxError(403, "Resource not accessible by personal access token")
-    call.world.check_title(call.field("title"), "Issue")
-    call.world.check_body(call.field("body"), "Issue")
+    call.world.check_title(call.field("title"), kind)
+    call.world.check_body(call.field("body"), kind)
     moment = call.world.clock.tick()
     if "title" in call.body:
         issue.title = str(call.field("title"))
@@ -145,6 +143,16 @@ def update_issue(call: Call) -> Reply:
         issue.body = call.field("body")
         issue.body_edited_at = moment
         call.world.record_activity(repo, issue, login, issue.body, moment)
+    return moment
+
+
+@handles("issues/update")
+def update_issue(call: Call) -> Reply:
+    repo = call.writable_repo()
+    login = call.require_user()
+    issue = call.issue(repo)
+    pusher = call.world.can_push(repo, login)
+    moment = edit_text(call, repo, issue, login, kind="Issue")
     state = call.field("state")
     if state and state != issue.state:
         reason = call.field("state_reason")

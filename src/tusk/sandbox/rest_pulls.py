@@ -6,6 +6,7 @@ from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
 from tusk.sandbox.rest_issues import (
     add_reaction,
     delete_reaction,
+    edit_text,
     next_number,
     reaction_list,
     since_arg,
@@ -127,18 +128,7 @@ def update_pull(call: Call) -> Reply:
     repo = call.writable_repo()
     login = call.require_user()
     issue = call.pull(repo)
-    if issue.author.lower() != login.lower() and not call.world.can_push(repo, login):
-        raise SandboxError(403, "Resource not accessible by personal access token")
-    call.world.check_title(call.field("title"), "PullRequest")
-    call.world.check_body(call.field("body"), "PullRequest")
-    moment = call.world.clock.tick()
-    if "title" in call.body:
-        issue.title = str(call.field("title"))
-    if "body" in call.body:
-        issue.body = call.field("body")
-        issue.body_edited_at = moment
-        # As for an issue: mentions in the edited description notify.
-        call.world.record_activity(repo, issue, login, issue.body, moment)
+    moment = edit_text(call, repo, issue, login, kind="PullRequest")
     state = call.field("state")
     if state and state != issue.state:
         issue.state = state
