@@ -51,9 +51,31 @@ def test_the_box_has_namespaces_of_its_own_and_a_read_only_host() -> None:
     # Inside, the agent: its uid and group, no capabilities, nothing to gain.
     assert rest.startswith(
         "/usr/bin/setpriv --reuid=4321 --regid=4322 --clear-groups --inh-caps=-all "
-        "--bounding-set=-all --no-new-privs -- /bin/sh -c "
+        "--bounding-set=-all --no-new-privs -- /bin/sh -p -c "
     )
     assert argv[-6:] == ["/usr/bin/socat", "4101=model", "4102=mcp", "--", "claude", "-p"]
+
+
+def test_claude_codes_box_starts_it_with_an_effective_group_other_than_its_real_one() -> None:
+    """execve(2) makes a program run with egid != rgid non-dumpable; the run's group
+    stays its real and supplementary group, and ``sh -p`` keeps the split up to the
+    exec of Claude Code."""
+    box = bwrap.Box(TOOLS, USER, BASE, BASE / "sock", shield_gid=65534)
+    argv = box.claude([bwrap.CLAUDE_PATH, "-p"], claude=Path("/opt/claude"), cwd=BASE, bridges=())
+    drop = " ".join(argv).partition(" -- ")[2]
+    assert drop.startswith(
+        "/usr/bin/setpriv --reuid=4321 --rgid=4322 --egid=65534 --groups=4322 --inh-caps=-all "
+    )
+    assert "--clear-groups" not in argv and "/bin/sh -p -c" in drop
+    # git's box (``plain``) keeps one group: nothing there to shield.
+    plain = " ".join(box.plain(["git", "status"], cwd=BASE))
+    assert "--regid=4322 --clear-groups" in plain
+
+
+def test_the_shield_group_grants_nothing() -> None:
+    gid = bwrap.shield_group()
+    assert gid not in (0, USER.gid)
+    assert bwrap.shield_group() == gid  # the same every time: no group is made for it
 
 
 def test_an_open_network_is_the_hosts_but_the_rest_of_the_box_stays() -> None:

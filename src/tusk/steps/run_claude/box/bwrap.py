@@ -18,6 +18,19 @@ to gain privileges (``no_new_privs``). What that closes:
   namespace and die with it;
 - PID: the agent sees only the box's processes, and when Claude Code ends the
   kernel ends every process left in the box;
+- Claude Code's own process: its tools run as its uid, and a process may take
+  the file descriptors and memory of another of its uid (``pidfd_getfd``,
+  ``ptrace``, ``/proc/<pid>/mem``) unless that one is non-dumpable. Claude Code
+  is started with its effective group (``SHIELD_GROUP``) other than its real
+  one, the run's group, and the kernel makes a program run so non-dumpable
+  (execve(2): "the effective group ID differs from the real group ID"); the
+  shells it runs its tools in set their effective group back to the real one
+  (dash and bash do, unless given ``-p``), so every tool is an ordinary
+  process that may not touch Claude Code's. The run's group stays a
+  supplementary group of both: the folders and sockets are reached as before.
+  A PID namespace of their own for the tools is not made: without
+  CAP_SYS_ADMIN it needs a user namespace and a fresh ``/proc``, which the
+  kernel refuses under the box's locked ``/proc``;
 - mount: the host is read-only; ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``
   and ``/home`` are empty and private (D-Bus, systemd-resolved and the other
   local services that reach the network over a socket are out of sight); the
@@ -29,6 +42,7 @@ whether this kernel lets it be made (a container without CAP_SYS_ADMIN, say).
 
 from __future__ import annotations
 
+import grp
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -43,9 +57,11 @@ BOX_PORTS: Mapping[str, int] = {"model": 4101, "mcp": 4102, "egress": 4103}
 SOCKET_DIR = "/run/tusk/sock"  # where the run's server sockets appear in the box
 CLAUDE_PATH = "/run/tusk/bin/claude"  # where Claude Code's binary appears in the box
 HOSTNAME = "tusk-agent"
+SHIELD_GROUPS = ("nogroup", "nobody")  # Debian's group of nothing, else Fedora's
 # Folders the box gets empty and private, in place of the host's, with their modes.
 PRIVATE = {"/tmp": "1777", "/var/tmp": "1777", "/run": "0755", "/home": "0755"}
-# Run inside the box as the agent: start one bridge per "port=name" given before
+# Run inside the box as the agent (``sh -p``: the effective group stays as given,
+# so Claude Code is exec'd non-dumpable): start one bridge per "port=name" given before
 # "--", wait until each listens, then run the rest. Its arguments: socat, the
 # bridges, "--", the command.
 _INSIDE = (
@@ -92,6 +108,7 @@ class BoxPlan:
     bridges: tuple[str, ...] = ()  # server names: "model", "mcp", "egress"
     claude: Path | None = None  # Claude Code's binary (host side), bound at CLAUDE_PATH
     share_net: bool = False  # the host's network (agent.network: open): no bridges needed
+    shield_gid: int | None = None  # Claude Code's effective group: it runs non-dumpable
 
 
 def box_argv(plan: BoxPlan, argv: Sequence[str], *, tools: Tools) -> list[str]:
@@ -121,13 +138,12 @@ def box_argv(plan: BoxPlan, argv: Sequence[str], *, tools: Tools) -> list[str]:
     drop = [
         tools.setpriv,
         f"--reuid={plan.user.uid}",
-        f"--regid={plan.user.gid}",
-        "--clear-groups",
+        *_groups(plan.user.gid, plan.shield_gid),
         "--inh-caps=-all",
         "--bounding-set=-all",
         "--no-new-privs",
     ]
-    inside = ["/bin/sh", "-c", _INSIDE, "tusk-box", tools.socat, *bridges, "--"]
+    inside = ["/bin/sh", "-p", "-c", _INSIDE, "tusk-box", tools.socat, *bridges, "--"]
     return [
         tools.bwrap,
         *namespaces,
@@ -142,6 +158,25 @@ def box_argv(plan: BoxPlan, argv: Sequence[str], *, tools: Tools) -> list[str]:
     ]
 
 
+def _groups(gid: int, shield_gid: int | None) -> list[str]:
+    """setpriv's group options: the run's group alone, or (``shield_gid``) the run's
+    group as real and supplementary group with ``shield_gid`` as the effective one."""
+    if shield_gid is None or shield_gid == gid:
+        return [f"--regid={gid}", "--clear-groups"]
+    return [f"--rgid={gid}", f"--egid={shield_gid}", f"--groups={gid}"]
+
+
+def shield_group() -> int:
+    """A group that grants nothing, for Claude Code's effective group (the module's
+    doc): the system's group of nothing, else gid 65534 (the kernel's overflow gid)."""
+    for name in SHIELD_GROUPS:
+        try:
+            return grp.getgrnam(name).gr_gid
+        except KeyError:
+            continue
+    return 65534
+
+
 @dataclass(frozen=True)
 class Box:
     """One run's box: its tools, its user and folder, and where its servers' sockets
@@ -151,6 +186,7 @@ class Box:
     user: Principal
     base: Path
     socket_dir: Path
+    shield_gid: int | None = None  # Claude Code's effective group (``shield_group``)
 
     def claude(
         self, argv: Sequence[str], *, claude: Path, cwd: Path, bridges: Sequence[str] | None
@@ -165,6 +201,7 @@ class Box:
             bridges=tuple(bridges or ()),
             claude=claude,
             share_net=bridges is None,
+            shield_gid=self.shield_gid,
         )
         return box_argv(plan, argv, tools=self.tools)
 

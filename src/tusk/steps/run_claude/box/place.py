@@ -137,7 +137,9 @@ def place(inputs: JobInputs, decision: users.Decision) -> Placement:
     dirs = _agent_dirs(run_dir, agent, owner)
     box = None
     if tools is not None and agent is not None:
-        box = bwrap.Box(tools, agent, dirs.base, dirs.base / SOCKET_DIR)
+        box = bwrap.Box(
+            tools, agent, dirs.base, dirs.base / SOCKET_DIR, shield_gid=bwrap.shield_group()
+        )
     cleanup.record(run_dir, boxed=box is not None)  # without it, cleanup scans the host
     note = isolation_note(decision, box_off)
     return Placement(note, network, runner, agent, owner, dirs, box)

@@ -1,11 +1,12 @@
 """The run's own record of what the model was told and answered, kept by the model
 proxy: the evidence the log issue's transcript is built from.
 
-Claude Code's stream-json is written by a process of the agent's own uid, which its
-tools can reach (``pidfd_getfd``, ``/proc/<pid>/fd``): a line written there is not
-evidence. The proxy sees every exchange itself, in run-claude's process: each
-answer's blocks (text, tool calls) as they passed, and the tool results the next
-request carried back. ``Record`` appends them, with the supervisor's pass lines, to
+Claude Code's stream-json is written by a process of the agent's own uid: in its box
+Claude Code is non-dumpable, so its tools cannot take its stdout, but without the
+box they can (``pidfd_getfd``), and a line written there is not evidence. The proxy
+sees every exchange itself, in run-claude's process: each answer's blocks (text,
+tool calls) as they passed, and the tool results the next request carried back.
+``Record`` appends them, with the supervisor's pass lines, to
 ``RUN_DIR/record.jsonl`` (runner-only), and ``transcript_events`` turns that file
 into the events the transcript is rendered from.
 """
