@@ -67,7 +67,12 @@ def test_each_job_restores_the_runtime_before_its_first_step_and_saves_a_miss() 
 def test_the_cache_keys_name_tusk_python_and_claude_codes_version(tmp_path: Path) -> None:
     step = next(s for s in jobs()["agent"]["steps"] if s.get("id") == "runtime")
     (tmp_path / ".tusk" / "actions").mkdir(parents=True)
-    for name in ("package.json", "package-lock.json", "actions/runtime_keys.py"):
+    for name in (
+        "package.json",
+        "package-lock.json",
+        "actions/runtime_keys.py",
+        "actions/box-packages.sh",
+    ):
         shutil.copyfile(ROOT / name, tmp_path / ".tusk" / name)
     (tmp_path / "out").write_text("")
     env = {
