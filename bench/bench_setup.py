@@ -6,7 +6,8 @@ GitHub runner would: no ``tusk`` on PATH, no Claude Code in the Tusk checkout, a
 new runner folder (HOME, act's cache, the workspace) for every run. Three runs:
 
 - ``cold``: an empty Actions cache and empty download caches (npm fetches
-  Claude Code from its registry; pip reads this machine's package mirror);
+  Claude Code from its registry; pip fetches uv and uv Tusk's dependencies from
+  PyPI, or pip does all of it where uv cannot be had);
 - ``cold, downloads cached``: an empty Actions cache, npm's download cache kept
   from the first run (closer to a registry next door);
 - ``warm``: the Actions cache the second run left (the venv, Claude Code).

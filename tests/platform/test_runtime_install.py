@@ -40,10 +40,11 @@ def test_the_runtime_npm_install_is_claude_code_alone() -> None:
 
 def test_the_python_install_takes_no_extras() -> None:
     script = (ROOT / "actions" / "install.sh").read_text(encoding="utf-8")
-    installs = [line for line in script.splitlines() if " -m pip install" in line]
-    assert installs == [
-        '  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$root"'
-    ]
+    code = [line.strip() for line in script.splitlines() if not line.lstrip().startswith("#")]
+    # Tusk by uv, and by pip when uv cannot be had: "$root" alone, no [extras].
+    assert '--python "$venv/bin/python" "$root"' in code
+    assert '"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$root"' in code
+    assert not any("$root[" in line or '"$root"[' in line for line in code)
 
 
 def test_each_job_restores_the_runtime_before_its_first_step_and_saves_a_miss() -> None:
@@ -66,7 +67,12 @@ def test_each_job_restores_the_runtime_before_its_first_step_and_saves_a_miss() 
 def test_the_cache_keys_name_tusk_python_and_claude_codes_version(tmp_path: Path) -> None:
     step = next(s for s in jobs()["agent"]["steps"] if s.get("id") == "runtime")
     (tmp_path / ".tusk" / "actions").mkdir(parents=True)
-    for name in ("package.json", "package-lock.json", "actions/runtime_keys.py"):
+    for name in (
+        "package.json",
+        "package-lock.json",
+        "actions/runtime_keys.py",
+        "actions/box-packages.sh",
+    ):
         shutil.copyfile(ROOT / name, tmp_path / ".tusk" / name)
     (tmp_path / "out").write_text("")
     env = {
@@ -192,3 +198,110 @@ def test_a_venv_restored_at_another_path_runs_tusk_without_installing(tmp_path: 
         [str(moved / "bin" / "tusk"), "--version"], capture_output=True, text=True, check=True
     )
     assert version.stdout.strip()
+
+
+# Offline stand-ins for what install.sh fetches: a runner's `python3` whose
+# `-m pip install --target DIR uv==...` leaves the stand-in uv in DIR (or fails, as
+# without PyPI, when NO_UV is set) and whose `-m venv --clear` venv gets the stand-in
+# pip; everything else goes to the real python3. The stand-in uv and pip log their
+# arguments and "install" Tusk by a .pth to this checkout, as fake_installed_venv.
+PYTHON3 = """#!/bin/bash
+if [ "$1 $2 $3" = "-m pip install" ]; then
+  echo "python3 $*" >> "$STAND_IN_LOG"
+  [ -z "${NO_UV:-}" ] || { echo "ERROR: No matching distribution found for uv" >&2; exit 1; }
+  target=""; prev=""
+  for arg in "$@"; do [ "$prev" = "--target" ] && target=$arg; prev=$arg; done
+  mkdir -p "$target/bin" && cp "$STAND_INS/uv" "$target/bin/uv" && exit 0
+fi
+if [ "$1 $2 $3" = "-m venv --clear" ]; then
+  "$REAL_PYTHON" -m venv --without-pip --clear "$4"
+  site="$("$4/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  mkdir "$site/pip" && cp "$STAND_INS/pip.py" "$site/pip/__main__.py" && exit 0
+fi
+exec "$REAL_PYTHON" "$@"
+"""
+INSTALLED = """
+def installed(python):
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    with open(os.path.join(site, "tusk-here.pth"), "w") as pth:
+        pth.write(os.environ["TUSK_SRC"] + "\\n" + os.environ["DEV_SITE"] + "\\n")
+"""
+UV = f"""import os, subprocess, sys
+{INSTALLED}
+args = sys.argv[1:]
+with open(os.environ["STAND_IN_LOG"], "a") as log:
+    log.write("uv " + " ".join(args) + "\\n")
+if args == ["--version"]:
+    print("uv 0.13.9 (stand-in)")
+    sys.exit()
+python = args[args.index("--python") + 1]
+if args[0] == "venv":
+    subprocess.run([python, "-m", "venv", "--without-pip", args[-1]], check=True)
+else:
+    installed(python)
+"""
+PIP = f"""import os, subprocess, sys
+{INSTALLED}
+with open(os.environ["STAND_IN_LOG"], "a") as log:
+    log.write("pip " + " ".join(sys.argv[1:]) + "\\n")
+installed(sys.executable)
+"""
+
+
+def install_offline(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    real = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    assert real
+    stand_ins = tmp_path / "stand-ins"
+    stand_ins.mkdir()
+    for name, text in (("python3", PYTHON3), ("uv", f"#!{real}\n{UV}"), ("pip.py", PIP)):
+        (stand_ins / name).write_text(text)
+        (stand_ins / name).chmod(0o755)
+    done = subprocess.run(
+        ["bash", str(ROOT / "actions" / "install.sh")],
+        env={
+            "PATH": f"{stand_ins}:/usr/local/bin:/usr/bin:/bin",
+            "REAL_PYTHON": real,
+            "STAND_INS": str(stand_ins),
+            "STAND_IN_LOG": str(tmp_path / "log"),
+            "TUSK_SRC": str(ROOT / "src"),
+            "DEV_SITE": sysconfig.get_paths()["purelib"],
+            "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+            "TUSK_VENV": str(tmp_path / ".tusk-venv"),
+            "GITHUB_PATH": str(tmp_path / "github-path"),
+            "HOME": str(tmp_path),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    tusk = tmp_path / ".tusk-venv" / "bin" / "tusk"
+    version = subprocess.run([str(tusk), "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.strip()
+    return done, (tmp_path / "log").read_text()
+
+
+def test_tusk_is_installed_with_a_pinned_uv_of_its_own(tmp_path: Path) -> None:
+    done, log = install_offline(tmp_path)
+    fetch, make, put = log.splitlines()[:3]
+    uv_release = f"--target {tmp_path / 'runner-temp' / 'tusk-uv'} uv=="
+    assert fetch.startswith("python3 -m pip install") and uv_release in fetch
+    python3 = tmp_path / "stand-ins" / "python3"  # the runner's python3, never uv's own
+    assert make.startswith("uv venv --no-config") and f"--python {python3} " in make
+    venv = tmp_path / ".tusk-venv"
+    assert make.endswith(f" {venv}")
+    assert put.startswith("uv pip install --no-config")
+    assert put.endswith(f"--python {venv}/bin/python {ROOT}")  # "$root" alone: no extras
+    assert not any(line.startswith("pip ") for line in log.splitlines())  # not pip
+    assert f"Installed Tusk in {venv} with uv 0.13.9" in done.stdout
+
+
+def test_without_uv_pip_installs_tusk_and_says_so(tmp_path: Path) -> None:
+    done, log = install_offline(tmp_path, NO_UV="1")
+    assert "uv venv" not in log and "uv pip" not in log
+    assert log.splitlines()[-1] == f"pip install --quiet --disable-pip-version-check {ROOT}"
+    assert "uv could not be had" in done.stdout and "No matching distribution" in done.stderr
+    assert f"Installed Tusk in {tmp_path / '.tusk-venv'} with pip" in done.stdout
