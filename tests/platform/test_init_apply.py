@@ -1,0 +1,150 @@
+"""``tusk init --apply`` against the local GitHub: from nothing to a deployment that
+``tusk doctor`` passes, a second run that writes nothing, ``--dry-run`` that writes
+nothing, and no token anywhere but (sealed) in the secrets API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.platform.apply_world import ARGS, BOT, CONTROL, KEY, OWNER, new_user_world, writes
+from tusk.cli.main import main as tusk_main
+
+ALL = {**OWNER, **BOT, **KEY}
+
+
+@pytest.fixture
+def env(local_github: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    local_github.load(new_user_world())
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setenv("TUSK_GITHUB_API_URL", local_github.url)
+    for name in ("TUSK_DISPATCH_TOKEN", "ANTHROPIC_AUTH_TOKEN", *ALL):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in ALL.items():
+        monkeypatch.setenv(name, value)
+    return ALL
+
+
+def apply(*extra: str) -> int:
+    return tusk_main(["init", "--apply", *ARGS, *extra])
+
+
+def test_apply_from_nothing_then_doctor_passes_and_a_second_run_writes_nothing(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert apply() == 0
+    first = capsys.readouterr().out
+    assert "Plan for alice/tusk-control: 23 of 23 step(s) to do" in first
+    assert "15 check(s): all good, 1 warning(s)" in first  # the poll has not run yet
+    assert "Left for you: mention @tusk-bot on an issue as alice" in first
+    control = local_github.state()["repos"][CONTROL]
+    assert control["private"] is True
+    assert control["collaborators"] == {"tusk-bot": "write"} and control["invitations"] == []
+    # The values the workflows will receive, as the stand-in opened them with its key.
+    assert control["secret_values"] == {name: env[name] for name in (*BOT, *KEY)}
+    titles = sorted(i["title"] for i in control["issues"].values())
+    assert [(i["author"]) for i in control["issues"].values()] == ["tusk-bot"] * 3
+    assert len(titles) == 3
+    assert set(control["branches"]) == {"main"}
+
+    seen = len(local_github.journal())
+    assert apply() == 0
+    second = capsys.readouterr().out
+    assert "Plan for alice/tusk-control: 0 of 23 step(s) to do" in second
+    assert writes(local_github.journal()[seen:]) == []  # the stand-in's record, not the text
+    assert local_github.state()["repos"][CONTROL]["branches"] == control["branches"]
+
+    # No token or key anywhere but the secrets API: not in what was printed, not in any
+    # request body the local GitHub received (the secrets' values went sealed).
+    bodies = json.dumps([e["body"] for e in local_github.journal()])
+    for value in env.values():
+        assert value not in first + second
+        assert value not in bodies
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert apply("--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "→ repository create alice/tusk-control: a private repository" in out
+    assert "→ secret store ANTHROPIC_API_KEY: sealed with the repository's key" in out
+    assert out.rstrip().endswith("--dry-run: nothing was written.")
+    assert writes(local_github.journal()) == []
+    assert CONTROL not in local_github.state()["repos"]
+
+
+def test_a_secret_neither_stored_nor_exported_stops_before_anything_is_written(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert apply() == 1
+    out = capsys.readouterr().out
+    assert "✗ secret ANTHROPIC_API_KEY: not stored: export ANTHROPIC_API_KEY first" in out
+    assert writes(local_github.journal()) == []
+
+
+def test_an_owner_token_without_the_workflow_scope_is_refused_up_front(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    local_github.load(new_user_world(ghp_owner0repo={"user": "alice", "scopes": ["repo"]}))
+    monkeypatch.setenv("TUSK_OWNER_TOKEN", "ghp_owner0repo")
+    assert apply() == 1
+    err = capsys.readouterr().err
+    assert "TUSK_OWNER_TOKEN (of alice) lacks the scope(s) workflow" in err
+    assert "ghp_owner0repo" not in err
+    assert writes(local_github.journal()) == []
+
+
+def test_one_bot_token_may_serve_every_bot_role(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scopes = ["notifications", "repo", "delete_repo", "workflow"]
+    local_github.load(new_user_world(ghp_bot0all={"user": "tusk-bot", "scopes": scopes}))
+    monkeypatch.setenv("TUSK_BOT_TOKEN", "ghp_bot0all")
+    monkeypatch.delenv("TUSK_AGENT_TOKEN")
+    monkeypatch.delenv("TUSK_READ_TOKEN")
+    assert apply() == 0
+    out = capsys.readouterr().out
+    assert "note: TUSK_AGENT_TOKEN not exported: the bot token's value is stored for it" in out
+    values = local_github.state()["repos"][CONTROL]["secret_values"]
+    assert [values[n] for n in BOT] == ["ghp_bot0all"] * 3
+
+
+def test_a_commit_whose_answer_was_lost_is_looked_for_not_sent_twice(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = r"^/repos/alice/tusk-control/contents/tusk\.yml$"
+    local_github.add_fault("PUT", path, status=502, lands=True)
+    local_github.add_fault("POST", r"^/user/repos$", status=502, lands=True)
+    assert apply() == 0
+    capsys.readouterr()
+    sent = writes(local_github.journal())
+    assert sent.count("PUT /repos/alice/tusk-control/contents/tusk.yml") == 1
+    assert sent.count("POST /user/repos") == 1
+
+
+def test_apply_repairs_what_drifted_and_leaves_the_rest(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert apply() == 0
+    owner = local_github.gateway("ghp_owner0wner")
+    current = owner.get(f"/repos/{CONTROL}/contents/tusk.yml")
+    edited = {"message": "edit", "content": "Ym90OiBvdGhlcgo=", "sha": current["sha"]}
+    owner.put(f"/repos/{CONTROL}/contents/tusk.yml", json=edited)
+    capsys.readouterr()
+    seen = len(local_github.journal())
+    assert apply() == 0
+    assert "→ file update tusk.yml: differs from what tusk init writes" in capsys.readouterr().out
+    assert writes(local_github.journal()[seen:]) == [f"PUT /repos/{CONTROL}/contents/tusk.yml"]
