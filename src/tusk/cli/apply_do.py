@@ -12,9 +12,9 @@ by its blob sha, a label by its name; the state issues by their nonce
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from pydantic import SecretStr
 
@@ -22,13 +22,14 @@ from tusk.cli.apply_look import file_sha
 from tusk.cli.apply_plan import Step, Wanted, blob_sha
 from tusk.contracts.config import Settings
 from tusk.errors import UserError
-from tusk.github.gateway import Gateway, NotFound, Response
+from tusk.github.gateway import Gateway, NotFound
 from tusk.github.once import create_once
 from tusk.github.sealing import seal
 from tusk.issues.state import StateStore
 from tusk.issues.state_codec import StateKind
 
 COMMIT_MESSAGE = "tusk init --apply: {path}"
+T = TypeVar("T")
 
 
 @dataclass
@@ -54,7 +55,7 @@ class Applier:
         }[step.kind]
         return act(step)
 
-    def _once(self, send: Any, find: Any, what: str) -> Any:
+    def _once(self, send: Callable[[], T], find: Callable[[], T | None], what: str) -> T:
         return create_once(send, find, sleep=self.owner.sleep, what=what)
 
     # -- the owner's steps
@@ -75,13 +76,16 @@ class Applier:
             )
         body = {"name": name, "private": self.wanted.private, "has_wiki": False}
 
+        def send() -> Any:
+            return self.owner.post(path, json=body, may_repeat=False).body
+
         def find() -> Any:
             try:
                 return self.owner.get(f"/repos/{self.wanted.repo}")
             except NotFound:
                 return None
 
-        self._once(lambda: self.owner.post(path, json=body, may_repeat=False), find, "the repo")
+        self._once(send, find, f"the repository {self.wanted.repo}")
         return "created"
 
     def file(self, step: Step) -> str:
@@ -93,8 +97,9 @@ class Applier:
         if step.sha:
             body["sha"] = step.sha
 
-        def send() -> Response:
-            return self.owner.put(f"/repos/{repo}/contents/{path}", json=body, may_repeat=False)
+        def send() -> str:
+            self.owner.put(f"/repos/{repo}/contents/{path}", json=body, may_repeat=False)
+            return blob_sha(text)
 
         def find() -> str | None:  # landed: GitHub holds exactly this text
             sha = file_sha(self.owner, repo, path)
@@ -106,11 +111,13 @@ class Applier:
     def label(self, step: Step) -> str:
         path = f"/repos/{self.wanted.repo}/labels"
 
+        def send() -> Any:
+            return self.owner.post(path, json={"name": step.target}, may_repeat=False).body
+
         def find() -> Any:
             names = {str(label["name"]).lower(): label for label in self.owner.paginate(path)}
             return names.get(step.target.lower())
 
-        send = lambda: self.owner.post(path, json={"name": step.target}, may_repeat=False)  # noqa: E731
         self._once(send, find, f"the label {step.target}")
         return "created"
 
@@ -144,15 +151,32 @@ class Applier:
     # -- the bot's steps
 
     def accept(self, step: Step) -> str:
-        for invitation in self.bot.paginate("/user/repository_invitations"):
-            full_name = str((invitation.get("repository") or {}).get("full_name", ""))
-            if full_name.lower() == self.wanted.repo.lower():
-                self.bot.patch(f"/user/repository_invitations/{invitation['id']}")
-                return "accepted"
+        mine = [
+            invitation
+            for invitation in self.bot.paginate("/user/repository_invitations")
+            if str((invitation.get("repository") or {}).get("full_name", "")).lower()
+            == self.wanted.repo.lower()
+        ]
+        if mine:
+            path = f"/user/repository_invitations/{mine[0]['id']}"
+            # Accepted twice, GitHub answers 404: after a lost answer, look first.
+            self._once(
+                lambda: self.bot.patch(path, may_repeat=False).status,
+                self._bot_may_push,
+                "accepting the invitation",
+            )
+            return "accepted"
         raise UserError(
             f"{self.wanted.bot} has no invitation to {self.wanted.repo}",
             "Check that TUSK_BOT_TOKEN is the bot's (with the repo scope) and run again.",
         )
+
+    def _bot_may_push(self) -> int | None:
+        try:
+            body = self.bot.get(f"/repos/{self.wanted.repo}")
+        except NotFound:
+            return None
+        return 204 if (body.get("permissions") or {}).get("push") else None
 
     def state_issue(self, step: Step) -> str:
         # The store looks for the issue first and sends its create once, by nonce.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tusk.cli.apply_plan import NOTHING, Seen, Wanted
 from tusk.contracts.config import Settings
-from tusk.github.gateway import Gateway, NotFound
+from tusk.github.gateway import Forbidden, Gateway, NotFound
 from tusk.issues.state import StateStore
 from tusk.issues.state_codec import StateKind
 
@@ -64,9 +64,13 @@ def bot_can_push(gateway: Gateway, repo: str, bot: str) -> bool:
 
 def bot_invited(gateway: Gateway, repo: str, bot: str) -> bool:
     """Whether an invitation of the bot waits (the repository's admins see them)."""
+    try:
+        invitations = list(gateway.paginate(f"/repos/{repo}/invitations"))
+    except (NotFound, Forbidden):  # not an admin of it: the invitation is sent (again)
+        return False
     return any(
         str((invitation.get("invitee") or {}).get("login", "")).lower() == bot.lower()
-        for invitation in gateway.paginate(f"/repos/{repo}/invitations")
+        for invitation in invitations
     )
 
 
