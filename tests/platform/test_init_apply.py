@@ -157,6 +157,22 @@ def test_readmes_step_3_as_written_deploys_with_one_bot_token(
     assert [stored[n] for n in BOT] == [ONE_BOT_TOKEN] * 3
 
 
+def test_a_bot_token_that_cannot_serve_a_role_is_not_stored(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The three-token route with the agent's token forgotten: the poller's token would
+    be stored for the agent, and it lacks the agent's scopes."""
+    monkeypatch.delenv("TUSK_AGENT_TOKEN")
+    assert apply() == 1
+    err = capsys.readouterr().err
+    assert "TUSK_AGENT_TOKEN: belongs to my-tusk-bot, scopes notifications, repo; lacks" in err
+    assert "Nothing was written." in err
+    assert writes(local_github.journal()) == []
+
+
 def test_a_commit_whose_answer_was_lost_is_looked_for_not_sent_twice(
     local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,7 +25,7 @@ from tusk import actions_edge
 from tusk.cli.apply_do import Applier
 from tusk.cli.apply_look import look
 from tusk.cli.apply_plan import BLOCKED, Step, Wanted, plan
-from tusk.cli.doctor import STORED_SECRETS, Doctor, parse_scopes, report
+from tusk.cli.doctor import FAIL, ROLES, STORED_SECRETS, Doctor, judge_token, parse_scopes, report
 from tusk.cli.init import CONFIG_FILE
 from tusk.contracts.config import Secrets, Settings, load_secrets, parse_settings
 from tusk.errors import UserError
@@ -108,6 +108,35 @@ def check_tokens(owner: Gateway, bot: Gateway, settings: Settings) -> None:
         )
 
 
+def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: GatewayFor) -> None:
+    """Each bot token about to be stored is the bot's and has its role's scopes (as
+    ``tusk doctor`` judges them), so no token the workflows cannot use is stored."""
+    problems = []
+    seen: dict[str, tuple[str, set[str] | None]] = {}
+    for role in ROLES.values():
+        value = values.get(role.env)
+        if value is None or role.secret_of != "bot":
+            continue
+        if value.get_secret_value() not in seen:
+            gateway = make(value, role.env.removeprefix("TUSK_").removesuffix("_TOKEN").lower())
+            try:
+                seen[value.get_secret_value()] = whose(gateway, role.env)
+            finally:
+                gateway.close()
+        login, scopes = seen[value.get_secret_value()]
+        check = judge_token(role, login=login, scopes=scopes, expected_login=settings.bot)
+        if check.status == FAIL:
+            problems.append(check.line())
+    if problems:
+        raise UserError(
+            f"{len(problems)} bot token(s) would be stored that cannot do their job",
+            "\n".join(f"  {line}" for line in problems)
+            + "\nA role without its own exported token gets TUSK_BOT_TOKEN's value: export "
+            "TUSK_AGENT_TOKEN and TUSK_READ_TOKEN, or give the bot token every role's scopes. "
+            "Nothing was written.",
+        )
+
+
 def default_gateway(api_url: str) -> GatewayFor:
     def make(token: SecretStr | None, name: str) -> Gateway:
         return Gateway(api_url=api_url, token=token, token_name=name, max_attempts=3)
@@ -160,6 +189,7 @@ def _apply(
 ) -> int:
     check_tokens(owner, bot, settings)
     values, notes = secret_values(secrets)
+    check_roles(values, settings, make)
     wanted = wanted_for(files, settings, args, set(values))
     steps = plan(wanted, look(owner, wanted, settings))
     print_plan(wanted, steps, notes)
