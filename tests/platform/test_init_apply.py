@@ -173,6 +173,25 @@ def test_a_bot_token_that_cannot_serve_a_role_is_not_stored(
     assert writes(local_github.journal()) == []
 
 
+def test_a_run_again_with_fewer_tokens_leaves_the_stored_ones_alone(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert apply() == 0
+    monkeypatch.delenv("TUSK_AGENT_TOKEN")
+    monkeypatch.delenv("TUSK_READ_TOKEN")
+    capsys.readouterr()
+    seen = len(local_github.journal())
+    apply()  # tusk doctor then says the agent's and reader's tokens are not exported here
+    out = capsys.readouterr().out
+    assert "0 of 23 step(s) to do" in out and "note:" not in out
+    assert writes(local_github.journal()[seen:]) == []
+    stored = local_github.state()["repos"][CONTROL]["secret_values"]
+    assert stored["TUSK_AGENT_TOKEN"] == BOT["TUSK_AGENT_TOKEN"]
+
+
 def test_a_commit_whose_answer_was_lost_is_looked_for_not_sent_twice(
     local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -40,20 +40,19 @@ ROLE_FIELDS |= {"TUSK_READ_TOKEN": "read_token", "ANTHROPIC_API_KEY": "anthropic
 GatewayFor = Callable[[SecretStr | None, str], Gateway]
 
 
-def secret_values(secrets: Secrets) -> tuple[dict[str, SecretStr], list[str]]:
-    """The value of each stored secret that is exported, and notes on stand-ins: a bot
-    role without its own token is served by the bot token (classic, with every role's
-    scopes: notifications, repo, delete_repo, workflow)."""
-    values, notes = {}, []
+def secret_values(secrets: Secrets) -> tuple[dict[str, SecretStr], set[str]]:
+    """The value of each secret the workflows read that is exported, and the names whose
+    value stands in: a bot role without its own token is served by the bot token
+    (classic, with every role's scopes: notifications, repo, delete_repo, workflow)."""
+    values, stand_ins = {}, set()
     for name, field_name in ROLE_FIELDS.items():
         value = getattr(secrets, field_name)
         if value is None and name in ("TUSK_AGENT_TOKEN", "TUSK_READ_TOKEN"):
             value = secrets.bot_token
-            if value is not None:
-                notes.append(f"{name} not exported: the bot token's value is stored for it")
+            stand_ins.add(name)
         if value is not None:
             values[name] = value
-    return values, notes
+    return values, stand_ins
 
 
 def wanted_for(
@@ -188,11 +187,18 @@ def _apply(
     make: GatewayFor,
 ) -> int:
     check_tokens(owner, bot, settings)
-    values, notes = secret_values(secrets)
-    check_roles(values, settings, make)
+    values, stand_ins = secret_values(secrets)
     wanted = wanted_for(files, settings, args, set(values))
     steps = plan(wanted, look(owner, wanted, settings))
+    storing = {step.target for step in steps if step.kind == "secret" and step.todo}
+    notes = [
+        f"{name} not exported: the bot token's value is stored for it"
+        for name in sorted(stand_ins & storing)
+    ]
     print_plan(wanted, steps, notes)
+    # What tusk doctor checks: the exported tokens, and those stored for a role now.
+    values = {name: v for name, v in values.items() if name not in stand_ins or name in storing}
+    check_roles({name: values[name] for name in storing}, settings, make)
     if any(step.action == BLOCKED for step in steps):
         print("\nNothing was written: export what the ✗ lines name, then run again.")
         return 1
