@@ -82,6 +82,18 @@ def test_apply_from_nothing_then_doctor_passes_and_a_second_run_writes_nothing(
         assert value not in bodies
 
 
+def test_init_says_which_of_dir_and_apply_it_needs(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert tusk_main(["init", *ARGS]) == 1
+    assert "tusk init needs DIR, or --apply" in capsys.readouterr().err
+    assert tusk_main(["init", str(tmp_path), "--apply", *ARGS]) == 1
+    assert "--apply writes to GitHub, not to a folder" in capsys.readouterr().err
+    assert tusk_main(["init", str(tmp_path), "--dry-run", *ARGS]) == 1
+    assert "only with --apply: --dry-run" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_dry_run_prints_the_plan_and_writes_nothing(
     local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -269,7 +269,7 @@ def check_mode(args: argparse.Namespace) -> None:
     extra = [flag for flag in ("dry_run", "rotate_secrets", "public") if getattr(args, flag)]
     if extra and not args.apply:
         flags = ", ".join("--" + flag.replace("_", "-") for flag in extra)
-        raise InputError(f"{flags} only go with --apply", "Add --apply, or drop them.")
+        raise InputError(f"only with --apply: {flags}", "Add --apply, or drop them.")
 
 
 def run(args: argparse.Namespace) -> int:
