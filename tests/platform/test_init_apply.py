@@ -196,9 +196,11 @@ def test_a_run_again_with_fewer_tokens_leaves_the_stored_ones_alone(
     monkeypatch.delenv("TUSK_READ_TOKEN")
     capsys.readouterr()
     seen = len(local_github.journal())
-    apply()  # tusk doctor then says the agent's and reader's tokens are not exported here
+    assert apply() == 0
     out = capsys.readouterr().out
     assert "0 of 23 step(s) to do" in out and "note:" not in out
+    # The bot token is not taken for the others' (they may hold other values): named only.
+    assert f"✓ TUSK_AGENT_TOKEN: not exported here; stored in {CONTROL}" in out
     assert writes(local_github.journal()[seen:]) == []
     stored = local_github.state()["repos"][CONTROL]["secret_values"]
     assert stored["TUSK_AGENT_TOKEN"] == BOT["TUSK_AGENT_TOKEN"]
