@@ -21,9 +21,8 @@ from tusk.sandbox.world_clock import iso
 from tusk.sandbox.world_records import Invitation, Repo
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
-# GitHub maps the permission names of "Add a repository collaborator" onto roles.
-ROLES = {"pull": "read", "triage": "triage", "push": "write", "maintain": "maintain"}
-ROLES["admin"] = "admin"
+# The permission names of "Add a repository collaborator" and the roles GitHub grants.
+ROLES = {"pull": "read", "push": "write"} | {r: r for r in ("triage", "maintain", "admin")}
 
 
 # --------------------------------------------------------------------------- repositories
@@ -153,14 +152,13 @@ def put_content(call: Call) -> Reply:
 
 def _invitation(call: Call, repo: Repo, invitation: Invitation) -> dict[str, object]:
     url = f"{call.base}/user/repository_invitations/{invitation.id}"
-    permission = {"read": "read", "write": "write"}.get(invitation.permission)
     return {
         "id": invitation.id,
         "node_id": f"RI_{invitation.id}",
         "repository": call.shapes.repo(repo, call.login, full=False),
         "invitee": call.shapes.user(invitation.invitee),
         "inviter": call.shapes.user(invitation.inviter),
-        "permissions": permission or invitation.permission,
+        "permissions": invitation.permission,  # read, triage, write, maintain or admin
         "created_at": iso(invitation.created_at),
         "expired": False,
         "url": url,
