@@ -409,7 +409,7 @@ class Doctor:
                     name,
                     FAIL,
                     f"missing .github/workflows/{', '.join(missing)}",
-                    "run `tusk init` and push the control repository",
+                    "run `tusk init --apply` (or `tusk init DIR` and push the folder)",
                 )
             ]
         calls = caller_calls(texts)

@@ -186,7 +186,12 @@ def write_files(target: Path, files: dict[str, str], *, force: bool) -> list[Pat
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", type=Path, help="the control repository's folder (created if new)")
+    parser.add_argument(
+        "dir",
+        type=Path,
+        nargs="?",
+        help="the control repository's folder (created if new); not with --apply",
+    )
     parser.add_argument(
         "--tusk-ref",
         default=str(RELEASE),
@@ -210,6 +215,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start in staged mode: agent writes are recorded in the log issue, not performed",
     )
     parser.add_argument("--force", action="store_true", help="replace files that already exist")
+    apply = parser.add_argument_group(
+        "on GitHub (--apply)",
+        "make the deployment through GitHub's API instead of writing DIR: the repository, "
+        "its files, labels, state issues, the bot's access, the secrets (from "
+        "TUSK_OWNER_TOKEN, TUSK_BOT_TOKEN, TUSK_AGENT_TOKEN, TUSK_READ_TOKEN, "
+        "ANTHROPIC_API_KEY), the workflows; then tusk doctor",
+    )
+    apply.add_argument("--apply", action="store_true", help="make the deployment on GitHub")
+    apply.add_argument(
+        "--dry-run", action="store_true", help="with --apply: print the plan, write nothing"
+    )
+    apply.add_argument(
+        "--rotate-secrets",
+        action="store_true",
+        help="with --apply: store the exported values anew (a stored secret is left alone)",
+    )
+    apply.add_argument(
+        "--public", action="store_true", help="with --apply: create the repository public"
+    )
 
 
 def check_names(args: argparse.Namespace) -> None:
@@ -229,8 +253,28 @@ def check_names(args: argparse.Namespace) -> None:
         )
 
 
+def check_mode(args: argparse.Namespace) -> None:
+    """DIR without --apply, --apply without DIR; the apply flags only with --apply."""
+    if args.apply and args.dir is not None:
+        raise InputError(
+            "--apply writes to GitHub, not to a folder",
+            "Drop DIR: tusk init --apply --bot ... --control-repo ... --allowed-user ...",
+        )
+    if not args.apply and args.dir is None:
+        raise InputError(
+            "tusk init needs DIR, or --apply",
+            "Name the folder to write (tusk init DIR ...) or make the deployment on GitHub "
+            "(tusk init --apply ...).",
+        )
+    extra = [flag for flag in ("dry_run", "rotate_secrets", "public") if getattr(args, flag)]
+    if extra and not args.apply:
+        flags = ", ".join("--" + flag.replace("_", "-") for flag in extra)
+        raise InputError(f"only with --apply: {flags}", "Add --apply, or drop them.")
+
+
 def run(args: argparse.Namespace) -> int:
     check_names(args)
+    check_mode(args)
     tusk_ref = TuskRef.parse(args.tusk_ref)
     files = control_files(
         tusk_ref=tusk_ref,
@@ -239,6 +283,10 @@ def run(args: argparse.Namespace) -> int:
         allowed_users=list(args.allowed_user),
         staged=args.staged,
     )
+    if args.apply:
+        from tusk.cli.apply import run_apply
+
+        return run_apply(args, files)
     written = write_files(args.dir, files, force=args.force)
     for path in written:
         print(f"wrote {path}")

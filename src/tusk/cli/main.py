@@ -28,6 +28,8 @@ ENV_DOCS: dict[str, str] = {
     "TUSK_GITHUB_API_URL": "GitHub REST API root (default: https://api.github.com)",
     "TUSK_BOT_TOKEN": "the bot's classic token: notifications and context",
     "TUSK_DISPATCH_TOKEN": "the control repository owner's token: repository_dispatch",
+    "TUSK_OWNER_TOKEN": "init --apply: the control repository owner's classic token (repo, "
+    "workflow); used for the set-up only, never stored",
     "TUSK_AGENT_TOKEN": "the bot's token for writes",
     "TUSK_READ_TOKEN": "the bot's read-only token (reads, cloning, reading a log issue)",
     "ANTHROPIC_API_KEY": "the Anthropic API key, added by the model proxy outside the agent",
@@ -180,7 +182,16 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "init",
         "tusk.cli.init",
-        "write a ready control repository: workflows, tusk.yml, secrets list",
+        "write a ready control repository: workflows, tusk.yml, secrets list "
+        "(--apply: make it on GitHub)",
+        (
+            "TUSK_OWNER_TOKEN",
+            "TUSK_BOT_TOKEN",
+            "TUSK_AGENT_TOKEN",
+            "TUSK_READ_TOKEN",
+            "ANTHROPIC_API_KEY",
+            "TUSK_GITHUB_API_URL",
+        ),
     ),
     Command(
         "doctor",

@@ -131,8 +131,13 @@ def _upload_artifact(
         return json_outcome(400, {"message": "name is required"})
     with app.lock:
         repo = app.world.repo(owner, name)
+        # A workflow's GITHUB_TOKEN is its own repository's, whoever its user is.
+        bound = (token.repository or "").lower() if token is not None else ""
+        own = repo is not None and bound == repo.full_name.lower()
         if repo is None or (
-            token is not None and (token.read_only or not app.world.can_push(repo, token.user))
+            token is not None
+            and not own
+            and (token.read_only or not app.world.can_push(repo, token.user))
         ):
             return json_outcome(404, {"message": "Not Found"})
         try:

@@ -25,11 +25,13 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from tusk.sandbox import graphql_cost, ratelimit, secondary
+from tusk.sandbox import rest_actions_setup as _actions_setup  # noqa: F401
 from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handlers
 from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
 from tusk.sandbox import rest_pulls as _pulls  # noqa: F401
 from tusk.sandbox import rest_repos as _repos  # noqa: F401
 from tusk.sandbox import rest_runs as _runs  # noqa: F401
+from tusk.sandbox import rest_setup as _setup  # noqa: F401
 from tusk.sandbox.admin import handle_admin
 from tusk.sandbox.faults import Fault, fault_message
 from tusk.sandbox.github_access import (

@@ -447,15 +447,15 @@ def get_content(call: Call) -> Reply:
         data, blob = value
         if "application/vnd.github.raw" in call.headers.get("accept", ""):
             return Reply(200, data, content_type="application/vnd.github.raw; charset=utf-8")
-        return Reply(200, _content_entry(call, repo, path, "file", blob, len(data), ref, data))
+        return Reply(200, content_entry(call, repo, path, "file", blob, len(data), ref, data))
     entries = [
-        _content_entry(call, repo, name, entry_kind, blob, size, ref, None)
+        content_entry(call, repo, name, entry_kind, blob, size, ref, None)
         for name, entry_kind, blob, size in value
     ]
     return Reply(200, entries)
 
 
-def _content_entry(
+def content_entry(
     call: Call, repo: Repo, path: str, kind: str, sha: str, size: int, ref: str, data: bytes | None
 ) -> dict[str, object]:
     import base64

@@ -50,6 +50,7 @@ def build_repo(world: World, spec: dict[str, Any]) -> None:
         archived=spec.get("archived", False),
         has_discussions=spec.get("has_discussions", True),
         secrets={name: moment for name in spec.get("secrets", [])},
+        disabled_workflows=dict.fromkeys(spec.get("disabled_workflows", []), "disabled_manually"),
     )
     if "fork_of" in spec:
         parent = world.repos[spec["fork_of"].lower()]

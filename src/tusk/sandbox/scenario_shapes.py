@@ -110,6 +110,7 @@ REPO = {
     "artifacts": [ARTIFACT],
     "workflow_runs": [WORKFLOW_RUN],
     "secrets": [str],  # names of the repository's Actions secrets
+    "disabled_workflows": [str],  # workflow file paths GitHub shows as disabled_manually
 }
 # ``members``: for a user of type Organization, the logins that belong to it.
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}

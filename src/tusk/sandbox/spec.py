@@ -375,6 +375,13 @@ def _validator_class() -> Any:
         if "discriminator" in schema and not isinstance(instance, dict):
             yield from keywords.oneOf(validator, choices, instance, schema)
             return
+        # A 409 of "Create or update file contents" is `oneOf` basic-error and
+        # repository-rule-violation-error, two open objects every error body matches:
+        # read as `anyOf`, or no answer GitHub sends could conform.
+        refs = [str(choice.get("$ref", "")) for choice in choices]
+        if refs and all(ref.endswith("-error") for ref in refs):
+            yield from keywords.anyOf(validator, choices, instance, schema)
+            return
         yield from oas_keywords.oneOf(validator, choices, instance, schema)
 
     return extend(OAS30Validator, {"enum": enum, "oneOf": one_of})

@@ -173,6 +173,19 @@ class Artifact:
 
 
 @dataclass
+class Invitation:
+    """A pending invitation to collaborate: the invitee has no access until they accept it
+    ("the invitee will receive a notification that they have been invited ... [and] must
+    accept": docs.github.com/rest/collaborators/collaborators#add-a-repository-collaborator)."""
+
+    id: int
+    invitee: str
+    inviter: str
+    permission: str  # as granted: read, triage, write, maintain, admin
+    created_at: datetime
+
+
+@dataclass
 class Repo:
     owner: str
     name: str
@@ -197,6 +210,14 @@ class Repo:
     # Actions secrets by name, with when each was set; values are never kept (GitHub
     # itself answers names and dates only).
     secrets: dict[str, datetime] = field(default_factory=dict)
+    # The stand-in alone keeps each secret's value, opened with the repository's private
+    # key (``rest_actions_setup``), so a test can prove what the workflows would receive;
+    # the REST API never answers it (only the admin API's state shows it).
+    secret_values: dict[str, str] = field(default_factory=dict)
+    invitations: list[Invitation] = field(default_factory=list)
+    # Workflow files GitHub has disabled (by hand, or after 60 days without activity);
+    # every other workflow file is active.
+    disabled_workflows: dict[str, str] = field(default_factory=dict)  # path -> state
     next_number: int = 1
     # Issues that left: number -> None (deleted: its URL answers 410 Gone) or the
     # (repository full name, number) it was transferred to (its URL answers 301 Moved
@@ -210,6 +231,8 @@ class Repo:
     pending_reads: int = 0
     # ... and git requests to it answer "Repository not found" this many more times.
     pending_git: int = 0
+    # The repository's Actions secrets key pair (a libsodium private key), made on first use.
+    _secrets_key: bytes | None = None
 
     @property
     def full_name(self) -> str:
