@@ -205,39 +205,40 @@ def pipeline(data: bytes) -> int:
         source = Path(folder, "context.json")
         source.write_bytes(data)
         start = time.process_time()
-        doc = step.read_context(source)
-        prepared = step.prepare(
-            doc,
-            SETTINGS,
-            history=(),
-            memory=(),
-            artifact_name="tusk-context",
-            run_url=None,
-            nonce=new_nonce(),
-        )
-        claim = LogIssueClaim(number=7, url=f"https://github.com/{REPO}/issues/7", won=True)
-        step.step_summary(
-            doc,
-            prepared.built,
-            claim,
-            prepared.log,
-            sizes=prepared.sizes,
-            artifact_name="tusk-context",
-        )
-        with contextlib.redirect_stdout(io.StringIO()):
-            step.write_outputs(
+        with step.collection_paused():  # as ``run`` has it for the whole step
+            doc = step.read_context(source)
+            prepared = step.prepare(
                 doc,
-                claim,
                 SETTINGS,
-                out_dir=Path(folder, "out"),
-                context_file=source,
-                task_md=prepared.task_md,
-                context_md=prepared.context_md,
-                diff=prepared.built.diff,
-                full_context=prepared.context_md if prepared.log.context_cut else None,
+                history=(),
+                memory=(),
+                artifact_name="tusk-context",
+                run_url=None,
+                nonce=new_nonce(),
+            )
+            claim = LogIssueClaim(number=7, url=f"https://github.com/{REPO}/issues/7", won=True)
+            step.step_summary(
+                doc,
+                prepared.built,
+                claim,
+                prepared.log,
+                sizes=prepared.sizes,
                 artifact_name="tusk-context",
             )
-        spent = time.process_time() - start
+            with contextlib.redirect_stdout(io.StringIO()):
+                step.write_outputs(
+                    doc,
+                    claim,
+                    SETTINGS,
+                    out_dir=Path(folder, "out"),
+                    context_file=source,
+                    task_md=prepared.task_md,
+                    context_md=prepared.context_md,
+                    diff=prepared.built.diff,
+                    full_context=prepared.context_md if prepared.log.context_cut else None,
+                    artifact_name="tusk-context",
+                )
+            spent = time.process_time() - start  # before the collector runs again
     return round(spent * 1e9)
 
 

@@ -59,3 +59,37 @@ def test_the_trigger_is_found_by_its_rest_id_or_node_id_spelled_exactly() -> Non
         assert index_of(nodes, spelling) is None
         assert not is_node(nodes[0], spelling)
     assert index_of(nodes, "None") is None
+
+
+def test_the_whole_step_runs_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # One step per process: what it reads and builds lives until it ends, so the
+    # collector is paused from reading the document to the last file written.
+    import argparse
+    import types
+
+    seen: dict[str, bool] = {}
+
+    def reading(path: Path) -> object:
+        seen["read"] = gc.isenabled()
+        return types.SimpleNamespace(jobid="job-1")
+
+    def building(*args: object, **kwargs: object) -> dict[str, str | bool | int]:
+        seen["build"] = gc.isenabled()
+        return {}
+
+    inputs = types.SimpleNamespace(
+        config="tusk.yml", context_file="c.json", output_dir="out", artifact_name=""
+    )
+    monkeypatch.setattr(step.Inputs, "from_args", classmethod(lambda cls, args: inputs))
+    monkeypatch.setattr(step, "resolve_config_path", lambda value: value)
+    monkeypatch.setattr(step, "load_settings", lambda path: None)
+    monkeypatch.setattr(step, "load_secrets", lambda: None)
+    monkeypatch.setattr(step, "gateway_from_secrets", lambda secrets, role: None)
+    monkeypatch.setattr(step, "read_context", reading)
+    monkeypatch.setattr(step, "build_and_claim", building)
+    monkeypatch.setattr(step.actions_edge, "set_outputs", lambda outputs: None)
+    assert step.run(argparse.Namespace(run_url="u")) == 0
+    assert seen == {"read": False, "build": False}
+    assert gc.isenabled()

@@ -95,7 +95,8 @@ def collection_paused() -> Iterator[None]:
     alive (the validated document, then what is built from it): each collection would
     walk every object made so far, so parsing tens of thousands of comments paid for
     them again and again, more the longer the thread. Reference counting still frees
-    everything; the collector runs again afterwards."""
+    everything; the collector runs again afterwards (unless it was paused before:
+    ``run`` pauses it for the whole step)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -124,17 +125,20 @@ def run(args: argparse.Namespace) -> int:
     inputs = Inputs.from_args(args)
     settings = load_settings(resolve_config_path(inputs.config))
     context_file = Path(inputs.context_file)
-    doc = read_context(context_file)
-    gateway = gateway_from_secrets(load_secrets(), "agent")
-    outputs = build_and_claim(
-        doc,
-        settings,
-        gateway,
-        context_file=context_file,
-        out_dir=Path(inputs.output_dir),
-        artifact_name=inputs.artifact_name or f"tusk-context-{doc.jobid}",
-        run_url=args.run_url or actions_edge.run_url(),
-    )
+    # One step per process, and what it makes lives until the step ends: the collector
+    # would only walk it again and again (a seventh of the step for a long thread).
+    with collection_paused():
+        doc = read_context(context_file)
+        gateway = gateway_from_secrets(load_secrets(), "agent")
+        outputs = build_and_claim(
+            doc,
+            settings,
+            gateway,
+            context_file=context_file,
+            out_dir=Path(inputs.output_dir),
+            artifact_name=inputs.artifact_name or f"tusk-context-{doc.jobid}",
+            run_url=args.run_url or actions_edge.run_url(),
+        )
     actions_edge.set_outputs(outputs)
     return 0
 
