@@ -266,3 +266,51 @@ def test_a_quoted_context_keeps_a_span_across_lines_whole() -> None:
     assert quoted == "> see `a\n> @bob` and `@carol`"
     tokens, _ = gfm_page.parse(quoted)
     assert gfm_page.live_text(tokens) == []
+
+
+def test_only_the_blocks_holding_a_backtick_are_parsed_for_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A context is mostly prose; markdown-it reads just the blocks where code can be,
+    # each on its own, and finds the same spans as over the whole text.
+    prose = "\n\n".join(
+        f"#### comment by @a{i}\n\n> plain words, @b{i} and #{i}" for i in range(50)
+    )
+    text = f"{prose}\n\n> the `@c` span\n> and `a span\n> over lines @d`\n\n- a list `@e`\n  `@f`"
+    parsed: list[str] = []
+    real = render._PARSER.parse
+
+    def recording(source: str, env: object = None) -> object:
+        parsed.append(source)
+        return real(source, env)
+
+    monkeypatch.setattr(render._PARSER, "parse", recording)
+    lines = neutral_markdown_lines(text)
+    assert parsed == [
+        "> the `@c` span\n> and `a span\n> over lines @d`",
+        "- a list `@e`\n  `@f`",
+    ]
+    assert lines[-6:] == [
+        "> the `@c` span",
+        "> and `a span",
+        "> over lines @d`",
+        "",
+        "- a list `@e`",
+        "  `@f`",
+    ]
+    assert lines[12:15] == ["#### comment by `@a3`", "", "> plain words, `@b3` and `#3`"]
+
+
+def test_a_fence_indented_by_a_tab_leaves_the_text_whole_to_markdown_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # "\t```" does not close a fence (a tab is four columns): what follows is still code,
+    # which only markdown-it, reading the whole text, tells.
+    text = "```\ncode\n\t```\n\nstill `code` @bob\n```"
+    parsed: list[str] = []
+    real = render._PARSER.parse
+    monkeypatch.setattr(
+        render._PARSER, "parse", lambda source, env=None: parsed.append(source) or real(source, env)
+    )
+    neutral_markdown_lines(text)
+    assert parsed == [text]

@@ -103,3 +103,33 @@ def test_neutralising_drops_every_spelling_of_the_at(text: str, expected: str) -
 
 def test_deep_nesting_is_walked_without_recursion() -> None:
     assert mentioned_logins("<b>" * 5000 + "@ann", NOTIFIES) == {"ann"}
+
+
+@pytest.mark.parametrize(
+    ("text", "logins"),
+    [
+        ("`@bob` and `@carol`", set()),
+        ("`@bob` and @carol", {"carol"}),
+        ("`@bob` and &#64;carol", {"carol"}),
+        ("`@bob` and &commat;carol", {"carol"}),
+        ("```\n@bob\n```\n\n[@carol](https://example.com)", {"carol"}),
+        ("<code>@bob</code>", {"bob"}),  # code the text wrote hides nothing
+    ],
+)
+def test_a_text_showing_no_at_outside_code_is_told_without_building_the_page(
+    text: str, logins: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without "<" every element is cmark's: when its HTML outside code shows no "@", no
+    # policy that skips code finds a mention, and the page is not built. Anything
+    # else takes the full road.
+    built: list[str] = []
+    real = markdown.render
+
+    def counted(source: str) -> markdown.Rendering:
+        built.append(source)
+        return real(source)
+
+    monkeypatch.setattr(markdown, "render", counted)
+    assert mentioned_logins(text, NOTIFIES) == logins
+    assert mentioned_logins(text, TRIGGERS) <= logins
+    assert bool(built) == bool(logins or "<" in text)

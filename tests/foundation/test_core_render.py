@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from jinja2 import UndefinedError
 
@@ -95,3 +97,12 @@ def test_mentions_and_issue_references_do_not_notify_from_a_quote() -> None:
         "> @&#8203;tusk-bot fix #&#8203;12 and alice/widgets#&#8203;3, mail me@example.com"
     )
     assert quote_block("@alice", neutralise_mentions=False) == "> @alice"
+
+
+def test_the_table_of_hidden_characters_is_what_a_scan_of_unicode_finds() -> None:
+    # The table spares each process a scan of every code point; it must not drift
+    # from the rule (a Unicode version it does not list is scanned instead).
+    from tusk.text import render as module
+
+    assert module.hidden_ranges() == module._scan_hidden()
+    assert unicodedata.unidata_version in module._HIDDEN_RANGES_BY_VERSION

@@ -94,3 +94,24 @@ async def test_without_a_word_from_the_supervisor_every_tool_is_refused(
 )
 def test_a_malformed_pass_file_names_no_pass(text: str) -> None:
     assert parse_pass(text) is None
+
+
+async def test_no_request_renames_its_client_with_a_forwarded_header(
+    start_mcp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing proxies the loopback endpoint: X-Forwarded-For from a local process is
+    # not taken as the client's address.
+    from tusk.mcp import transport
+
+    clients: list[Any] = []
+    real = transport.BearerGate.__call__
+
+    async def watched(self: Any, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            clients.append(scope["client"])
+        await real(self, scope, receive, send)
+
+    monkeypatch.setattr(transport.BearerGate, "__call__", watched)
+    running = start_mcp(bearer=BEARER)
+    assert initialize(running.url, {"X-Forwarded-For": "203.0.113.7"}).status_code == 401
+    assert clients and clients[0][0] == "127.0.0.1"

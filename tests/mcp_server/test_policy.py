@@ -586,3 +586,26 @@ def test_history_and_memory_lines_mention_nobody_in_any_spelling() -> None:
     assert line == "thanks alice and bob"
     with pytest.raises(Refused, match="LIMIT_EXCEEDED"):
         policy.prepare_line("ask @<!-- -->alice", "history", cfg)
+
+
+def test_one_write_reads_its_text_for_the_duplicate_check_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The duplicate check, the loop check, recording the write and the check of a lost
+    # answer all ask for the write's key; what its text shows is read once.
+    from tusk.mcp import posted
+    from tusk.mcp.policy import write_key
+
+    posted.canonical_text.cache_clear()
+    read: list[str] = []
+    real = posted.strip_invisible
+
+    def counted(text: str) -> str:
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(posted, "strip_invisible", counted)
+    args = {"repo": "alice/widgets", "number": 1, "body": "Fixed in **#12**, thanks"}
+    keys = {write_key("create_comment", args) for _ in range(4)}
+    assert len(keys) == 1 and len(read) == 1
+    assert write_key("create_comment", {**args, "body": "Fixed in #12, thanks"}) in keys

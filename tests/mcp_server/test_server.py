@@ -931,3 +931,22 @@ async def test_a_write_that_crashes_is_still_on_the_record(start_mcp) -> None:
         text = await agent.refused("history", "FAILED", text="a summary")
     assert AGENT_TOKEN not in text
     assert [(r.tool, r.decision) for r in records(running)] == [("history", "failed")]
+
+
+async def test_no_call_is_wrapped_in_a_tracing_span(start_mcp, monkeypatch) -> None:
+    # The SDK opens an OpenTelemetry span per message unless its middleware is dropped;
+    # the audit log is this server's record of every call.
+    from mcp.server import _otel
+
+    spans: list[str] = []
+    real = _otel.otel_span
+
+    def recording(name: str, **kwargs: Any) -> Any:
+        spans.append(name)
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(_otel, "otel_span", recording)
+    running = start_mcp()
+    async with agent_session(running.url) as agent:
+        await agent.ok("get_issue", repo="alice/widgets", number=1)
+    assert spans == []

@@ -85,3 +85,33 @@ def test_blocklist_watch_asks_again_only_when_its_check_is_30_seconds_old() -> N
     assert watch.current() == Blocklist() and asked == [None, "e1"] and len(reads) == 1  # 304
     now[0] = 61
     assert watch.current() == sent_away and len(reads) == 2  # changed: read again
+
+
+def test_a_fresh_blocklist_is_taken_on_the_event_loop_and_an_old_one_asks_github() -> None:
+    # Before each write: a check younger than 30 s is reused without a worker thread (no
+    # request to make); an older one goes to a thread, where the probe asks GitHub.
+    import asyncio
+    import threading
+
+    from tusk.contracts.models import Blocklist
+    from tusk.mcp.blocklist_watch import BlocklistWatch
+    from tusk.mcp.runtime import Runtime
+
+    now = [0.0]
+    probed_on: list[str] = []
+
+    def probe(etag: str | None) -> tuple[bool, str | None]:
+        probed_on.append(threading.current_thread().name)
+        return False, "e1"
+
+    watch = BlocklistWatch(read=Blocklist, probe=probe, clock=lambda: now[0])
+    watch.start()
+    probed_on.clear()
+    runtime = object.__new__(Runtime)  # only the blocklist is asked of it
+    runtime.blocklist_watch = watch
+    assert watch.fresh() == Blocklist()
+    assert asyncio.run(runtime.fresh_blocklist()) == Blocklist() and probed_on == []
+    now[0] = 30
+    assert watch.fresh() is None
+    assert asyncio.run(runtime.fresh_blocklist()) == Blocklist()
+    assert len(probed_on) == 1 and probed_on[0] != threading.current_thread().name

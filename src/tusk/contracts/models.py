@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from tusk.contracts.base import StrictModel as StrictModel  # imported from here too
 from tusk.contracts.raw_context import RawContext
@@ -128,6 +128,11 @@ class TaskWork(StrictModel):
 class ContextDocument(TaskWork):
     """Everything one agent run needs, as the poller gathered it (MISSION P7): the task
     and its thread's raw context."""
+
+    # A thread's bodies, URLs and ids are nearly all unique: caching every short string
+    # pydantic-core reads costs more than it saves (a tenth of the parse of a long
+    # thread); field names repeat in every comment and stay cached.
+    model_config = ConfigDict(cache_strings="keys")
 
     version: Literal[1] = CONTEXT_VERSION
     raw: RawContext = Field(description="the full raw context (MISSION P6)")

@@ -59,10 +59,19 @@ class BlocklistWatch:
         self._checked_at = self.clock()
         return self.blocklist
 
+    def fresh(self) -> Blocklist | None:
+        """The blocklist when the last check is younger than ``max_age``, else None (then
+        ``current`` asks GitHub). No I/O: the server asks it before each write without
+        leaving its event loop."""
+        return self.blocklist if self._young(self.clock()) else None
+
+    def _young(self, now: float) -> bool:
+        return self._checked_at is not None and now - self._checked_at < self.max_age
+
     def current(self) -> Blocklist:
         """The blocklist, checked again when the last check is ``max_age`` old."""
         now = self.clock()
-        if self._checked_at is not None and now - self._checked_at < self.max_age:
+        if self._young(now):
             return self.blocklist
         changed, etag = self.probe(self._etag)
         if changed or self._checked_at is None:

@@ -76,6 +76,10 @@ class GitHubServer:
             on_list_tools=self._on_list_tools,
             on_call_tool=self._on_call_tool,
         )
+        # The SDK wraps each message in an OpenTelemetry span; no run installs a tracer, and
+        # the audit log records every call, so the SDK's documented opt-out is taken: the
+        # span was a tenth of the server's own time per call.
+        self.lowlevel.middleware.clear()
 
     async def _on_list_tools(
         self, ctx: Any, params: PaginatedRequestParams | None

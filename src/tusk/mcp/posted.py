@@ -19,6 +19,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 
 from tusk.mcp.refusal import Refused
 from tusk.text import markdown
@@ -94,9 +95,13 @@ def check_secrets(text: str, what: str, literals: Sequence[str]) -> None:
         )
 
 
+@lru_cache(maxsize=64)
 def canonical_text(text: str) -> str:
     """Text as the duplicate check compares it: what it shows, spacing and invisible
-    characters aside (``3\\.`` and ``3.`` read the same, and so does an added ``<!-- -->``)."""
+    characters aside (``3\\.`` and ``3.`` read the same, and so does an added ``<!-- -->``).
+
+    Cached per text: one write asks for its key four times (the duplicate check, the
+    loop check, recording it, and the check of a lost answer)."""
     return " ".join(strip_invisible(markdown.render(text).text()).split())
 
 

@@ -230,6 +230,9 @@ class Runtime:
         """The blocklist, checked with GitHub when the last check is 30 s old."""
         if self.blocklist_watch is None:
             return self.config.blocklist
+        fresh = self.blocklist_watch.fresh()  # most writes: no request, so no thread
+        if fresh is not None:
+            return fresh
         return await anyio.to_thread.run_sync(self.blocklist_watch.current)
 
     def check(self, tool: str, args: Mapping[str, Any], blocklist: Blocklist) -> None:

@@ -89,7 +89,11 @@ def _uvicorn(server: GitHubServer, bearer: str | None = None) -> Any:
     )
     if bearer is not None:
         app = BearerGate(app, secret=bearer, on_refused=server.runtime.recorder.unauthorized)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    # proxy_headers off: nothing proxies this loopback endpoint, so no request may rename
+    # its client with X-Forwarded-For, and no middleware reads every request for it.
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", proxy_headers=False
+    )
     return uvicorn.Server(config)
 
 

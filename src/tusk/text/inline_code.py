@@ -13,6 +13,7 @@ definition of code for all of them.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import accumulate
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
@@ -39,9 +40,17 @@ def parser(*, html: bool) -> MarkdownIt:
 
 def line_starts(text: str) -> list[int]:
     """Offset of each line's first character (lines end at ``\\n``), then ``len + 1``."""
-    starts = [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
-    starts.append(len(text) + 1)
-    return starts
+    return [0, *accumulate(len(line) + 1 for line in text.split("\n"))]
+
+
+def offsets_of(char: str, text: str, start: int, end: int) -> list[int]:
+    """Every offset of ``char`` in ``text[start:end]``, as offsets into ``text``."""
+    found = []
+    at = text.find(char, start, end)
+    while at >= 0:
+        found.append(at)
+        at = text.find(char, at + 1, end)
+    return found
 
 
 def code_spans(tokens: list[Token], text: str, starts: list[int]) -> Iterator[tuple[int, int]]:
@@ -99,10 +108,8 @@ def _inline_tokens(
             continue
         first, last = token.map
         # The cells of a table row share its line and take its characters in turn.
-        source = left.setdefault(
-            first, [i for i in range(starts[first], starts[last] - 1) if text[i] == char]
-        )
-        offsets = [i for i, c in enumerate(token.content) if c == char]
+        source = left.setdefault(first, offsets_of(char, text, starts[first], starts[last] - 1))
+        offsets = offsets_of(char, token.content, 0, len(token.content))
         yield token, dict(zip(offsets, source, strict=False))
         del source[: len(offsets)]
 

@@ -281,7 +281,26 @@ def mentioned_logins(markdown: str | None, policy: MentionPolicy = NOTIFIES) -> 
     """Every login (lowercase; a team with its ``/team``) ``policy`` finds in ``markdown``."""
     if not markdown or not _may_mention(markdown):
         return set()
+    if "code" in policy.skip and _no_at_outside_code(markdown):
+        return set()
     return {mention.login for mention in render(markdown).mentions(policy)}
+
+
+# A code element cmark made: its text is escaped, so it holds no tag.
+_CMARK_CODE = re.compile(r"<code(?: [^<>]*)?>[^<]*</code>")
+# What shows as an "@" on the page: the character, or an entity for it.
+_SHOWS_AT = re.compile(r"@|&#0*64|&#[xX]0*40|&commat", re.IGNORECASE)
+
+
+def _no_at_outside_code(markdown: str) -> bool:
+    """Whether the page of ``markdown`` shows no "@" outside code, so that a policy
+    skipping code finds no mention in it, told from cmark's HTML without building the
+    page. Only for a text that writes no HTML ("<" absent): then every element is one
+    cmark made, code is trusted (``Rendering.code_trusted``) and its text holds no tag.
+    A mention needs its "@" in one text node outside code."""
+    if "<" in markdown:
+        return False
+    return _SHOWS_AT.search(_CMARK_CODE.sub("", html(markdown))) is None
 
 
 def mentions_of(markdown: str | None, login: str, policy: MentionPolicy) -> list[Mention]:

@@ -14,6 +14,7 @@ import sys
 import unicodedata
 from bisect import bisect_right
 from functools import cache
+from itertools import accumulate
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -77,9 +78,35 @@ def _is_hidden(char: str) -> bool:
 _ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-@cache
-def _hidden_characters() -> re.Pattern[str]:
-    """One character class of every hidden code point, built once per process."""
+# The ranges ``_is_hidden`` finds, by Unicode version: scanning all 1.1 million code
+# points costs half a second, which every process would pay on its first non-ASCII
+# text. A version not listed here is scanned (and a test checks the table against
+# the scan of the running Python's version).
+_HIDDEN_RANGES_BEFORE = ((0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0xAD, 0xAD))
+_HIDDEN_RANGES_COMMON = (
+    (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD), (0x70F, 0x70F), (0x890, 0x891),
+    (0x8E2, 0x8E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064),
+    (0x2066, 0x206F), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+)  # fmt: skip
+_HIDDEN_RANGES_AFTER = (
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+    (0xE0100, 0xE01EF),
+)  # fmt: skip
+_HIDDEN_RANGES_BY_VERSION = {
+    # Egyptian hieroglyph format controls: U+13430-13438 in Unicode 14, to U+1343F in 15.
+    version: (
+        *_HIDDEN_RANGES_BEFORE,
+        *_HIDDEN_RANGES_COMMON,
+        (0x13430, last),
+        *_HIDDEN_RANGES_AFTER,
+    )
+    for version, last in (("14.0.0", 0x13438), ("15.0.0", 0x1343F), ("15.1.0", 0x1343F))
+}
+
+
+def _scan_hidden() -> tuple[tuple[int, int], ...]:
+    """Every run of code points ``_is_hidden`` finds, as inclusive (first, last) pairs."""
     ranges: list[tuple[int, int]] = []
     for code in range(sys.maxunicode + 1):
         if _is_hidden(chr(code)):
@@ -87,9 +114,21 @@ def _hidden_characters() -> re.Pattern[str]:
                 ranges[-1] = (ranges[-1][0], code)
             else:
                 ranges.append((code, code))
+    return tuple(ranges)
+
+
+def hidden_ranges() -> tuple[tuple[int, int], ...]:
+    """The hidden code points of this Python's Unicode version (``_is_hidden``)."""
+    known = _HIDDEN_RANGES_BY_VERSION.get(unicodedata.unidata_version)
+    return known if known is not None else _scan_hidden()
+
+
+@cache
+def _hidden_characters() -> re.Pattern[str]:
+    """One character class of every hidden code point, built once per process."""
     parts = "".join(
         re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-        for a, b in ranges
+        for a, b in hidden_ranges()
     )
     return re.compile(f"[{parts}]")
 
@@ -184,16 +223,55 @@ def _may_link(text: str) -> bool:
 _PARSER = inline_code.parser(html=False)
 
 
-def _code_ranges(text: str) -> list[tuple[int, int]]:
-    """[start, end) of every code span in ``text`` (lines ending at ``\n``), as CommonMark
-    reads it: a span may cross line endings within its paragraph (section 6.1).
+def _code_ranges(lines: list[str], starts: list[int], fenced: list[bool]) -> list[tuple[int, int]]:
+    """[start, end) of every code span in the text of ``lines`` (joined by ``\n``; line
+    ``i`` starts at ``starts[i]``), as CommonMark reads it: a span may cross line endings
+    within its paragraph (section 6.1).
 
     Parsed without HTML and autolinks: the posted text has every ``<`` outside code
-    escaped, so no tag or autolink can hide a backtick there."""
-    if "`" not in text:
+    escaped, so no tag or autolink can hide a backtick there. Only the blocks holding a
+    backtick are parsed, each on its own (``_top_level_blocks``)."""
+    source = "\n".join(lines)
+    if "`" not in source:
         return []
-    starts = inline_code.line_starts(text)
-    return sorted(inline_code.code_spans(_PARSER.parse(text), text, starts))
+    spans: list[tuple[int, int]] = []
+    for first, last in _top_level_blocks(lines, fenced):
+        start, end = starts[first], starts[last] - 1
+        if source.find("`", start, end) < 0:
+            continue
+        block = source[start:end]
+        tokens = _PARSER.parse(block)
+        found = inline_code.code_spans(tokens, block, inline_code.line_starts(block))
+        spans.extend((a + start, b + start) for a, b in found)
+    return sorted(spans)
+
+
+_TABBED_FENCE = re.compile(r"^[ >]*\t[ \t>]*(?:```|~~~)")
+
+
+def _top_level_blocks(lines: list[str], fenced: list[bool]) -> list[tuple[int, int]]:
+    """``lines`` cut into runs [first, last) at each empty line followed by a line that
+    starts in column 0 (neither of them fenced code): no block holds such a line but one
+    it opens itself (a blank line ends a paragraph, a quote, a table and an indented
+    code block, and an unindented line ends a list item), so what is code in a run
+    does not depend on the lines before or after it."""
+    runs: list[tuple[int, int]] = []
+    if any("\t" in line and _TABBED_FENCE.match(line) for line in lines):
+        # Whether a tab-indented fence closes one is told by columns (``_fenced`` does
+        # not count them): left to markdown-it, over the whole text.
+        return [(0, len(lines))]
+    first = 0
+    for index in range(1, len(lines) - 1):
+        if (
+            not lines[index]
+            and lines[index + 1][:1] not in ("", " ", "\t")
+            and not fenced[index]
+            and not fenced[index + 1]
+        ):
+            runs.append((first, index))
+            first = index + 1
+    runs.append((first, len(lines)))
+    return runs
 
 
 def _pieces(line: str, start: int, spans: list[tuple[int, int]]) -> list[tuple[bool, str]]:
@@ -229,7 +307,10 @@ def _neutral_text(text: str) -> str:
     and leave ``@bob`` live (CommonMark 0.31.2, 6.1: a backtick string closes the
     first open one of its length). A backslash-escaped backtick is the same character, in a link
     destination too (section 2.4)."""
-    text = _BARE_BACKTICK.sub(r"\1\\`", text)
+    if "`" in text:
+        text = _BARE_BACKTICK.sub(r"\1\\`", text)
+    if "](" not in text:  # no link destination to keep
+        return _neutral_prose(text)
     out = []
     position = 0
     for destination in _LINK_DESTINATION.finditer(text):
@@ -290,27 +371,36 @@ def neutral_markdown_lines(text: str | None) -> list[str]:
     links nothing there. One output line per input line.
     """
     lines = _LINE_BREAKS.split(text or "")
-    source = "\n".join(lines)
-    starts = inline_code.line_starts(source)
+    starts = [0, *accumulate(len(line) + 1 for line in lines)]
     fenced = _fenced(lines)
     spans = [
         (start, end)
-        for start, end in _code_ranges(source)
+        for start, end in _code_ranges(lines, starts, fenced)
         # A span markdown-it saw running into a line kept as fenced code would not close
         # where it is posted: its other part is treated as text, the safe side.
         if not any(fenced[bisect_right(starts, start) - 1 : bisect_right(starts, end - 1)])
     ]
+    by_line: dict[int, list[tuple[int, int]]] = {}  # the spans touching each line
+    for start, end in spans:
+        for line in range(bisect_right(starts, start) - 1, bisect_right(starts, end - 1)):
+            by_line.setdefault(line, []).append((start, end))
+    # A line no span touches comes out the same wherever it stands: made once per text
+    # (the headings and flag lines of a context repeat).
+    done: dict[str, str] = {}
     out: list[str] = []
     for index, raw in enumerate(lines):
         prefix = _QUOTE_PREFIX.match(raw).group(0)  # type: ignore[union-attr]
+        body = raw[len(prefix) :]
         if fenced[index]:
             out.append(reveal_hidden(raw))
-        elif _plain(raw[len(prefix) :]):
+        elif _plain(body):
             out.append(raw)  # quote markers and plain text: nothing below would change it
+        elif index in by_line:
+            out.append(prefix + _neutral_body(body, starts[index] + len(prefix), by_line[index]))
         else:
-            out.append(
-                prefix + _neutral_body(raw[len(prefix) :], starts[index] + len(prefix), spans)
-            )
+            if body not in done:
+                done[body] = _neutral_body(body, 0, [])
+            out.append(prefix + done[body])
     return out
 
 

@@ -89,7 +89,7 @@ class ItemFactory:
             author=node.author,
             url=safe_url(node.html_url),
             when=fmt_time(node.created_at),
-            detail=self.text(detail),
+            detail=self.text(detail) if detail else "",
             flags=tuple(flags),
             text=cleaned.text,
             is_trigger=is_trigger,
@@ -98,12 +98,26 @@ class ItemFactory:
 
 def is_node(node: Comment | Review, trigger_id: str) -> bool:
     """Whether ``node`` is the one the trigger names (REST id or node id)."""
-    return trigger_id in {str(v) for v in (node.id, node.node_id) if v is not None}
+    return node.node_id == trigger_id or (node.id is not None and str(node.id) == trigger_id)
+
+
+def _as_rest_id(trigger_id: str) -> int | None:
+    """The REST id whose decimal spelling ``trigger_id`` is, or None."""
+    try:
+        number = int(trigger_id)
+    except ValueError:
+        return None
+    return number if str(number) == trigger_id else None
 
 
 def index_of(nodes: Sequence[Comment], trigger_id: str) -> int | None:
-    """The first of ``nodes`` the trigger names, by REST id or node id."""
-    return next((i for i, node in enumerate(nodes) if is_node(node, trigger_id)), None)
+    """The first of ``nodes`` the trigger names, by REST id or node id (``is_node``,
+    with the id compared as a number: a thread may hold tens of thousands)."""
+    number = _as_rest_id(trigger_id)
+    for index, node in enumerate(nodes):
+        if node.node_id == trigger_id or (number is not None and node.id == number):
+            return index
+    return None
 
 
 class Entry(Protocol):

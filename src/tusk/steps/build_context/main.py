@@ -11,6 +11,10 @@ output directory. When another run owns the job it says so, sets
 from __future__ import annotations
 
 import argparse
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import ClassVar
@@ -31,6 +35,7 @@ from tusk.issues.run_facts import run_facts
 from tusk.issues.state import StateStore
 from tusk.steps.build_context import build_context as bc
 from tusk.steps.build_context import log_body as lb
+from tusk.steps.build_context.items import Entry
 from tusk.steps.build_context.views import Sizes, SummaryView
 
 TASK_FILE = "task.md"
@@ -78,9 +83,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_context(path: Path) -> ContextDocument:
     try:
-        return ContextDocument.model_validate_json(path.read_bytes())
+        data = path.read_bytes()
     except OSError as error:
         raise InputError(f"cannot read the context file {path}", str(error)) from None
+    return parse_context(data, path)
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused for a burst of allocations that all stay
+    alive (the validated document, then what is built from it): each collection would
+    walk every object made so far, so parsing tens of thousands of comments paid for
+    them again and again, more the longer the thread. Reference counting still frees
+    everything; the collector runs again afterwards (unless it was paused before:
+    ``run`` pauses it for the whole step)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def parse_context(data: bytes, path: Path) -> ContextDocument:
+    """The context document, validated straight from its bytes (no ``json.loads`` first)."""
+    try:
+        with collection_paused():
+            return ContextDocument.model_validate_json(data)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
@@ -95,17 +125,20 @@ def run(args: argparse.Namespace) -> int:
     inputs = Inputs.from_args(args)
     settings = load_settings(resolve_config_path(inputs.config))
     context_file = Path(inputs.context_file)
-    doc = read_context(context_file)
-    gateway = gateway_from_secrets(load_secrets(), "agent")
-    outputs = build_and_claim(
-        doc,
-        settings,
-        gateway,
-        context_file=context_file,
-        out_dir=Path(inputs.output_dir),
-        artifact_name=inputs.artifact_name or f"tusk-context-{doc.jobid}",
-        run_url=args.run_url or actions_edge.run_url(),
-    )
+    # One step per process, and what it makes lives until the step ends: the collector
+    # would only walk it again and again (a seventh of the step for a long thread).
+    with collection_paused():
+        doc = read_context(context_file)
+        gateway = gateway_from_secrets(load_secrets(), "agent")
+        outputs = build_and_claim(
+            doc,
+            settings,
+            gateway,
+            context_file=context_file,
+            out_dir=Path(inputs.output_dir),
+            artifact_name=inputs.artifact_name or f"tusk-context-{doc.jobid}",
+            run_url=args.run_url or actions_edge.run_url(),
+        )
     actions_edge.set_outputs(outputs)
     return 0
 
@@ -126,6 +159,46 @@ def status_on_thread(
     ).show(Status("queued"))
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What the step writes and posts, made before any claim: no I/O in it."""
+
+    built: bc.Built
+    task_md: str
+    context_md: str
+    sizes: Sizes
+    log: lb.LogBody
+
+
+def prepare(
+    doc: ContextDocument,
+    settings: Settings,
+    *,
+    history: Sequence[Entry],
+    memory: Sequence[Entry],
+    artifact_name: str,
+    run_url: str | None,
+    nonce: str,
+) -> Prepared:
+    """Build, render task.md and context.md, fit the log issue body."""
+    with collection_paused():
+        built = bc.build(doc, settings, history=history, memory=memory)
+        task_md = bc.render_task(built.task)
+        context_md = bc.render_context(built.context)
+        log = lb.log_issue_body(
+            jobid=doc.jobid,
+            repo=doc.repo,
+            task_text=built.task.text,
+            context_text=context_md,
+            artifact_name=artifact_name,
+            artifact_url=run_url,
+            facts=run_facts(doc, settings),
+            nonce=nonce,
+        )
+    sizes = built.sizes.model_copy(update={"context_chars": len(context_md)})
+    return Prepared(built, task_md, context_md, sizes, log)
+
+
 def build_and_claim(
     doc: ContextDocument,
     settings: Settings,
@@ -140,21 +213,17 @@ def build_and_claim(
     store = StateStore(gateway, settings)
     history = store.read_entries("history", limit=settings.limits.history_entries)
     memory = store.read_entries("memory")
-    built = bc.build(doc, settings, history=history, memory=memory)
     nonce = new_nonce()  # this run's: marks its claim, found again after a lost answer
-    task_md = bc.render_task(built.task)
-    context_md = bc.render_context(built.context)
-    sizes = built.sizes.model_copy(update={"context_chars": len(context_md)})
-    log = lb.log_issue_body(
-        jobid=doc.jobid,
-        repo=doc.repo,
-        task_text=built.task.text,
-        context_text=context_md,
+    prepared = prepare(
+        doc,
+        settings,
+        history=history,
+        memory=memory,
         artifact_name=artifact_name,
-        artifact_url=run_url,
-        facts=run_facts(doc, settings),
+        run_url=run_url,
         nonce=nonce,
     )
+    built, log = prepared.built, prepared.log
     claim = claim_log_issue(
         gateway,
         settings,
@@ -170,7 +239,7 @@ def build_and_claim(
         ),
     )
     actions_edge.append_summary(
-        step_summary(doc, built, claim, log, sizes=sizes, artifact_name=artifact_name)
+        step_summary(doc, built, claim, log, sizes=prepared.sizes, artifact_name=artifact_name)
     )
     if not claim.won:
         owner = f"log issue #{claim.number} ({claim.url})" if claim.number else claim.why
@@ -190,10 +259,10 @@ def build_and_claim(
         settings,
         out_dir=out_dir,
         context_file=context_file,
-        task_md=task_md,
-        context_md=context_md,
+        task_md=prepared.task_md,
+        context_md=prepared.context_md,
         diff=built.diff,
-        full_context=context_md if log.context_cut else None,
+        full_context=prepared.context_md if log.context_cut else None,
         artifact_name=artifact_name,
     )
 

@@ -68,10 +68,13 @@ def choose_comments(
     bodies = [comment.body for comment in comments]
     rough = [len(body) + ITEM_OVERHEAD for body in bodies]
     others: Sequence[int] = range(len(comments))
+
+    def but_skipped(values: list[int]) -> list[int]:  # the values of ``others``, by slices
+        return values if skip is None else values[:skip] + values[skip + 1 :]
+
     if skip is not None:
-        others = [i for i in others if i != skip]
-    floors = text_floors(bodies)
-    cheap = [COMMENT_HEADING_FLOOR + floors[i] for i in others]
+        others = [*range(skip), *range(skip + 1, len(comments))]
+    cheap = [COMMENT_HEADING_FLOOR + floor for floor in but_skipped(text_floors(bodies))]
     refined = Measured(len(others), lambda i: comment_floor(comments, others[i], make.trust))
     built: dict[int, ItemView] = {}
 
@@ -83,7 +86,7 @@ def choose_comments(
         Measured(len(others), measure),
         budget,
         floor=min(cheap, default=0),
-        rough=[rough[i] for i in others],
+        rough=but_skipped(rough),
         bounds=(cheap, refined),
     )
     kept = [others[i] for i in selection.kept]

@@ -97,14 +97,21 @@ def pick_by_ratio(
                 kept.append(index)
                 remaining -= size
     kept_sorted = tuple(sorted(kept))
-    kept_set = set(kept_sorted)
-    left_out = tuple(i for i in range(len(sizes)) if i not in kept_set)
+    left_out = tuple(
+        index
+        for first, length in gaps(kept_sorted, len(sizes))
+        for index in range(first, first + length)
+    )
     cheap = sizes if rough is None else rough
+    if isinstance(cheap, list):  # all of them less the kept ones: the kept are few
+        left_out_chars = sum(cheap) - sum(cheap[i] for i in kept_sorted)
+    else:
+        left_out_chars = sum(cheap[i] for i in left_out)
     return Selection(
         kept=kept_sorted,
         left_out=left_out,
         kept_chars=sum(sizes[i] for i in kept_sorted),
-        left_out_chars=sum(cheap[i] for i in left_out),
+        left_out_chars=left_out_chars,
         budget=max(budget, 0),
     )
 
