@@ -33,9 +33,35 @@ def test_the_runtime_npm_install_is_claude_code_alone() -> None:
     lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))["packages"]
     runtime = {name for name, entry in lock.items() if name and not entry.get("dev")}
     assert all(name.startswith("node_modules/@anthropic-ai/claude-code") for name in runtime)
+    script = (ROOT / "actions" / "install-claude.sh").read_text(encoding="utf-8")
+    npm = [line for line in script.splitlines() if line.strip().startswith("npm ")]
+    assert npm and all("npm ci" in line and "--omit=dev" in line for line in npm)
     action = yaml.safe_load((ROOT / "actions/run-claude/action.yml").read_text("utf-8"))
-    npm = [s["run"] for s in action["runs"]["steps"] if "npm ci" in s.get("run", "")]
-    assert npm and all("--omit=dev" in run for run in npm)
+    runs = [s.get("run", "") for s in action["runs"]["steps"]]
+    assert 'bash "$GITHUB_ACTION_PATH/../install-claude.sh"' in runs
+    assert not any("npm " in run for run in runs)  # one script installs Claude Code
+
+
+def test_claude_code_is_installed_and_kept_before_any_tusk_step_runs() -> None:
+    """A cache entry is saved before anything the agent could touch has run: the
+    install and its save come before the first of Tusk's actions in the agent job."""
+    steps = list(jobs()["agent"]["steps"])
+    ids = [s.get("id") for s in steps]
+    first_tusk = next(
+        i for i, s in enumerate(steps) if s.get("uses", "").startswith("./.tusk/actions/")
+    )
+    kept = [
+        i
+        for i, s in enumerate(steps)
+        if s.get("uses", "").startswith(SAVE) and s["with"]["path"] == ".tusk/node_modules"
+    ]
+    assert len(kept) == 1
+    save, install = steps[kept[0]], steps[ids.index("claude-install")]
+    assert ids.index("claude") < ids.index("claude-install") < kept[0] < first_tusk
+    assert install["run"] == "bash .tusk/actions/install-claude.sh"
+    miss = "steps.claude.outputs.cache-hit != 'true'"
+    assert install["if"] == save["if"] == miss
+    assert save["with"] == steps[ids.index("claude")]["with"]
 
 
 def test_the_python_install_takes_no_extras() -> None:
@@ -60,8 +86,8 @@ def test_each_job_restores_the_runtime_before_its_first_step_and_saves_a_miss() 
             claude = [s for s in restores if s["with"]["path"] == ".tusk/node_modules"]
             assert claude, name
             saved = [s for s in saves if s["with"]["path"] == ".tusk/node_modules"]
-            # Only once run-claude's install steps finished (its run step sets run-dir).
-            assert saved and "steps.run.outputs.run-dir != ''" in saved[0]["if"]
+            # Only on a miss, and (no always()) only when the install succeeded.
+            assert saved and saved[0]["if"] == "steps.claude.outputs.cache-hit != 'true'"
 
 
 def test_the_cache_keys_name_tusk_python_and_claude_codes_version(tmp_path: Path) -> None:
