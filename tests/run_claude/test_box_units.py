@@ -17,7 +17,7 @@ from tusk.contracts.config import (
     parse_settings,
 )
 from tusk.errors import ConfigError
-from tusk.steps.run_claude.box import bwrap, egress, users
+from tusk.steps.run_claude.box import bwrap, egress, tools_shell, users
 from tusk.steps.run_claude.box import place as box_place
 from tusk.steps.run_claude.box.network import NetworkFenceError, plan_network
 from tusk.steps.run_claude.box.principal import Principal
@@ -225,3 +225,33 @@ def test_the_log_issue_says_how_the_network_is_to_be_held(
     if agent.get("network_required", True):
         # The same words as the run's own status, when the fence goes up as configured.
         assert plan_network(settings.agent, unavailable=None).status == said
+
+
+def test_the_tools_shell_runs_bash_in_namespaces_of_its_own_mapping_the_agent_onto_itself() -> None:
+    text = tools_shell.script("/usr/bin/unshare")
+    assert text.startswith("#!/bin/bash\nexec /usr/bin/unshare --user ")
+    assert '--map-user="$UID" --map-group="$(id -g)" --pid --fork --kill-child -- ' in text
+    assert text.rstrip().endswith('/bin/bash "$@"')
+    box = bwrap.Box(TOOLS, USER, BASE, BASE / "sock", tools_shell=BASE / "bin" / "tools-shell")
+    argv = box.claude([bwrap.CLAUDE_PATH], claude=Path("/opt/claude"), cwd=BASE, bridges=())
+    assert f"--ro-bind {BASE}/bin/tools-shell {bwrap.TOOLS_SHELL}" in " ".join(argv)
+    assert box.shell == bwrap.TOOLS_SHELL
+    assert bwrap.Box(TOOLS, USER, BASE, BASE / "sock").shell == "/bin/bash"
+
+
+def test_a_kernel_that_refuses_the_tools_a_user_namespace_is_found_and_said() -> None:
+    seen: list[list[str]] = []
+
+    def refusing(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 1, "", "unshare: unshare failed: EPERM")
+
+    said = tools_shell.problem(USER, BASE, tools=TOOLS, unshare="/usr/bin/unshare", run=refusing)
+    assert said == "unshare: unshare failed: EPERM"
+    assert seen[0][0] == TOOLS.bwrap and seen[0][-1].endswith("--kill-child -- true")
+    users_on = users.Decision(True, "Claude Code runs as a separate unprivileged user")
+    note = box_place.isolation_note(users_on, None, "the kernel refused")
+    assert note.endswith("; its tools share its PID namespace (the kernel refused)")
+    assert box_place.isolation_note(users_on, None).endswith(
+        ", its tools in user and PID namespaces of their own"
+    )

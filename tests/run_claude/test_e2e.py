@@ -27,7 +27,7 @@ from tusk.contracts import passes
 from tusk.contracts.config import DEFAULT_ALLOWED_HOSTS
 from tusk.steps.run_claude import inputs as run_inputs
 from tusk.steps.run_claude import job
-from tusk.steps.run_claude.box import bwrap, egress
+from tusk.steps.run_claude.box import bwrap, egress, tools_shell
 from tusk.steps.run_claude.box import cleanup as box_cleanup
 from tusk.steps.run_claude.box import folders as box_folders
 from tusk.steps.run_claude.box import launch as box_launch
@@ -464,13 +464,21 @@ def test_isolation_the_agent_holds_no_secret_and_reaches_only_its_own_servers(
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in ident  # the model proxy
     assert API_KEY not in ident  # the agent holds only its proxy's run key
     assert "HTTPS_PROXY=http://127.0.0.1:" in ident and "TUSK_" not in ident
-    # In its box the agent sees its own processes alone: Claude Code and its tools.
+    # In its box the agent sees its own processes alone: Claude Code and its tools (run
+    # by unshare, in a PID namespace of their own).
     programs = {
         Path(line.split(": ", 1)[1].split()[0]).name
         for line in proc.splitlines()
         if line.startswith("/proc/") and ": " in line and line.split(": ", 1)[1].strip()
     }
-    assert "claude" in programs and programs <= {"bwrap", "claude", "socat", "bash", "sh"}
+    assert "claude" in programs and programs <= {
+        "bwrap",
+        "claude",
+        "socat",
+        "unshare",
+        "bash",
+        "sh",
+    }
     assert "tusk.cli.main mcp serve" not in proc and "tinyproxy -d" not in proc
     assert "TUSK_AGENT_TOKEN" not in temp  # the runner's temp folder: out of sight in the box
     assert "No such file" in temp or "Permission denied" in temp
@@ -1142,13 +1150,18 @@ def forged_where(e2e: E2E) -> tuple[bool, bool]:
     return FORGED in saved, FORGED in posted
 
 
-def test_the_agents_tools_cannot_take_claude_codes_descriptors_or_memory(e2e: E2E) -> None:
+def test_the_agents_tools_cannot_take_claude_codes_descriptors_or_memory(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Claude Code runs non-dumpable in its box, so its tools (same uid) are refused
     every road into it, while the same probe reaches a process the tool started
     itself; a line forged into Claude Code's stream would never reach the log issue
-    anyway, since the transcript is the model proxy's own record."""
+    anyway, since the transcript is the model proxy's own record. Tried with the
+    tools in Claude Code's PID namespace (as where the kernel refuses them one of
+    their own), so that they can name its pid."""
+    monkeypatch.setattr(tools_shell, "unshare_binary", lambda: None)
     probe = shlex.quote(PROBE)
-    run_forging(
+    result = run_forging(
         e2e,
         "claude=$(pgrep -o -f '^/run/tusk/bin/claude'); "
         f'echo "claude: $(python3 -c {probe} "$claude" {FORGED_LINE})"; '
@@ -1173,6 +1186,49 @@ def test_the_agents_tools_cannot_take_claude_codes_descriptors_or_memory(e2e: E2
     # refusals above are Claude Code's own, not the probe's.
     assert "('pidfd_getfd', 'ok')" in said["mine"] and "('environ', 'ok')" in said["mine"]
     assert forged_where(e2e) == (False, False)
+    assert result.isolation.endswith(
+        "; its tools share its PID namespace (unshare is not installed (apt-get install "
+        "util-linux))"
+    )
+
+
+# Which pids the process can name (signal 0: exists and is in its PID namespace), and
+# its own place in the namespaces /proc shows (NSpid: one pid per level).
+NAMEABLE = """
+import os
+named = []
+for pid in range(1, 2000):
+    try:
+        os.kill(pid, 0)
+        named.append(pid)
+    except PermissionError:  # there, another user's
+        named.append(pid)
+    except ProcessLookupError:
+        pass
+def command(pid):
+    try:
+        return open(f'/proc/{pid}/cmdline', 'rb').read()
+    except OSError:
+        return b''
+claude = b'/run/tusk/bin/claude'
+listed = [p for p in os.listdir('/proc') if p.isdigit() and command(p).startswith(claude)]
+levels = [l.split()[1:] for l in open('/proc/self/status') if l.startswith('NSpid:')][0]
+print(f'claude={len(listed)} named={named} self={os.getpid()} levels={len(levels)}')
+"""
+
+
+def test_the_agents_tools_run_in_a_pid_namespace_where_claude_code_is_not(e2e: E2E) -> None:
+    """Claude Code's shell for its tools puts them in user and PID namespaces of their
+    own: a tool can name (signal, pidfd_open) only its own processes, never Claude
+    Code, which /proc still lists."""
+    result = run_forging(e2e, f"python3 -c {shlex.quote(NAMEABLE)}")
+    said = e2e.tool_results()[0].strip()
+    assert said.startswith("claude=1 "), said  # Claude Code is in /proc's list
+    # bash, the namespace's first process, and the probe itself: nothing else.
+    own = int(said.split("self=")[1].split()[0])
+    assert f"named={[1, own]} " in said, said
+    assert said.endswith("levels=2"), said  # one level below Claude Code's
+    assert result.isolation.endswith(", its tools in user and PID namespaces of their own")
 
 
 def test_without_the_box_a_forged_stream_line_still_never_reaches_the_log_issue(

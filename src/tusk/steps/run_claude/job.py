@@ -19,6 +19,7 @@ from tusk.github.gateway import Gateway
 from tusk.steps.run_claude import limits_check
 from tusk.steps.run_claude.box import cleanup as box_cleanup
 from tusk.steps.run_claude.box import launch, place
+from tusk.steps.run_claude.box.principal import AGENT_SHELL
 from tusk.steps.run_claude.inputs import JobInputs, JobResult
 from tusk.steps.run_claude.proxy import budget
 from tusk.steps.run_claude.proxy.record import RECORD_FILE, Record
@@ -104,6 +105,7 @@ def _run(inputs: JobInputs, stage: Stage, cancel: Cancellation) -> JobResult:
             model_key=proxy.client_key,
             max_retries=inputs.max_retries,
             egress_proxy_url=reach.egress,
+            shell=placed.box.shell if placed.box is not None else AGENT_SHELL,
         )
         passes = Passes(
             inputs=inputs,

@@ -28,9 +28,9 @@ to gain privileges (``no_new_privs``). What that closes:
   (dash and bash do, unless given ``-p``), so every tool is an ordinary
   process that may not touch Claude Code's. The run's group stays a
   supplementary group of both: the folders and sockets are reached as before.
-  A PID namespace of their own for the tools is not made: without
-  CAP_SYS_ADMIN it needs a user namespace and a fresh ``/proc``, which the
-  kernel refuses under the box's locked ``/proc``;
+  Where the kernel lets the agent make a user namespace, the tools also get a
+  PID namespace of their own (``tools_shell``): Claude Code is not even there
+  to signal;
 - mount: the host is read-only; ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``
   and ``/home`` are empty and private (D-Bus, systemd-resolved and the other
   local services that reach the network over a socket are out of sight); the
@@ -49,13 +49,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tusk.steps.run_claude.box.principal import SBIN_PATH, Principal
+from tusk.steps.run_claude.box.principal import AGENT_SHELL, SBIN_PATH, Principal
 
 # Loopback ports inside the box, one per server: the box's loopback is its own, so
 # fixed numbers collide with nothing.
 BOX_PORTS: Mapping[str, int] = {"model": 4101, "mcp": 4102, "egress": 4103}
 SOCKET_DIR = "/run/tusk/sock"  # where the run's server sockets appear in the box
 CLAUDE_PATH = "/run/tusk/bin/claude"  # where Claude Code's binary appears in the box
+TOOLS_SHELL = "/run/tusk/bin/bash"  # Claude Code's shell for its tools (``tools_shell``)
 HOSTNAME = "tusk-agent"
 SHIELD_GROUPS = ("nogroup", "nobody")  # Debian's group of nothing, else Fedora's
 # Folders the box gets empty and private, in place of the host's, with their modes.
@@ -107,6 +108,7 @@ class BoxPlan:
     socket_dir: Path | None = None  # the run's server sockets (host side)
     bridges: tuple[str, ...] = ()  # server names: "model", "mcp", "egress"
     claude: Path | None = None  # Claude Code's binary (host side), bound at CLAUDE_PATH
+    tools_shell: Path | None = None  # the tools' shell (host side), bound at TOOLS_SHELL
     share_net: bool = False  # the host's network (agent.network: open): no bridges needed
     shield_gid: int | None = None  # Claude Code's effective group: it runs non-dumpable
 
@@ -124,6 +126,8 @@ def box_argv(plan: BoxPlan, argv: Sequence[str], *, tools: Tools) -> list[str]:
     if plan.claude is not None:
         mounts += ["--perms", "0755", "--dir", str(Path(CLAUDE_PATH).parent)]
         mounts += ["--ro-bind", str(plan.claude), CLAUDE_PATH]
+        if plan.tools_shell is not None:
+            mounts += ["--ro-bind", str(plan.tools_shell), TOOLS_SHELL]
     namespaces = [
         *([] if plan.share_net else ["--unshare-net"]),
         "--unshare-ipc",
@@ -187,6 +191,12 @@ class Box:
     base: Path
     socket_dir: Path
     shield_gid: int | None = None  # Claude Code's effective group (``shield_group``)
+    tools_shell: Path | None = None  # the tools' own shell, where the kernel allows it
+
+    @property
+    def shell(self) -> str:
+        """The ``SHELL`` Claude Code runs its tools in, as seen inside the box."""
+        return TOOLS_SHELL if self.tools_shell is not None else AGENT_SHELL
 
     def claude(
         self, argv: Sequence[str], *, claude: Path, cwd: Path, bridges: Sequence[str] | None
@@ -202,6 +212,7 @@ class Box:
             claude=claude,
             share_net=bridges is None,
             shield_gid=self.shield_gid,
+            tools_shell=self.tools_shell,
         )
         return box_argv(plan, argv, tools=self.tools)
 

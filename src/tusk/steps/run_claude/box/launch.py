@@ -29,6 +29,7 @@ def agent_env(
     model_key: str,
     max_retries: int,
     egress_proxy_url: str | None = None,
+    shell: str = AGENT_SHELL,
 ) -> dict[str, str]:
     """The agent's whole environment, from nothing, and no secret in it: the model is
     reached through the run's model proxy, which adds the real key; ``model_key`` is
@@ -43,7 +44,7 @@ def agent_env(
         "TMPDIR": str(tmp),
         "CLAUDE_CODE_TMPDIR": str(tmp),
         "PATH": SAFE_PATH,
-        "SHELL": AGENT_SHELL,
+        "SHELL": shell,  # what Claude Code runs its tools in (``Box.shell``)
         "LANG": "C.UTF-8",
         "ANTHROPIC_BASE_URL": model_proxy_url,
         "ANTHROPIC_API_KEY": model_key,

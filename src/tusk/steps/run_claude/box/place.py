@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tusk import actions_edge
 from tusk.contracts.config import Settings
-from tusk.steps.run_claude.box import bwrap, cleanup, egress, folders, launch, users
+from tusk.steps.run_claude.box import bwrap, cleanup, egress, folders, launch, tools_shell, users
 from tusk.steps.run_claude.box.bridge import Bridges
 from tusk.steps.run_claude.box.folders import RunDirs
 from tusk.steps.run_claude.box.network import NetworkPlan, open_by_need, plan_network
@@ -113,14 +113,33 @@ def decide_network(settings: Settings, *, box_off: str | None) -> NetworkPlan:
     return plan
 
 
-def isolation_note(decision: users.Decision, box_off: str | None) -> str:
+def isolation_note(
+    decision: users.Decision, box_off: str | None, tools_together: str | None = None
+) -> str:
+    """The run's isolation line: the user, the box, and whether the tools have
+    namespaces of their own (``tools_together``: why not)."""
     if not decision.enabled:
         return decision.reason
-    if box_off is None:
-        return (
-            f"{decision.reason}, in a box of its own (network, IPC, PID, UTS and mount namespaces)"
-        )
-    return f"{decision.reason}; its box is OFF ({box_off}): {WITHOUT_BOX}"
+    if box_off is not None:
+        return f"{decision.reason}; its box is OFF ({box_off}): {WITHOUT_BOX}"
+    boxed = f"{decision.reason}, in a box of its own (network, IPC, PID, UTS and mount namespaces)"
+    if tools_together is None:
+        return f"{boxed}, its tools in user and PID namespaces of their own"
+    return f"{boxed}; its tools share its PID namespace ({tools_together})"
+
+
+def _tools_shell(
+    tools: bwrap.Tools, run_dir: Path, dirs: RunDirs
+) -> tuple[Path | None, str | None]:
+    """The tools' own shell (``tools_shell``), or why the tools share Claude Code's PID
+    namespace here."""
+    unshare = tools_shell.unshare_binary()
+    if unshare is None:
+        return None, "unshare is not installed (apt-get install util-linux)"
+    problem = tools_shell.problem(NOBODY, run_dir, tools=tools, unshare=unshare)
+    if problem is not None:
+        return None, f"the kernel refused the agent a user namespace: {problem}"
+    return tools_shell.place(dirs.bin, unshare), None
 
 
 def place(inputs: JobInputs, decision: users.Decision) -> Placement:
@@ -135,13 +154,19 @@ def place(inputs: JobInputs, decision: users.Decision) -> Placement:
     agent = _create_agent(inputs, runner) if decision.enabled else None
     owner = agent or users.current_principal()
     dirs = _agent_dirs(run_dir, agent, owner)
-    box = None
+    box, tools_together = None, None
     if tools is not None and agent is not None:
+        shell, tools_together = _tools_shell(tools, run_dir, dirs)
         box = bwrap.Box(
-            tools, agent, dirs.base, dirs.base / SOCKET_DIR, shield_gid=bwrap.shield_group()
+            tools,
+            agent,
+            dirs.base,
+            dirs.base / SOCKET_DIR,
+            shield_gid=bwrap.shield_group(),
+            tools_shell=shell,
         )
     cleanup.record(run_dir, boxed=box is not None)  # without it, cleanup scans the host
-    note = isolation_note(decision, box_off)
+    note = isolation_note(decision, box_off, tools_together)
     return Placement(note, network, runner, agent, owner, dirs, box)
 
 
