@@ -256,13 +256,15 @@ def problem(
     *,
     tools: Tools,
     run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+    inside: Sequence[str] = ("true",),
 ) -> str | None:
     """Why the box cannot be made here (None when it can), found by making it once
-    around ``true``. Root in a container without CAP_SYS_ADMIN, or a kernel without
-    namespaces, has the tools but may not make the box."""
+    around ``inside`` (``true``; another probe of what the box must allow). Root in
+    a container without CAP_SYS_ADMIN, or a kernel without namespaces, has the tools
+    but may not make the box."""
     try:
         done = run(
-            box_argv(BoxPlan(user=user, base=base, cwd=Path("/")), ["true"], tools=tools),
+            box_argv(BoxPlan(user=user, base=base, cwd=Path("/")), inside, tools=tools),
             capture_output=True,
             text=True,
             timeout=30,

@@ -57,21 +57,8 @@ def problem(
 ) -> str | None:
     """Why the tools cannot have namespaces of their own here (None when they can),
     found by making them once, in a box, around ``true``."""
-    plan = bwrap.BoxPlan(user=user, base=base, cwd=Path("/"))
-    probe = [AGENT_SHELL, "-c", f"exec {unshare_argv(unshare)} true"]
-    try:
-        done = run(
-            bwrap.box_argv(plan, probe, tools=tools),
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return str(error)
-    if done.returncode == 0:
-        return None
-    return done.stderr.strip()[-300:] or f"exit status {done.returncode}"
+    probe = (AGENT_SHELL, "-c", f"exec {unshare_argv(unshare)} true")
+    return bwrap.problem(user, base, tools=tools, run=run, inside=probe)
 
 
 def place(folder: Path, unshare: str) -> Path:
