@@ -96,6 +96,25 @@ class PermissionConfig(StrictModel):
     def allows(self, operation: WriteOperation) -> bool:
         return operation in self.operations
 
+    def narrowed_by(self, later: PermissionConfig) -> PermissionConfig:
+        """What both allow: a follow-up's marker narrows a run, never widens it (C1)."""
+        repos = self.repos if later.repos is None else later.repos
+        if self.repos is not None and later.repos is not None:
+            wanted = {name.lower() for name in later.repos}
+            repos = tuple(name for name in self.repos if name.lower() in wanted)
+        return self.model_copy(
+            update={
+                "operations": tuple(op for op in self.operations if op in later.operations),
+                "only_this_thread": self.only_this_thread or later.only_this_thread,
+                "repos": repos,
+                "comments_per_thread": min(self.comments_per_thread, later.comments_per_thread),
+                "issues_per_repo": min(self.issues_per_repo, later.issues_per_repo),
+                "prs_per_repo": min(self.prs_per_repo, later.prs_per_repo),
+                "memory_writes": min(self.memory_writes, later.memory_writes),
+                "approve": self.approve or later.approve,
+            }
+        )
+
 
 class Trigger(StrictModel):
     """The exact node that mentioned the bot."""

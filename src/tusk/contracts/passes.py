@@ -15,7 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tusk.contracts.models import PermissionConfig
+
 PASS_FILE = "pass.json"
+# The run's permissions once a follow-up narrowed them (MISSION C1); absent: the
+# context's. The server reads it before each write.
+NARROWED_FILE = "narrowed-permissions.json"
 
 
 @dataclass(frozen=True)
@@ -57,3 +62,30 @@ def read_pass(path: Path) -> CurrentPass | None:
         return parse_pass(path.read_text(encoding="utf-8"))
     except OSError:
         return None
+
+
+def write_narrowed(run_dir: Path, permissions: PermissionConfig) -> None:
+    path = run_dir / NARROWED_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(permissions.model_dump_json() + "\n", encoding="utf-8")
+    os.chmod(tmp, 0o600)
+    tmp.replace(path)
+
+
+NO_WRITES = PermissionConfig(operations=(), error="the narrowed permissions could not be read")
+
+
+def read_narrowed(run_dir: Path) -> PermissionConfig | None:
+    """The narrowed permissions, None when no follow-up narrowed the run. A file that is
+    there but unreadable allows no write: the server fails closed."""
+    path = run_dir / NARROWED_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return NO_WRITES
+    try:
+        return PermissionConfig.model_validate_json(text)
+    except ValueError:
+        return NO_WRITES

@@ -28,12 +28,14 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import Blocklist, Trigger
+from tusk.contracts.models import Blocklist, TaskWork, Trigger
 from tusk.contracts.raw_context import RawContext
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.github.reactions import ACKNOWLEDGED, react
 from tusk.github.trust import TrustDecision
+from tusk.issues import followups
+from tusk.issues.thread_runs import RunInFlight, run_in_flight
 from tusk.poller import activity, context, notifications
 from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
@@ -75,6 +77,7 @@ class CycleReport:
     go_aways: list[str] = field(default_factory=list)
     approvals: list[str] = field(default_factory=list)
     undos: list[str] = field(default_factory=list)
+    followups: list[str] = field(default_factory=list)  # recorded for the run in flight
     skipped: list[str] = field(default_factory=list)
     over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
     marked_read: list[str] = field(default_factory=list)
@@ -90,6 +93,7 @@ class CycleReport:
         out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
         out += [f"dispatched approval {jobid}" for jobid in self.approvals]
         out += [f"dispatched undo {jobid}" for jobid in self.undos]
+        out += [f"follow-up {line}" for line in self.followups]
         out += [f"skipped: {reason}" for reason in self.skipped]
         out += [f"over a limit: {line}" for line in self.over_limit]
         out += [f"left unread: {thread}" for thread in self.left_unread]
@@ -127,6 +131,10 @@ class Poller:
         # Mentions dispatched in this cycle (tasks and go-aways), to get their 👀 once the
         # cycle's work is done: the durable record that they were sent (core.Node).
         self._to_acknowledge: list[tuple[str, Trigger]] = []
+        # This cycle's answer to "which run holds this thread", and the threads whose
+        # task this cycle dispatched (its log issue does not exist yet).
+        self._holders: dict[str, RunInFlight | None] = {}
+        self._dispatched_threads: set[str] = set()
 
     def cycle(self, state: PollState) -> tuple[PollState, CycleReport]:
         response = notifications.fetch(self.bot, if_modified_since=state.last_modified)
@@ -136,6 +144,8 @@ class Poller:
             return state, report
         blocklist = self._read_blocklist()  # once per cycle
         self._limits.new_cycle()
+        self._holders.clear()
+        self._dispatched_threads.clear()
         looks = {thread.id: triage(thread, blocklist) for thread in threads}
         seen, _ = activity.look(self.bot, [t for t in threads if looks[t.id].look == "probe"])
         failed: set[str] = set()
@@ -275,6 +285,14 @@ class Poller:
             self._sent.add(work.request.jobid)
             report.undos.append(work.request.jobid)
             self._to_acknowledge.append((thread.repo, node.as_trigger()))
+        elif (key := followups.thread_key(work.repo, node.number)) in self._dispatched_threads:
+            # A run for this thread was sent this cycle and has no log issue yet: the next
+            # cycle sees its claim and makes this mention its follow-up (C1).
+            report.skipped.append(f"{node.url}: waits for the run just sent on its thread")
+            return True
+        elif key is not None and (holder := self._holder(key)) is not None:
+            if holder.jobid != work.jobid:
+                self._follow_up(holder, work, report)
         elif (over := self._limits.check(work)) is not None:
             report.over_limit.append(answer(self.bot, self.settings, work, over, raw))
             log.info("over a limit: %s", report.over_limit[-1])
@@ -285,4 +303,35 @@ class Poller:
             self._sent.add(work.jobid)
             report.dispatched.append(work.jobid)
             self._to_acknowledge.append((work.repo, work.trigger))  # 👀 once the work is done
+            if key is not None:
+                self._dispatched_threads.add(key)
         return False
+
+    def _holder(self, key: str) -> RunInFlight | None:
+        if key not in self._holders:
+            self._holders[key] = run_in_flight(self.bot, self.settings, key)
+        return self._holders[key]
+
+    def _follow_up(self, holder: RunInFlight, work: TaskWork, report: CycleReport) -> None:
+        """A task mention on a thread whose run is in flight is that run's follow-up:
+        recorded on its log issue (once per node), then 👀, then marked read (C1)."""
+        trigger = work.trigger
+        followup = followups.Followup(
+            node=followups.node_key(trigger.type, trigger.id),
+            url=trigger.url,
+            author=work.actor,
+            trust_level=work.trust_level,
+            trust_source=work.trust_source,
+            text=trigger.body,
+            permissions=work.permission_config.model_dump(mode="json"),
+        )
+        followups.record(
+            self.bot,
+            control_repo=self.settings.control_repo,
+            log_issue=holder.number,
+            followup=followup,
+            bot=self.settings.bot,
+        )
+        self._sent.add(work.jobid)
+        report.followups.append(f"{trigger.url} → log issue #{holder.number}")
+        self._to_acknowledge.append((work.repo, trigger))

@@ -31,6 +31,8 @@ MarkerKind = Literal[
     "verdict",
     "status",
     "undo",
+    "followup",
+    "followup-delivered",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

@@ -30,6 +30,7 @@ from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.github.once import new_nonce
 from tusk.github.reactions import ran_record
 from tusk.github.thread_status import Status, ThreadStatus, thread_kind
+from tusk.issues.followups import thread_key
 from tusk.issues.log_issue import LogIssueClaim, claim_log_issue
 from tusk.issues.run_facts import run_facts
 from tusk.issues.state import StateStore
@@ -194,6 +195,7 @@ def prepare(
             artifact_url=run_url,
             facts=run_facts(doc, settings),
             nonce=nonce,
+            thread=thread_key(doc.repo, built.task.number),
         )
     sizes = built.sizes.model_copy(update={"context_chars": len(context_md)})
     return Prepared(built, task_md, context_md, sizes, log)
