@@ -118,12 +118,12 @@ def pending(comments: Sequence[dict[str, Any]], *, bot: str) -> list[Followup]:
 
 def record_body(followup: Followup) -> str:
     """The bot's comment that hands a follow-up to the run. No ``@``: quoting it here
-    must not notify anyone."""
+    must not notify anyone. It opens with its marker: the poller's bot token writes
+    nothing else on a log issue."""
     return (
-        f"📨 A follow-up from {followup.author} ({followup.trust_level}) on the thread: "
-        f"{followup.url}\n\nIt goes to the running agent at its next safe point, or to the "
-        f"next run when this one can no longer take it.\n\n"
-        + render_marker("followup", followup.marker_data())
+        render_marker("followup", followup.marker_data())
+        + f"\n📨 A follow-up from {followup.author} ({followup.trust_level}) on the thread: "
+        f"{followup.url}\n\nIt goes to the running agent at its next safe point."
     )
 
 

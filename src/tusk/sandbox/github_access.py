@@ -28,6 +28,8 @@ READ_ONLY_REACTIONS = frozenset(
 # across runs (tusk.github.limit_reply), told by the marker it opens with. Any other
 # comment by a read-only token is still refused.
 LIMIT_ANSWER_OPENING = "<!-- tusk:limit "
+# And its record of a follow-up on the log issue of the run in flight (tusk.issues.followups).
+FOLLOWUP_OPENING = "<!-- tusk:followup "
 
 
 def read_only_may(operation_id: str, body: Any) -> bool:
@@ -38,7 +40,7 @@ def read_only_may(operation_id: str, body: Any) -> bool:
     return (
         operation_id == "issues/create-comment"
         and isinstance(text, str)
-        and text.startswith(LIMIT_ANSWER_OPENING)
+        and text.startswith((LIMIT_ANSWER_OPENING, FOLLOWUP_OPENING))
     )
 
 
