@@ -292,7 +292,7 @@ def test_undo_by_someone_else_is_refused_and_changes_nothing(gh: Any, tmp_path: 
     after = [entry for entry in thread_logins(gh) if entry[0] != "mallory"]
     [reply] = bot_replies(gh)
     assert after == [*before, (BOT, "")]  # only the reply, saying why and who can
-    assert "mallory has the role read on alice/widgets, not write" in reply
+    assert "mallory did not ask for this run and has no write access GitHub confirms: role read on alice/widgets" in reply
     assert "Who can: the run's requester, alice, or someone GitHub shows" in reply
     undo_logs = [
         i
@@ -301,7 +301,7 @@ def test_undo_by_someone_else_is_refused_and_changes_nothing(gh: Any, tmp_path: 
     ]
     [log] = undo_logs
     assert (log["state"], log["state_reason"]) == ("closed", "not_planned")
-    assert "**Refused**: mallory has the role read on alice/widgets, not write" in log["body"]
+    assert "**Refused**: mallory did not ask for this run" in log["body"]
 
 
 def test_a_collaborator_may_undo_someone_elses_run(gh: Any, tmp_path: Path) -> None:

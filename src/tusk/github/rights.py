@@ -48,6 +48,7 @@ class Rights:
     allowed: bool
     why: str
     who_can: str = ""
+    requester: bool = False  # allowed because the login asked for the run
 
     def refusal(self) -> str:
         """The refusal as one sentence for a reply: why, then who can."""
@@ -90,18 +91,19 @@ def judge(
 ) -> Rights:
     """Pure: the verdict over the roles read on every repository the action touches."""
     if requester_may and requester and login.lower() == requester.lower():
-        return Rights(True, f"{login} asked for this run")
+        return Rights(True, f"{login} asked for this run", requester=True)
     if roles and all(role.writes for role in roles):
         shown = ", ".join(f"{role.role} on {role.repo}" for role in roles)
         return Rights(True, f"{login} has write access ({shown}), as GitHub shows it")
     problems = [
-        role.unreadable
-        if role.role is None
-        else f"{login} has the role {role.role} on {role.repo}, not write"
+        role.unreadable if role.role is None else f"role {role.role} on {role.repo}"
         for role in roles
         if not role.writes
-    ] or ["no repository to confirm write access on"]
-    return Rights(False, "; ".join(problems), who_can(roles, requester, requester_may))
+    ] or ["no repository to confirm it on"]
+    why = f"{login} has no write access GitHub confirms: " + "; ".join(problems)
+    if requester_may:
+        why = f"{login} did not ask for this run and " + why.removeprefix(f"{login} ")
+    return Rights(False, why, who_can(roles, requester, requester_may))
 
 
 def who_can(roles: Sequence[Role], requester: str | None, requester_may: bool) -> str:
