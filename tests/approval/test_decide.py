@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tusk.github.rights import Role, Rights, judge
+from tusk.github.rights import Rights, Role, judge
 from tusk.steps.apply.decide import Comment, Pending, decide
 from tusk.text.commands import ApprovalCommand
 

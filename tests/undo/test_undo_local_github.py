@@ -292,7 +292,8 @@ def test_undo_by_someone_else_is_refused_and_changes_nothing(gh: Any, tmp_path: 
     after = [entry for entry in thread_logins(gh) if entry[0] != "mallory"]
     [reply] = bot_replies(gh)
     assert after == [*before, (BOT, "")]  # only the reply, saying why and who can
-    assert "mallory did not ask for this run and has no write access GitHub confirms: role read on alice/widgets" in reply
+    said = "mallory did not ask for this run and has no write access GitHub confirms"
+    assert f"{said}: role read on alice/widgets" in reply
     assert "Who can: the run's requester, alice, or someone GitHub shows" in reply
     undo_logs = [
         i
