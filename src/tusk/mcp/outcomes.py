@@ -33,3 +33,4 @@ class WriteOutcome:
     created: str | None = None  # AuditRecord.created
     comment_id: int | None = None
     created_branch: bool = False
+    head: str | None = None  # a push: the commit it left the branch at
