@@ -21,6 +21,8 @@ PASS_FILE = "pass.json"
 # The run's permissions once a follow-up narrowed them (MISSION C1); absent: the
 # context's. The server reads it before each write.
 NARROWED_FILE = "narrowed-permissions.json"
+# A person stopped the run (``@bot stop``, MISSION C2): the server refuses every write.
+STOPPED_FILE = "stopped.json"
 
 
 @dataclass(frozen=True)
@@ -89,3 +91,24 @@ def read_narrowed(run_dir: Path) -> PermissionConfig | None:
         return PermissionConfig.model_validate_json(text)
     except ValueError:
         return NO_WRITES
+
+
+def write_stopped(run_dir: Path, said: str) -> None:
+    path = run_dir / STOPPED_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"said": said}) + "\n", encoding="utf-8")
+    os.chmod(tmp, 0o600)
+    tmp.replace(path)
+
+
+def read_stopped(run_dir: Path) -> str | None:
+    """Who stopped the run and why, or None while it runs. A file there but unreadable
+    still says the run was stopped."""
+    path = run_dir / STOPPED_FILE
+    if not path.exists():
+        return None
+    try:
+        said = json.loads(path.read_text(encoding="utf-8")).get("said")
+    except (OSError, ValueError, AttributeError):
+        said = None
+    return said if isinstance(said, str) and said else "stopped on the thread"

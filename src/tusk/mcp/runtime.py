@@ -23,7 +23,7 @@ import anyio.to_thread
 from tusk.approval.staging import Stage, staged_answer
 from tusk.audit.chain import digest
 from tusk.contracts.models import Blocklist
-from tusk.contracts.passes import read_narrowed, read_pass
+from tusk.contracts.passes import read_narrowed, read_pass, read_stopped
 from tusk.github.gateway import Gateway, NotFound
 from tusk.mcp import policy
 from tusk.mcp.blocklist_watch import BlocklistWatch
@@ -247,6 +247,8 @@ class Runtime:
     def check(self, tool: str, args: Mapping[str, Any], blocklist: Blocklist) -> None:
         """``policy.check_write`` against ``blocklist``; a go-away in flight also tells
         run-claude to end the session."""
+        if (stopped := read_stopped(self.run_dir)) is not None:
+            raise Refused("STOPPED", f"the run was {stopped}: no write goes out any more")
         try:
             policy.check_write(tool, args, self.policy_now(), self.state, blocklist=blocklist)
         except Refused as refused:

@@ -25,7 +25,13 @@ from tusk.steps.run_claude.proxy import budget
 from tusk.steps.run_claude.proxy.record import RECORD_FILE, Record
 from tusk.steps.run_claude.session import mcp_process
 from tusk.steps.run_claude.session.cancel import Cancellation, Cancelled
-from tusk.steps.run_claude.session.passes import Passes, Stage, follow_up_inbox, run_passes
+from tusk.steps.run_claude.session.passes import (
+    Passes,
+    Stage,
+    follow_up_inbox,
+    run_passes,
+    stop_watch,
+)
 from tusk.steps.run_claude.workspace import prepare
 from tusk.steps.run_claude.writeup import record
 from tusk.steps.run_claude.writeup.outcome import cancelled
@@ -121,6 +127,7 @@ def _run(inputs: JobInputs, stage: Stage, cancel: Cancellation) -> JobResult:
             bridges=place.bridged(services) if network.fenced else None,
             record=evidence,
             inbox=follow_up_inbox(inputs),
+            stops=stop_watch(inputs),
         )
         outcome, session_id = run_passes(inputs, passes, prompt)
         services.stop_servers()

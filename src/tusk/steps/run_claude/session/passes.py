@@ -23,6 +23,7 @@ from tusk.steps.run_claude.proxy.budget import budget_stop
 from tusk.steps.run_claude.proxy.metering import Meter
 from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session import command, continues, followups, mcp_process, run
+from tusk.steps.run_claude.session.stop_watch import StopWatch
 from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
 from tusk.steps.run_claude.writeup import progress, publish, record, summary
 from tusk.steps.run_claude.writeup.outcome import Outcome, classify
@@ -60,6 +61,7 @@ class Passes:
     record: Record | None = None  # the run's own record: each pass goes in it
     audit_seen: int = 0  # audit records already shown in the step log
     inbox: followups.Inbox | None = None  # follow-ups from the thread (MISSION C1)
+    stops: StopWatch | None = None  # ``@bot stop`` on the thread (MISSION C2)
 
     def _boxed(self, argv: Sequence[str]) -> list[str]:
         """Claude Code's command line in the run's box."""
@@ -208,7 +210,9 @@ class Passes:
                     stderr_path=self.inputs.run_dir / "claude-stderr.log",
                     scrub=self.scrub,
                     external_stop=lambda: (
-                        budget_stop(self.meter) or go_away_stop(self.inputs.run_dir)
+                        budget_stop(self.meter)
+                        or go_away_stop(self.inputs.run_dir)
+                        or (self.stops.check() if self.stops is not None else None)
                     ),
                     box=self._boxed if self.box is not None else None,
                     followups=self._main_followups if streamed else None,
@@ -303,6 +307,24 @@ def follow_up_inbox(inputs: JobInputs) -> followups.Inbox | None:
         bot=inputs.settings.bot,
         permissions=doc.permission_config,
         on_narrow=lambda permissions: write_narrowed(inputs.run_dir, permissions),
+    )
+
+
+def stop_watch(inputs: JobInputs) -> StopWatch | None:
+    """The run's watch for a stop recorded on its log issue, read with the agent token
+    at the MCP server's blocklist-check interval."""
+    token = inputs.secrets.agent_token
+    if token is None:
+        return None
+    gateway = Gateway(
+        api_url=inputs.secrets.github_api_url, token=token, token_name="agent", max_attempts=2
+    )
+    return StopWatch(
+        gateway=gateway,
+        run=inputs.run,
+        bot=inputs.settings.bot,
+        run_dir=inputs.run_dir,
+        interval=inputs.settings.limits.blocklist_check_seconds,
     )
 
 

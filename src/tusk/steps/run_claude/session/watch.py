@@ -14,7 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-StopKind = Literal["loop", "mcp_loop", "mcp_not_connected", "timeout", "budget", "go_away"]
+StopKind = Literal[
+    "loop", "mcp_loop", "mcp_not_connected", "timeout", "budget", "go_away", "stopped"
+]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ OutcomeKind = Literal[
     "timeout",
     "budget",
     "go_away",
+    "stopped",
     "max_turns",
     "api_error",
     "error_result",
@@ -47,7 +48,7 @@ class Outcome(BaseModel):
         """How the log issue closes: completed, not planned (the bot was sent away
         during the run, or a limit across runs kept it from starting: nothing failed,
         the work was called off), or not at all."""
-        if self.ok:
+        if self.ok or self.kind == "stopped":  # a person ended it: nothing failed
             return "completed"
         return "not_planned" if self.kind in ("go_away", "over_limit") else None
 
@@ -65,6 +66,7 @@ _STOP_HEADLINES = {
     "timeout": "Wall-clock budget spent: Claude Code was stopped",
     "budget": "Model budget exceeded: Claude Code was stopped",
     "go_away": "Sent away during the run: Claude Code was stopped",
+    "stopped": "Stopped on the thread: Claude Code was stopped",
 }
 
 
