@@ -10,7 +10,7 @@ as for claims (``tusk.issues.log_issue``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,4 +72,38 @@ def run_in_flight(gateway: Gateway, settings: Settings, thread: str) -> RunInFli
         "direction": "asc",
     }
     items = gateway.paginate(f"/repos/{settings.control_repo}/issues", params=params)
+    return in_flight(items, settings, thread)
+
+
+def holder_before(
+    gateway: Gateway,
+    settings: Settings,
+    thread: str,
+    number: int,
+    *,
+    sleep: Callable[[float], None],
+) -> RunInFlight | None:
+    """The run in flight on ``thread`` that claimed before log issue ``number``, if any.
+
+    The poller's look is a listing, which may lag; this is the claim's own: the bot's
+    open log issues listed, and the issues just below ``number`` read by their own URLs
+    back to the lease (``claims.issues_below``), as a job's claim is decided. Two runs
+    sent for one thread (two pollers, a listing that lagged, ``act`` ignoring
+    ``concurrency:``) agree on which holds it: the lower number."""
+    control = settings.control_repo
+    own = claims.read_number(gateway, control, number).item
+    if own is None:
+        return None
+    start = claims.window_start(own, settings.limits.claim_lease_minutes)
+    recent = claims.recent_issues(gateway, control)
+    scanned = [
+        slot.item
+        for slot in claims.issues_below(
+            gateway, control, number, since=start, sleep=sleep, listed=recent
+        )
+        if slot.item is not None
+    ]
+    params = {"labels": settings.labels.workflow, "state": "open", "creator": settings.bot}
+    listed = gateway.paginate(f"/repos/{control}/issues", params=params)
+    items = [item for item in [*scanned, *listed] if int(item.get("number") or 0) < number]
     return in_flight(items, settings, thread)
