@@ -136,6 +136,8 @@ def test_a_follow_up_posted_while_the_agent_works_reaches_the_same_session(e2e: 
     done = followups.delivered(comments, bot="tusk-bot")
     assert done == {"issue_comment:77": "delivered"}
     assert any(e.get("subtype") == "followup" for e in e2e.events())
+    status = e2e.status_comment("alice/widgets", 1)
+    assert status is not None and "follow-ups delivered: 1" in status
 
 
 def test_a_follow_ups_marker_narrows_the_rest_of_the_run(e2e: E2E) -> None:

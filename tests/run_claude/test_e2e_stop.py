@@ -83,6 +83,9 @@ def test_a_recorded_stop_ends_the_run_keeps_its_work_and_the_bot(e2e: E2E) -> No
     summary = e2e.log_comments()[0]
     assert "Stopped on the thread" in summary and "stopped by alice" in summary
     assert "Self-check" not in "\n".join(e2e.log_comments())
+    status = e2e.status_comment("alice/widgets", 1)
+    assert status is not None and "🛑 **Stopped** by alice on the thread" in status
+    assert "Done" not in status
     settings = load_settings(e2e.tmp / "tusk.yml")
     blocklist = StateStore(gateway, settings).read_blocklist()
     assert not blocklist.blocks("alice/widgets") and not blocklist.blocks_user("alice")

@@ -55,6 +55,7 @@ def working(snap: Snapshot) -> Status:
         refused=snap.refused,
         cost=snap.cost,
         minutes=snap.minutes,
+        followups=snap.followups,
     )
 
 
@@ -69,12 +70,12 @@ def mirror(
         return None
     comment = status_comment(gateway, settings, run, clock)
     comment.show(Status("working"))  # before the agent starts: its reads see no edit later
-    shown: list[tuple[int, int, int]] = [(0, 0, 0)]
+    shown: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
 
     def show(snap: Snapshot) -> None:
         # Edited only when the run's writes or refusals change (the agent changed the
         # thread then anyway); a courtesy: a failure is logged, never raised.
-        seen = (snap.writes, snap.refused, snap.staged)
+        seen = (snap.writes, snap.refused, snap.staged, snap.followups)
         if seen != shown[0] and comment.show(working(snap)):
             shown[0] = seen
 
@@ -94,6 +95,9 @@ def outcome_status(outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str
         headline=outcome.headline,
         ok=outcome.ok,
         links=links,
+        followups=snap.followups,
+        stopped_by=outcome.detail.removeprefix("stopped ") if outcome.kind == "stopped" else "",
+        approval=outcome.ok and snap.staged > 0,
     )
 
 

@@ -135,6 +135,9 @@ class Passes:
         messages = self.inbox.deliver("before the self-checks") if self.inbox else []
         if not messages:
             return True
+        with self.events_path.open("a", encoding="utf-8") as events:  # between sessions
+            for text in messages:
+                events.write(command.tusk_event("followup", text=text))
         step, _ = self._session(
             "Follow-up",
             "\n\n".join(messages),
