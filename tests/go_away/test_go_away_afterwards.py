@@ -23,10 +23,10 @@ from tusk.contracts.models import (
 )
 from tusk.contracts.raw_context import RawContext, Thread
 from tusk.issues.state import StateStore
-from tusk.mcp import server as mcp_server
-from tusk.mcp import transport
-from tusk.mcp.policy import Refused, RunState, check_write
-from tusk.mcp.server import policy_config
+from tusk.mcp.gate.policy import Refused, RunState, check_write
+from tusk.mcp.server import transport
+from tusk.mcp.server import wiring as mcp_server
+from tusk.mcp.server.wiring import policy_config
 from tusk.poller.core import PollState
 from tusk.poller.cycle import Poller
 from tusk.steps.go_away import main

@@ -14,7 +14,7 @@ from tusk.contracts.models import GO_AWAY_EVENT_TYPE, GoAwayRequest
 from tusk.issues.blocklist_codec import parse_blocklist_body
 from tusk.issues.go_away_records import BlocklistGone
 from tusk.issues.state import StateStore
-from tusk.mcp.server import blocklist_watch
+from tusk.mcp.server.wiring import blocklist_watch
 from tusk.poller.core import PollState
 from tusk.poller.cycle import Poller
 from tusk.steps.go_away import main

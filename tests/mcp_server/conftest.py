@@ -22,8 +22,8 @@ from pydantic import SecretStr
 
 from tusk.contracts.models import Blocklist, PermissionConfig
 from tusk.git.agent import AgentGit, BundleSource
-from tusk.mcp import server as mcp_server
-from tusk.mcp import transport
+from tusk.mcp.server import transport
+from tusk.mcp.server import wiring as mcp_server
 from tusk.text.markers import first_marker
 
 

@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, PermissionConfig, Trigger
-from tusk.mcp.runtime import Runtime
+from tusk.mcp.server.runtime import Runtime
 
 BOT = "tusk-bot"
 # Long, token-shaped names: the sandbox's token string is its name, and the

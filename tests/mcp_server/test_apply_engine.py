@@ -18,7 +18,8 @@ from tusk.approval.staging import load_kept
 from tusk.audit import chain as audit
 from tusk.contracts.models import BlockedRepo, RunMetadata
 from tusk.issues.state import StateStore
-from tusk.mcp import apply, server
+from tusk.mcp.apply import engine as apply
+from tusk.mcp.server import wiring as server
 
 pytestmark = pytest.mark.anyio
 

@@ -101,7 +101,7 @@ async def test_no_request_renames_its_client_with_a_forwarded_header(
 ) -> None:
     # Nothing proxies the loopback endpoint: X-Forwarded-For from a local process is
     # not taken as the client's address.
-    from tusk.mcp import transport
+    from tusk.mcp.server import transport
 
     clients: list[Any] = []
     real = transport.BearerGate.__call__

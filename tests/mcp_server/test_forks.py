@@ -98,7 +98,7 @@ async def test_the_fork_wait_defaults_to_five_minutes() -> None:
 async def test_the_fork_wait_ends_on_the_clock_too() -> None:
     """With a clock that moves (a real one, here injected), the budget is spent by time
     even when the sleeps themselves are short: nothing waits past the configured wait."""
-    from tusk.mcp.git_push import ForkWait
+    from tusk.mcp.push.git_push import ForkWait
 
     now = [0.0]
     slept: list[float] = []

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tusk.mcp.git_push import GitRunner
+from tusk.mcp.push.git_push import GitRunner
 
 TOKEN = "agent-token-4f1c9e2b7d6a"
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from tusk.contracts.models import BlockedRepo, BlockedUser, Blocklist, PermissionConfig
-from tusk.mcp import policy
-from tusk.mcp.policy import PolicyConfig, Refused, RunState
+from tusk.mcp.gate import policy
+from tusk.mcp.gate.policy import PolicyConfig, Refused, RunState
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -593,8 +593,8 @@ def test_one_write_reads_its_text_for_the_duplicate_check_once(
 ) -> None:
     # The duplicate check, the loop check, recording the write and the check of a lost
     # answer all ask for the write's key; what its text shows is read once.
-    from tusk.mcp import posted
-    from tusk.mcp.policy import write_key
+    from tusk.mcp.gate import posted
+    from tusk.mcp.gate.policy import write_key
 
     posted.canonical_text.cache_clear()
     read: list[str] = []

@@ -9,8 +9,8 @@ import random
 import github_view
 
 from tusk.contracts.models import PermissionConfig
-from tusk.mcp import policy
-from tusk.mcp.policy import PolicyConfig, Refused
+from tusk.mcp.gate import policy
+from tusk.mcp.gate.policy import PolicyConfig, Refused
 
 BOT = "tusk-bot"
 LOG = "https://github.com/alice/tusk-control/issues/77"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from test_policy import config
 
-from tusk.mcp import push_checks
-from tusk.mcp.policy import Refused
-from tusk.mcp.push_checks import Change
+from tusk.mcp.gate.policy import Refused
+from tusk.mcp.push import checks as push_checks
+from tusk.mcp.push.checks import Change
 
 KEY = "sk-ant-api03-" + "x" * 40
 TOKEN = "ghp_" + "a" * 36

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from tusk.contracts.models import ContextDocument, PermissionConfig, Trigger
-from tusk.mcp.policy import Refused
-from tusk.mcp.read_scope import (
+from tusk.mcp.gate.policy import Refused
+from tusk.mcp.reads.scope import (
     ReadScope,
     named_repositories,
     repo_of_api_url,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from mcp_harness import AGENT_TOKEN, READ_TOKEN, agent_session
 
 from tusk.audit import chain as audit
-from tusk.mcp.results import redact_value, serialise
+from tusk.mcp.gate.results import redact_value, serialise
 
 ODD = 'odd"secret\\with/escapes\u00e9'  # a secret JSON has to escape
 SECRETS = (AGENT_TOKEN, READ_TOKEN, ODD)

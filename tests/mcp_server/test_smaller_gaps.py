@@ -12,9 +12,9 @@ from mcp_harness import agent_session
 
 from tusk.audit import chain as audit
 from tusk.contracts.models import PermissionConfig
-from tusk.mcp import policy
-from tusk.mcp.policy import PolicyConfig, Refused
-from tusk.mcp.push_checks import secrets_in
+from tusk.mcp.gate import policy
+from tusk.mcp.gate.policy import PolicyConfig, Refused
+from tusk.mcp.push.checks import secrets_in
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tusk.mcp.loops import LoopDetector
-from tusk.mcp.throttle import SlidingWindow
+from tusk.mcp.gate.loops import LoopDetector
+from tusk.mcp.gate.throttle import SlidingWindow
 
 
 class Clock:
@@ -61,7 +61,7 @@ def test_a_different_call_or_result_breaks_the_streak(breaker: tuple[str, str, s
 
 def test_blocklist_watch_asks_again_only_when_its_check_is_30_seconds_old() -> None:
     from tusk.contracts.models import BlockedUser, Blocklist
-    from tusk.mcp.blocklist_watch import BlocklistWatch
+    from tusk.mcp.gate.blocklist_watch import BlocklistWatch
 
     now = [0.0]
     asked: list[str | None] = []
@@ -94,8 +94,8 @@ def test_a_fresh_blocklist_is_taken_on_the_event_loop_and_an_old_one_asks_github
     import threading
 
     from tusk.contracts.models import Blocklist
-    from tusk.mcp.blocklist_watch import BlocklistWatch
-    from tusk.mcp.runtime import Runtime
+    from tusk.mcp.gate.blocklist_watch import BlocklistWatch
+    from tusk.mcp.server.runtime import Runtime
 
     now = [0.0]
     probed_on: list[str] = []

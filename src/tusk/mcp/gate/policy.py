@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tusk.contracts.models import Blocklist, PermissionConfig, WriteOperation, is_valid_repo
-from tusk.mcp import posted
-from tusk.mcp.posted import check_secrets as check_secrets
-from tusk.mcp.posted import find_secret as find_secret
-from tusk.mcp.posted import mentioned_logins as mentioned_logins
-from tusk.mcp.refusal import RefusalCode as RefusalCode
-from tusk.mcp.refusal import Refused as Refused
+from tusk.mcp.gate import posted
+from tusk.mcp.gate.posted import check_secrets as check_secrets
+from tusk.mcp.gate.posted import find_secret as find_secret
+from tusk.mcp.gate.posted import mentioned_logins as mentioned_logins
+from tusk.mcp.gate.refusal import RefusalCode as RefusalCode
+from tusk.mcp.gate.refusal import Refused as Refused
 from tusk.text.markers import backlink_footer, neutralise_markers
 
 GITHUB_BODY_LIMIT = 65536

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from tusk.approval.staging import APPROVAL_DIR, MAX_BUNDLE_BYTES
-from tusk.mcp import bundle
-from tusk.mcp.git_push import Pusher, PushFailed, Taken
-from tusk.mcp.policy import Refused
+from tusk.mcp.gate.policy import Refused
+from tusk.mcp.push import bundle
+from tusk.mcp.push.git_push import Pusher, PushFailed, Taken
 
 DIFF_STAT_CHARS = 4_000
 

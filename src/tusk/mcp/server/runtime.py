@@ -24,15 +24,15 @@ from tusk.audit.chain import digest
 from tusk.contracts.models import Blocklist
 from tusk.contracts.passes import read_pass
 from tusk.github.gateway import Gateway, NotFound
-from tusk.mcp import policy
-from tusk.mcp.blocklist_watch import BlocklistWatch
-from tusk.mcp.loops import LoopDetector
-from tusk.mcp.outcomes import Prepared, WriteOutcome
-from tusk.mcp.policy import PolicyConfig, Refused, RunState
-from tusk.mcp.read_scope import ReadScope
-from tusk.mcp.recorder import Call, Kind, Recorder, kind_of, target_of
-from tusk.mcp.results import Redactor
-from tusk.mcp.throttle import SlidingWindow
+from tusk.mcp.gate import policy
+from tusk.mcp.gate.blocklist_watch import BlocklistWatch
+from tusk.mcp.gate.loops import LoopDetector
+from tusk.mcp.gate.policy import PolicyConfig, Refused, RunState
+from tusk.mcp.gate.recorder import Call, Kind, Recorder, kind_of, target_of
+from tusk.mcp.gate.results import Redactor
+from tusk.mcp.gate.throttle import SlidingWindow
+from tusk.mcp.reads.scope import ReadScope
+from tusk.mcp.writes.outcomes import Prepared, WriteOutcome
 
 
 @dataclass

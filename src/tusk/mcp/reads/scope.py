@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from tusk.contracts.models import ContextDocument, is_valid_repo
 from tusk.contracts.raw_context import Authored, RawContext
-from tusk.mcp.policy import Refused
+from tusk.mcp.gate.policy import Refused
 from tusk.text.neutralise import Trust
 
 Verdict = Literal["in", "public?", "out"]

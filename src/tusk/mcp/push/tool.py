@@ -14,11 +14,11 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel
 
-from tusk.mcp.approval_push import keep_branch
-from tusk.mcp.git_push import Pusher, PushFailed
-from tusk.mcp.outcomes import Prepared
-from tusk.mcp.policy import Refused
-from tusk.mcp.runtime import Runtime
+from tusk.mcp.gate.policy import Refused
+from tusk.mcp.push.approval import keep_branch
+from tusk.mcp.push.git_push import Pusher, PushFailed
+from tusk.mcp.server.runtime import Runtime
+from tusk.mcp.writes.outcomes import Prepared
 
 
 class PushBranch(BaseModel):

@@ -30,9 +30,9 @@ from tusk.github.once import (
     find_issues,
     has_nonce,
 )
-from tusk.mcp import policy
-from tusk.mcp.outcomes import OperationFailed, Prepared, WriteOutcome
-from tusk.mcp.runtime import Runtime
+from tusk.mcp.gate import policy
+from tusk.mcp.server.runtime import Runtime
+from tusk.mcp.writes.outcomes import OperationFailed, Prepared, WriteOutcome
 
 # What a listing needs to catch up with a create (about two minutes, as for log issues).
 LISTED = Patience(looks=8, first_pause=1.0, sends=2)

@@ -20,14 +20,14 @@ from tusk.contracts.config import Settings
 from tusk.contracts.models import Blocklist, ContextDocument, PermissionConfig
 from tusk.git.agent import BundleSource
 from tusk.github.gateway import Gateway
-from tusk.mcp.blocklist_watch import BlocklistWatch, listing_probe
-from tusk.mcp.dispatch import GitHubServer
-from tusk.mcp.git_push import Pusher
-from tusk.mcp.loops import LoopDetector
-from tusk.mcp.policy import PolicyConfig
-from tusk.mcp.read_scope import ReadScope, run_repositories, write_repositories
-from tusk.mcp.runtime import Runtime
-from tusk.mcp.throttle import SlidingWindow
+from tusk.mcp.gate.blocklist_watch import BlocklistWatch, listing_probe
+from tusk.mcp.gate.loops import LoopDetector
+from tusk.mcp.gate.policy import PolicyConfig
+from tusk.mcp.gate.throttle import SlidingWindow
+from tusk.mcp.push.git_push import Pusher
+from tusk.mcp.reads.scope import ReadScope, run_repositories, write_repositories
+from tusk.mcp.server.mcp_server import GitHubServer
+from tusk.mcp.server.runtime import Runtime
 from tusk.text.neutralise import Trust
 
 

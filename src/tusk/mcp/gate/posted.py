@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-from tusk.mcp.refusal import Refused
+from tusk.mcp.gate.refusal import Refused
 from tusk.text import markdown
 
 # (what it is, literal anchors that must occur first, the pattern). The anchors

@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 from tusk.github.forks import find_fork
 from tusk.github.gateway import Gateway
-from tusk.mcp.read_scope import ReadScope, repo_of_api_url
-from tusk.mcp.read_shapes import (
+from tusk.mcp.reads.scope import ReadScope, repo_of_api_url
+from tusk.mcp.reads.shapes import (
     code_field,
     discussion_node,
     line_field,

@@ -103,7 +103,7 @@ def bundle_source(args: argparse.Namespace) -> BundleSource | None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "apply":
-        from tusk.mcp.apply_cli import run_apply
+        from tusk.mcp.apply.cli import run_apply
 
         return run_apply(args)
     return serve(args)
@@ -111,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
 def serve(args: argparse.Namespace) -> int:
     from tusk.issues.state import StateStore
-    from tusk.mcp import server as mcp_server
-    from tusk.mcp import transport
+    from tusk.mcp.server import transport
+    from tusk.mcp.server import wiring as mcp_server
 
     # Refused requests and crashed tools are logged to stderr, which run-claude keeps.
     logging.basicConfig(level=logging.WARNING, format="tusk mcp: %(levelname)s %(message)s")

@@ -15,8 +15,8 @@ from tusk.approval.staged_set import StagedSet
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.errors import InputError
 from tusk.github.gateway import gateway_from_secrets
-from tusk.mcp import apply
-from tusk.mcp import server as mcp_server
+from tusk.mcp.apply import engine as apply
+from tusk.mcp.server import wiring as mcp_server
 
 
 def run_apply(args: argparse.Namespace) -> int:

@@ -28,16 +28,16 @@ from tusk.approval.staging import bundle_bytes
 from tusk.contracts.config import Settings
 from tusk.contracts.models import is_valid_repo
 from tusk.github.gateway import Gateway
-from tusk.mcp import server
-from tusk.mcp.approval_push import take_kept
-from tusk.mcp.blocklist_watch import BlocklistWatch
-from tusk.mcp.git_push import Pusher
-from tusk.mcp.outcomes import Prepared
-from tusk.mcp.policy import Refused
-from tusk.mcp.read_scope import ReadScope
-from tusk.mcp.recorder import ToolError
-from tusk.mcp.runtime import Runtime
-from tusk.mcp.tools import WRITES, Tool
+from tusk.mcp.gate.blocklist_watch import BlocklistWatch
+from tusk.mcp.gate.policy import Refused
+from tusk.mcp.gate.recorder import ToolError
+from tusk.mcp.push.approval import take_kept
+from tusk.mcp.push.git_push import Pusher
+from tusk.mcp.reads.scope import ReadScope
+from tusk.mcp.server import wiring as server
+from tusk.mcp.server.catalog import WRITES, Tool
+from tusk.mcp.server.runtime import Runtime
+from tusk.mcp.writes.outcomes import Prepared
 
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in WRITES}
 

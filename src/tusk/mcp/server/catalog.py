@@ -15,12 +15,12 @@ from typing import Any
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
-from tusk.mcp import read_tools as r
-from tusk.mcp import write_tools as w
-from tusk.mcp.outcomes import Prepared, WriteOutcome
-from tusk.mcp.policy import PolicyConfig
-from tusk.mcp.push_tool import PushBranch
-from tusk.mcp.runtime import Runtime
+from tusk.mcp.gate.policy import PolicyConfig
+from tusk.mcp.push.tool import PushBranch
+from tusk.mcp.reads import reader as r
+from tusk.mcp.server.runtime import Runtime
+from tusk.mcp.writes import operations as w
+from tusk.mcp.writes.outcomes import Prepared, WriteOutcome
 
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True

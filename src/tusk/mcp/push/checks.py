@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from tusk.mcp.policy import PolicyConfig, Refused
-from tusk.mcp.posted import MIN_LITERAL_SECRET, SECRET_PATTERNS, strip_invisible
+from tusk.mcp.gate.policy import PolicyConfig, Refused
+from tusk.mcp.gate.posted import MIN_LITERAL_SECRET, SECRET_PATTERNS, strip_invisible
 
 WORKFLOWS = b".github/workflows"
 ZERO_OID = "0" * 40

@@ -37,9 +37,11 @@ from tusk.git.env import basic_auth_header, config_env
 from tusk.github.backoff import Backoff
 from tusk.github.forks import find_fork
 from tusk.github.gateway import Gateway, NotFound
-from tusk.mcp import bundle, policy, push_checks
-from tusk.mcp.outcomes import OperationFailed, WriteOutcome
-from tusk.mcp.policy import PolicyConfig, Refused, RunState
+from tusk.mcp.gate import policy
+from tusk.mcp.gate.policy import PolicyConfig, Refused, RunState
+from tusk.mcp.push import bundle
+from tusk.mcp.push import checks as push_checks
+from tusk.mcp.writes.outcomes import OperationFailed, WriteOutcome
 
 GIT_TIMEOUT = 300.0
 FIRST_WAIT = 0.5

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tusk.mcp.dispatch import GitHubServer
+from tusk.mcp.server.mcp_server import GitHubServer
 
 MCP_PATH = "/mcp"
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tusk.mcp.policy import Refused
+from tusk.mcp.gate.policy import Refused
 
 SIGNATURES = {b"# v2 git bundle\n": 2, b"# v3 git bundle\n": 3}
 # v3 capabilities a plain bundle may carry: its hash. A filter (a partial bundle,

@@ -22,9 +22,9 @@ from tusk.audit.chain import AuditLog, canonical_json
 from tusk.contracts.models import AuditDecision
 from tusk.errors import UserError
 from tusk.github.gateway import GitHubError
-from tusk.mcp.loops import LoopDetector
-from tusk.mcp.policy import WRITE_TOOLS, Refused, write_key
-from tusk.mcp.results import Redactor, call_digest, text_digest
+from tusk.mcp.gate.loops import LoopDetector
+from tusk.mcp.gate.policy import WRITE_TOOLS, Refused, write_key
+from tusk.mcp.gate.results import Redactor, call_digest, text_digest
 
 logger = logging.getLogger(__name__)
 

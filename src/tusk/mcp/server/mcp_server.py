@@ -27,12 +27,12 @@ from mcp.types import (
 from mcp.types import Tool as ListedTool
 from pydantic import BaseModel, ValidationError
 
-from tusk.mcp.git_push import Pusher
-from tusk.mcp.push_tool import PushBranch, push_branch
-from tusk.mcp.read_tools import Reader
-from tusk.mcp.recorder import Kind, ToolError
-from tusk.mcp.runtime import Runtime
-from tusk.mcp.tools import Tool, offered
+from tusk.mcp.gate.recorder import Kind, ToolError
+from tusk.mcp.push.git_push import Pusher
+from tusk.mcp.push.tool import PushBranch, push_branch
+from tusk.mcp.reads.reader import Reader
+from tusk.mcp.server.catalog import Tool, offered
+from tusk.mcp.server.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
