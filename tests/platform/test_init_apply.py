@@ -26,7 +26,7 @@ from tests.platform.apply_world import (
     writes,
 )
 from tusk import REPOSITORY, __version__
-from tusk.cli.apply import OWNER_SCOPES
+from tusk.cli.deploy.command import OWNER_SCOPES
 from tusk.cli.doctor import ROLES
 from tusk.cli.main import main as tusk_main
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from tusk.cli.apply_plan import BLOCKED, DONE, NOTHING, Seen, Wanted, blob_sha, plan
+from tusk.cli.deploy.plan import BLOCKED, DONE, NOTHING, Seen, Wanted, blob_sha, plan
 
 FILES = {".github/workflows/poll.yml": "on: schedule\n", "tusk.yml": "bot: b\n"}
 SECRETS = ("TUSK_BOT_TOKEN", "ANTHROPIC_API_KEY")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tusk.steps.run_claude.proxy.record import (
+from tusk.steps.run_claude.proxy.exchanges import (
     AnswerTap,
     Record,
     tool_results,

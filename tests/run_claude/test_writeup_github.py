@@ -13,7 +13,7 @@ import pytest
 from tusk.audit.chain import AuditLog
 from tusk.contracts.models import RunMetadata
 from tusk.github.once import Patience
-from tusk.steps.run_claude.proxy.record import RECORD_FILE
+from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE
 from tusk.steps.run_claude.writeup import publish as writeup
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.text.markers import job_marker

@@ -10,7 +10,7 @@ from typing import Any
 
 from test_writeup_github import BOT, CONTROL, JOBID, OK, run_dir, scenario, write_up
 
-from tusk.steps.run_claude.proxy.record import RECORD_FILE
+from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE
 from tusk.steps.run_claude.writeup import publish as writeup
 
 

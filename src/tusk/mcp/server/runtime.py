@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from tusk.approval.staging import Stage, staged_answer
+from tusk.approval.staging import StagingArea, staged_answer
 from tusk.audit.chain import digest
 from tusk.contracts.models import Blocklist
 from tusk.contracts.passes import read_pass
@@ -50,7 +50,7 @@ class Runtime:
     blocklist_watch: BlocklistWatch | None = None  # None: the blocklist read at start holds
     clock: Callable[[], float] = time.monotonic
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
-    approval: Stage | None = None  # approval mode: writes kept for a person to approve
+    approval: StagingArea | None = None  # approval mode: writes kept for a person to approve
     # Run-unique; the apply job of an approved set uses the run's, so nonces match.
     nonce_salt: str = field(default_factory=lambda: secrets_module.token_hex(8))
     redactor: Redactor = field(init=False)
@@ -212,7 +212,7 @@ class Runtime:
             f"Recorded for review: {prepared.summary}. Carry on as if it had been done.",
         )
 
-    def _keep_for_approval(self, stage: Stage, call: Call, prepared: Prepared) -> str:
+    def _keep_for_approval(self, stage: StagingArea, call: Call, prepared: Prepared) -> str:
         # The policy refused any secret in what it prepared; the apply job checks it again.
         stage.keep(
             tool=call.tool,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from tusk.approval.staging import Stage
+from tusk.approval.staging import StagingArea
 from tusk.contracts.config import Settings
 from tusk.contracts.models import Blocklist, ContextDocument, PermissionConfig
 from tusk.git.agent import BundleSource
@@ -169,7 +169,7 @@ def build_runtime(
 
 def approval_stage(
     settings: Settings, config: PolicyConfig, run_dir: Path, salt: str
-) -> Stage | None:
+) -> StagingArea | None:
     """Where approval mode keeps the run's writes; None when the run writes as usual."""
     if not config.approval:
         return None
@@ -178,7 +178,7 @@ def approval_stage(
         if settings.approval_required(config.trigger_repo)
         else "the mention's [permissions: approve]"
     )
-    return Stage(
+    return StagingArea(
         run_dir=run_dir,
         nonce_salt=salt,
         reason=reason,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tusk.cli.apply_plan import NOTHING, Seen, Wanted
+from tusk.cli.deploy.plan import NOTHING, Seen, Wanted
 from tusk.contracts.config import Settings
 from tusk.github.gateway import Forbidden, Gateway, NotFound
 from tusk.issues.state import StateStore

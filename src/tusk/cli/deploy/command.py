@@ -22,9 +22,9 @@ import yaml
 from pydantic import SecretStr
 
 from tusk import actions_edge
-from tusk.cli.apply_do import Applier
-from tusk.cli.apply_look import look
-from tusk.cli.apply_plan import BLOCKED, Step, Wanted, plan
+from tusk.cli.deploy.look import look
+from tusk.cli.deploy.perform import Applier
+from tusk.cli.deploy.plan import BLOCKED, Step, Wanted, plan
 from tusk.cli.doctor import (
     FAIL,
     OK,

@@ -18,8 +18,8 @@ from typing import Any, TypeVar, cast
 
 from pydantic import SecretStr
 
-from tusk.cli.apply_look import file_sha
-from tusk.cli.apply_plan import Step, Wanted, blob_sha
+from tusk.cli.deploy.look import file_sha
+from tusk.cli.deploy.plan import Step, Wanted, blob_sha
 from tusk.contracts.config import Settings
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, NotFound
