@@ -24,10 +24,14 @@ import yaml
 from pydantic import BaseModel
 
 from tusk import REPOSITORY, __version__
+from tusk.contracts.commands import COMMAND_JOBS
 from tusk.contracts.config import Settings, parse_settings
 from tusk.contracts.models import LOGIN_PATTERN, REPO_PATTERN
 from tusk.errors import InputError, UserError
 from tusk.text.render import render
+
+# The command jobs' events, each run by a job of the go-away workflow.
+COMMAND_EVENTS = [job.event_type for job in COMMAND_JOBS]
 
 TUSK_REF = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([^\s@]+)$")
 CALLERS = {
@@ -139,7 +143,9 @@ def commented_settings(
 def caller_files(tusk_ref: TuskRef, *, config: str = CONFIG_FILE) -> dict[str, str]:
     """The three caller workflows, path → text."""
     return {
-        f".github/workflows/{name}": render(template, tusk=tusk_ref, config=config)
+        f".github/workflows/{name}": render(
+            template, tusk=tusk_ref, config=config, commands=COMMAND_EVENTS
+        )
         for name, template in CALLERS.items()
     }
 

@@ -37,24 +37,21 @@ from tusk.github.trust import TrustDecision
 from tusk.poller import activity, context, notifications
 from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
-    ApprovalWork,
     Candidate,
-    GoAwayWork,
+    CommandWork,
     PollState,
     Skipped,
     Thread,
     Triage,
-    UndoWork,
     after_cycle,
     locate_triggers,
     needs_trust_level,
     nodes_of,
-    pending_previews,
     plan,
     poll,
     triage,
 )
-from tusk.poller.dispatch import dispatch_approval, dispatch_go_away, dispatch_task, dispatch_undo
+from tusk.poller.dispatch import dispatch_command, dispatch_task
 from tusk.poller.jobids import job_id
 from tusk.poller.limit_gate import LimitGate, answer
 
@@ -72,9 +69,7 @@ class CycleReport:
     status: int = 0
     threads: int = 0
     dispatched: list[str] = field(default_factory=list)
-    go_aways: list[str] = field(default_factory=list)
-    approvals: list[str] = field(default_factory=list)
-    undos: list[str] = field(default_factory=list)
+    commands: list[tuple[str, str]] = field(default_factory=list)  # (job label, job id)
     skipped: list[str] = field(default_factory=list)
     over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
     marked_read: list[str] = field(default_factory=list)
@@ -87,9 +82,7 @@ class CycleReport:
             return ["notifications: 304 not modified, nothing to do"]
         out = [f"notifications: {self.threads} unread thread(s)"]
         out += [f"dispatched {jobid}" for jobid in self.dispatched]
-        out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
-        out += [f"dispatched approval {jobid}" for jobid in self.approvals]
-        out += [f"dispatched undo {jobid}" for jobid in self.undos]
+        out += [f"dispatched {label} {jobid}" for label, jobid in self.commands]
         out += [f"skipped: {reason}" for reason in self.skipped]
         out += [f"over a limit: {line}" for line in self.over_limit]
         out += [f"left unread: {thread}" for thread in self.left_unread]
@@ -254,27 +247,16 @@ class Poller:
             settings=self.settings,
             blocklist=blocklist,
             now=self._clock(),
+            raw=raw,
         )
-        if isinstance(work, ApprovalWork) and not pending_previews(raw, bot=self.settings.bot):
-            work = Skipped(node, "no staged set waits for approval on this thread")
         if isinstance(work, Skipped):
             log.info("skipped %s: %s", node.url, work.reason)
             report.skipped.append(f"{node.url}: {work.reason}")
-        elif isinstance(work, ApprovalWork):
-            dispatch_approval(self.dispatcher, self.settings, work)
+        elif isinstance(work, CommandWork):
+            dispatch_command(self.dispatcher, self.settings, work)
             self._sent.add(work.request.jobid)
-            report.approvals.append(work.request.jobid)
+            report.commands.append((work.job.label, work.request.jobid))
             self._to_acknowledge.append((thread.repo, node.as_trigger()))  # sent once: 👀
-        elif isinstance(work, GoAwayWork):
-            dispatch_go_away(self.dispatcher, self.settings, work)
-            self._sent.add(work.request.jobid)
-            report.go_aways.append(work.request.jobid)
-            self._to_acknowledge.append((thread.repo, node.as_trigger()))
-        elif isinstance(work, UndoWork):
-            dispatch_undo(self.dispatcher, self.settings, work)
-            self._sent.add(work.request.jobid)
-            report.undos.append(work.request.jobid)
-            self._to_acknowledge.append((thread.repo, node.as_trigger()))
         elif (over := self._limits.check(work)) is not None:
             report.over_limit.append(answer(self.bot, self.settings, work, over, raw))
             log.info("over a limit: %s", report.over_limit[-1])

@@ -21,7 +21,8 @@ A verb marked ``leading`` also counts wherever a mention is directly followed
 by its words, whatever comes after (``@bot go away, and take the PR with
 you``): a request to leave must never become an agent task.
 
-Adding a verb is one entry in ``VERBS``. ``docs/bot-commands.md`` is the
+Adding a verb is one entry in ``VERBS``, one command job that it asks for
+(``tusk.contracts.commands``) and that job's step. ``docs/bot-commands.md`` is the
 user-facing description.
 
 The approval verbs (``approval_command``) carry an argument, a staged set's
@@ -124,11 +125,13 @@ def _candidates(text: str) -> Iterable[str]:
 
 
 def parse_command(
-    markdown: str | None, *, bot: str, verbs: Sequence[Verb] = VERBS
+    markdown: str | None, *, bot: str, verbs: Sequence[Verb] | None = None
 ) -> Command | None:
-    """The first command ``markdown`` gives the bot, or None (pure)."""
+    """The first command ``markdown`` gives the bot, or None (pure). ``verbs``: ``VERBS``
+    unless given."""
     if not markdown:
         return None
+    verbs = VERBS if verbs is None else verbs
     text = prose(markdown)
     if mention_pattern(bot).search(text) is None:
         return None
@@ -141,9 +144,15 @@ def parse_command(
     return None
 
 
-def with_phrases(phrases: Mapping[str, str], verbs: Sequence[Verb] = VERBS) -> tuple[Verb, ...]:
-    """``verbs`` with the configured words of some (e.g. ``go_away.phrase``)."""
-    return tuple(Verb(v.name, phrases.get(v.name, v.words), v.leading) for v in verbs)
+def with_phrases(
+    phrases: Mapping[str, str], verbs: Sequence[Verb] | None = None
+) -> tuple[Verb, ...]:
+    """``verbs`` (``VERBS`` unless given) with the configured words of some (e.g.
+    ``go_away.phrase``)."""
+    return tuple(
+        Verb(v.name, phrases.get(v.name, v.words), v.leading)
+        for v in (VERBS if verbs is None else verbs)
+    )
 
 
 def asks_to_leave(markdown: str | None, *, bot: str, phrase: str = "go away") -> bool:
