@@ -33,6 +33,7 @@ from tusk.mcp.gate.policy import Refused
 from tusk.mcp.gate.recorder import ToolError
 from tusk.mcp.push.approval import take_kept
 from tusk.mcp.push.git_push import Pusher
+from tusk.mcp.push.tool import PushBranch
 from tusk.mcp.reads.scope import ReadScope
 from tusk.mcp.server import wiring as server
 from tusk.mcp.server.catalog import WRITES, Tool
@@ -87,9 +88,9 @@ class Applier:
 
     async def apply_one(self, op: StagedOperation) -> str:
         rt = self.runtime
-        if op.tool == "push_branch":
-            return await self.push(op)
         tool = TOOLS.get(op.tool)
+        if tool is not None and tool.args is PushBranch:  # from the bundle the run kept
+            return await self.push(op)
         if tool is None or tool.prepare is None or tool.send is None:
             call = rt.call(op.tool, "write", op.args)
             rt.recorder.refuse(call, Refused("FORBIDDEN_OPERATION", f"{op.tool} is not applied"))
@@ -99,13 +100,13 @@ class Applier:
 
     async def push(self, op: StagedOperation) -> str:
         rt, pusher = self.runtime, self.pusher
-        call = rt.call("push_branch", "write", op.args)
+        call = rt.call(op.tool, "write", op.args)
         data = bundle_bytes(op)
         if pusher is None or data is None:
             rt.recorder.refuse(call, Refused("INVALID_PUSH", "the set keeps no bundle to push"))
         branch = str(op.args.get("branch", ""))
         try:
-            rt.check("push_branch", {"branch": branch, "sha": ""}, await rt.fresh_blocklist())
+            rt.check(op.tool, {"branch": branch, "sha": ""}, await rt.fresh_blocklist())
             taken = await anyio.to_thread.run_sync(take_kept, pusher, branch, data)
         except Refused as refused:
             rt.recorder.refuse(call, refused)
@@ -114,7 +115,7 @@ class Applier:
         expected = {"git": "push", "branch": branch, "sha": taken.sha}
         prepare = pinned(lambda: Prepared(op.summary, expected), op)
         return await rt.write(
-            "push_branch",
+            op.tool,
             {"branch": branch, "sha": taken.sha},
             prepare=prepare,
             send=lambda _: pusher.push(taken),

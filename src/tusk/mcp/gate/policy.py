@@ -5,8 +5,9 @@ The server asks ``check_write`` before any write and ``prepare_body`` /
 stable code and a reason written for the model. After a write was performed
 (or staged) the server calls ``record_write`` so limits and duplicates see it.
 
-Everything the decisions depend on is in ``PolicyConfig`` (fixed for the run)
-and ``RunState`` (what this run has written so far).
+Everything the decisions depend on is in ``PolicyConfig`` (fixed for the run),
+``RunState`` (what this run has written so far) and each write tool's spec
+(``tusk.contracts.write_specs``): no decision here names a tool.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tusk.contracts.models import Blocklist, PermissionConfig, WriteOperation, is_valid_repo
+from tusk.contracts.models import Blocklist, PermissionConfig, is_valid_repo
+from tusk.contracts.write_specs import ArgCheck, WriteSpec, write_spec
 from tusk.mcp.gate import posted
 from tusk.mcp.gate.posted import check_secrets as check_secrets
 from tusk.mcp.gate.posted import find_secret as find_secret
@@ -30,22 +32,6 @@ from tusk.text.markers import backlink_footer, neutralise_markers
 GITHUB_BODY_LIMIT = 65536
 GITHUB_TITLE_LIMIT = 256
 HISTORY_WRITES_PER_RUN = 2  # the history pass asks once; one retry with new text is fair
-
-# Tool name -> the write operation of the permission config it needs.
-WRITE_TOOLS: Mapping[str, WriteOperation | None] = {
-    "create_issue": "issue",
-    "create_comment": "comment",
-    "create_discussion_comment": "comment",
-    "create_pull_request": "pull_request",
-    "push_branch": "push",
-    "update_comment": "comment",
-    "delete_comment": "comment",
-    "memory": "memory",
-    "history": None,  # the run's own summary (A7.3); not something a marker can take away
-}
-# Writes to the state issues have caps of their own and must stay possible at the end of
-# a run (the history line); every other write counts against the run's total.
-UNCOUNTED_WRITES = frozenset({"history", "memory"})
 
 
 @dataclass(frozen=True)
@@ -119,9 +105,11 @@ def write_key(tool: str, args: Mapping[str, Any]) -> str:
 
 def target_repo(tool: str, args: Mapping[str, Any], config: PolicyConfig) -> str:
     """The repository a write lands in (or acts for: a push serves the trigger's repo)."""
-    if tool in ("history", "memory"):
+    spec = write_spec(tool)
+    lands_in = spec.lands_in if spec is not None else "repo_arg"
+    if lands_in == "control_repo":
         return config.control_repo
-    if tool == "push_branch":
+    if lands_in == "trigger_repo":
         return config.trigger_repo
     return str(args.get("repo", ""))
 
@@ -129,15 +117,23 @@ def target_repo(tool: str, args: Mapping[str, Any], config: PolicyConfig) -> str
 def target_label(tool: str, args: Mapping[str, Any], config: PolicyConfig) -> str:
     """How the audit log names the target of a call."""
     repo = target_repo(tool, args, config)
+    spec = write_spec(tool)
     if "number" in args:
         return f"{repo}#{args['number']}"
     if "comment_id" in args:
         return f"{repo} comment {args['comment_id']}"
-    if tool == "push_branch":
+    if spec is not None and spec.lands_in == "trigger_repo":
         return f"{repo} fork branch {args.get('branch', '')}"
-    if tool in ("history", "memory"):
+    if spec is not None and spec.lands_in == "control_repo":
         return f"{repo} {tool} issue"
     return repo
+
+
+def kept_for_approval(tool: str) -> bool:
+    """Whether approval mode keeps this write for a person: every write but the state
+    issues' entries, which have caps of their own and stay possible at a run's end."""
+    spec = write_spec(tool)
+    return spec is not None and spec.lands_in != "control_repo"
 
 
 # What the refusal below promises: letters, digits, "-", "_", "." and "/" (ASCII only, so no
@@ -232,13 +228,14 @@ def check_write(
     except the run's history line.
     """
     blocklist = blocklist if blocklist is not None else config.blocklist
-    if tool not in WRITE_TOOLS:
+    spec = write_spec(tool)
+    if spec is None:
         raise Refused(
             "FORBIDDEN_OPERATION",
             f"{tool} is not a write this server performs (no reviews, no deletions of "
             "repositories or branches, no generic API calls).",
         )
-    if tool == "create_discussion_comment" and not config.discussions_write:
+    if spec.discussion and not config.discussions_write:
         raise Refused(
             "FORBIDDEN_OPERATION",
             "writing to discussions is switched off for this installation; answer on an "
@@ -247,7 +244,7 @@ def check_write(
     repo = target_repo(tool, args, config)
     if not is_valid_repo(repo):
         raise Refused("FORBIDDEN_OPERATION", f"repo must be 'owner/name', got {repo!r}.")
-    if tool != "history" and sent_away(config, blocklist):
+    if not spec.survives_go_away and sent_away(config, blocklist):
         raise Refused(
             "BLOCKED_TARGET",
             f"{config.trigger_repo} (or its owner) asked the bot to go away while this run was "
@@ -259,36 +256,44 @@ def check_write(
             f"{repo} (or its owner) asked the bot to go away; do not write there, by any tool. "
             "Tell the requester in your final message instead.",
         )
-    _check_scope(tool, args, repo, config)
-    _check_permissions(tool, args, repo, config)
-    if tool in ("update_comment", "delete_comment"):
-        _check_own_comment(tool, args, repo, state)
-    if tool == "push_branch":
-        validate_branch(str(args.get("branch", "")), config)
-    if tool == "create_pull_request":
-        head_branch(str(args.get("head", "")), config)
-        check_secrets(str(args.get("base", "")), "base branch", ())
+    _check_scope(spec, args, repo, config)
+    _check_permissions(spec, args, repo, config)
+    if spec.own_only:
+        _check_own_comment(spec, args, repo, state)
+    for name, check in spec.checked_args:
+        ARG_CHECKS[check](str(args.get(name, "")), config)
     if write_key(tool, args) in state.write_keys:
         raise Refused(
             "DUPLICATE_WRITE",
             f"this exact {tool} call was already made in this run; do not repeat it. "
             "If something is missing, say so in a different way or move on.",
         )
-    _check_limits(tool, args, repo, config, state)
+    _check_limits(spec, args, repo, config, state)
 
 
-def _check_scope(tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
+def _check_base(base: str, config: PolicyConfig) -> None:
+    check_secrets(base, "base branch", ())
+
+
+ARG_CHECKS: Mapping[ArgCheck, Callable[[str, PolicyConfig], object]] = {
+    "branch": validate_branch,
+    "head": head_branch,
+    "base": _check_base,
+}
+
+
+def _check_scope(spec: WriteSpec, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
     """Writes go only to the run's repositories (``OUT_OF_SCOPE`` elsewhere). The control
     repository takes the history and memory tools' entries, and, when the bot was mentioned
     there, replies on that one thread."""
     key, trigger = repo.lower(), config.trigger_repo.lower()
-    if tool in ("history", "memory"):
+    if spec.lands_in == "control_repo":
         return
     if key == config.control_repo.lower():
         on_trigger = key == trigger and (
             args.get("number") == config.trigger_number or "comment_id" in args
         )
-        if on_trigger and tool != "create_issue" and tool != "create_pull_request":
+        if on_trigger and not spec.opens_thread:
             return
         raise Refused(
             "OUT_OF_SCOPE",
@@ -307,9 +312,11 @@ def _check_scope(tool: str, args: Mapping[str, Any], repo: str, config: PolicyCo
     )
 
 
-def _check_permissions(tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig) -> None:
+def _check_permissions(
+    spec: WriteSpec, args: Mapping[str, Any], repo: str, config: PolicyConfig
+) -> None:
     perms = config.permissions
-    operation = WRITE_TOOLS[tool]
+    operation = spec.operation
     marker = f" (permission marker: {perms.marker})" if perms.marker else ""
     if operation is not None and not perms.allows(operation):
         raise Refused(
@@ -317,7 +324,7 @@ def _check_permissions(tool: str, args: Mapping[str, Any], repo: str, config: Po
             f"this run may not perform '{operation}' writes{marker}. Allowed: "
             f"{', '.join(perms.operations) or 'none'}.",
         )
-    if tool in ("history", "memory", "push_branch"):
+    if spec.lands_in != "repo_arg":  # the state issues, or the trigger's own fork
         return
     if perms.repos is not None and repo.lower() not in {r.lower() for r in perms.repos}:
         raise Refused(
@@ -327,7 +334,7 @@ def _check_permissions(tool: str, args: Mapping[str, Any], repo: str, config: Po
     if perms.only_this_thread:
         here = f"{config.trigger_repo}#{config.trigger_number}"
         same_repo = repo.lower() == config.trigger_repo.lower()
-        if tool in ("create_issue", "create_pull_request"):
+        if spec.opens_thread:
             raise Refused(
                 "PERMISSION_DENIED",
                 f"this run may only reply on {here}{marker}; it may not open new issues or PRs.",
@@ -336,11 +343,13 @@ def _check_permissions(tool: str, args: Mapping[str, Any], repo: str, config: Po
             raise Refused("PERMISSION_DENIED", f"this run may only reply on {here}{marker}.")
 
 
-def _check_own_comment(tool: str, args: Mapping[str, Any], repo: str, state: RunState) -> None:
+def _check_own_comment(
+    spec: WriteSpec, args: Mapping[str, Any], repo: str, state: RunState
+) -> None:
     comment_id = args.get("comment_id")
     owner = state.own_comments.get(comment_id) if isinstance(comment_id, int) else None
     if owner is None or owner != repo.lower():
-        verb = "edit" if tool == "update_comment" else "delete"
+        verb = "delete" if spec.releases_own else "edit"
         raise Refused(
             "FORBIDDEN_OPERATION",
             f"you may {verb} only comments this run created in that repository; comment "
@@ -349,54 +358,53 @@ def _check_own_comment(tool: str, args: Mapping[str, Any], repo: str, state: Run
 
 
 def _check_limits(
-    tool: str, args: Mapping[str, Any], repo: str, config: PolicyConfig, state: RunState
+    spec: WriteSpec, args: Mapping[str, Any], repo: str, config: PolicyConfig, state: RunState
 ) -> None:
-    perms = config.permissions
-    key = repo.lower()
-    if tool not in UNCOUNTED_WRITES and state.writes >= config.writes_per_run:
+    if spec.counts_toward_run and state.writes >= config.writes_per_run:
         raise Refused(
             "LIMIT_EXCEEDED",
             f"this run has made {state.writes} writes, the most one run may make across all "
             f"repositories ({config.writes_per_run}). Finish with what you have and report in "
             "your final message.",
         )
-    if tool == "update_comment":
+    if spec.counter is not None:
+        reason = _over_limit(spec.counter, args, repo, config, state)
+        if reason is not None:
+            raise Refused("LIMIT_EXCEEDED", reason)
+
+
+def _over_limit(
+    counter: str, args: Mapping[str, Any], repo: str, config: PolicyConfig, state: RunState
+) -> str | None:
+    """Why the write would pass the limit of the counter it feeds, or None."""
+    perms, key = config.permissions, repo.lower()
+    if counter == "edits":
         comment_id = int(args.get("comment_id", 0))
         if state.edits[comment_id] >= config.edits_per_comment:
-            raise Refused(
-                "LIMIT_EXCEEDED",
+            return (
                 f"comment {comment_id} was already edited {state.edits[comment_id]} time(s) in "
-                f"this run, the limit is {config.edits_per_comment}. Leave it as it is.",
+                f"this run, the limit is {config.edits_per_comment}. Leave it as it is."
             )
-    elif tool in ("create_comment", "create_discussion_comment"):
+    elif counter == "comments":
         thread = (key, int(args.get("number", 0)))
         if state.comments[thread] >= perms.comments_per_thread:
-            raise Refused(
-                "LIMIT_EXCEEDED",
+            return (
                 f"this run already posted {state.comments[thread]} comment(s) on "
                 f"{repo}#{thread[1]}, the limit is {perms.comments_per_thread}. Edit your own "
-                "comment with update_comment instead of posting another.",
+                "comment with update_comment instead of posting another."
             )
-    elif tool == "create_issue" and state.issues[key] >= perms.issues_per_repo:
-        raise Refused(
-            "LIMIT_EXCEEDED",
-            f"this run may open {perms.issues_per_repo} issue(s) in {repo} and has done so.",
-        )
-    elif tool == "create_pull_request" and state.pull_requests[key] >= perms.prs_per_repo:
-        raise Refused(
-            "LIMIT_EXCEEDED",
+    elif counter == "issues" and state.issues[key] >= perms.issues_per_repo:
+        return f"this run may open {perms.issues_per_repo} issue(s) in {repo} and has done so."
+    elif counter == "pull_requests" and state.pull_requests[key] >= perms.prs_per_repo:
+        return (
             f"this run may open {perms.prs_per_repo} pull request(s) in {repo} and has done "
-            "so; push more commits to the same branch to update it.",
+            "so; push more commits to the same branch to update it."
         )
-    elif tool == "memory" and state.memory_writes >= perms.memory_writes:
-        raise Refused(
-            "LIMIT_EXCEEDED",
-            f"this run may add {perms.memory_writes} memory entr(y/ies) and has used them all.",
-        )
-    elif tool == "history" and state.history_writes >= HISTORY_WRITES_PER_RUN:
-        raise Refused(
-            "LIMIT_EXCEEDED", "this run's history line was already written; nothing more to do."
-        )
+    elif counter == "memory" and state.memory_writes >= perms.memory_writes:
+        return f"this run may add {perms.memory_writes} memory entr(y/ies) and has used them all."
+    elif counter == "history" and state.history_writes >= HISTORY_WRITES_PER_RUN:
+        return "this run's history line was already written; nothing more to do."
+    return None
 
 
 # --------------------------------------------------------------------------- outgoing text
@@ -512,32 +520,35 @@ def record_write(
     (failing closed) but is no duplicate yet, so repeating it looks for it by its nonce.
     ``counted``: an uncertain attempt already counted it; now it is known.
     """
+    spec = write_spec(tool)
+    if spec is None:
+        return
     repo = target_repo(tool, args, config).lower()
     if not uncertain:
         state.write_keys.add(write_key(tool, args))
     one = 0 if counted else 1
-    if tool not in UNCOUNTED_WRITES:
+    if spec.counts_toward_run:
         state.writes += one
-    if tool in ("create_comment", "create_discussion_comment"):
+    if spec.counter == "comments":
         state.comments[(repo, int(args.get("number", 0)))] += one
         if comment_id is not None:
             state.own_comments[comment_id] = repo
             state.mentioned[comment_id] = _mentioned_in(args, config)
-    elif tool == "update_comment":
+    elif spec.counter == "edits":
         edited = int(args["comment_id"])
         state.edits[edited] += one
         state.mentioned.setdefault(edited, set()).update(_mentioned_in(args, config))
-    elif tool == "create_issue":
+    elif spec.counter == "issues":
         state.issues[repo] += one
-    elif tool == "create_pull_request":
+    elif spec.counter == "pull_requests":
         state.pull_requests[repo] += one
-    elif tool == "memory":
+    elif spec.counter == "memory":
         state.memory_writes += one
-    elif tool == "history":
+    elif spec.counter == "history":
         state.history_writes += one
-    elif tool == "push_branch" and created_branch:
+    if created_branch:
         state.own_branches.add(str(args.get("branch", "")))
-    elif tool == "delete_comment":
+    if spec.releases_own:
         # The comment still counts against its thread's limit: no create/delete cycling.
         state.own_comments.pop(int(args["comment_id"]), None)
 

@@ -20,10 +20,11 @@ from typing import Any, Literal, NoReturn
 
 from tusk.audit.chain import AuditLog, canonical_json
 from tusk.contracts.models import AuditDecision
+from tusk.contracts.write_specs import write_spec
 from tusk.errors import UserError
 from tusk.github.gateway import GitHubError
 from tusk.mcp.gate.loops import LoopDetector
-from tusk.mcp.gate.policy import WRITE_TOOLS, Refused, write_key
+from tusk.mcp.gate.policy import Refused, write_key
 from tusk.mcp.gate.results import Redactor, call_digest, text_digest
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class ToolError(Exception):
 
 
 def kind_of(tool: str) -> Kind:
-    return "write" if tool in WRITE_TOOLS else "read"
+    return "write" if write_spec(tool) is not None else "read"
 
 
 def target_of(tool: str, args: Mapping[str, Any]) -> str:

@@ -1,9 +1,11 @@
 """Every tool the server offers, in one list: its name, parameters, hints and description.
 
-A read names the plain function that fetches (``read_tools``); a write names
-the two that prepare and send (``write_tools``); ``push_branch`` is its own
-(``push_tool``). ``dispatch`` serves this list and calls the functions. The
-descriptions are what the model reads about each tool.
+A read names the plain function that fetches (``reads.reader``); a write names
+the two that prepare and send (``writes.operations``); ``push_branch`` is its own
+(``push.tool``). ``mcp_server`` serves this list and calls the functions. The
+descriptions are what the model reads about each tool. Each write carries its spec
+(``tusk.contracts.write_specs``): what the gate, the audit, approval and the self-checks
+know of it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
+from tusk.contracts.write_specs import WriteSpec, write_spec
 from tusk.mcp.gate.policy import PolicyConfig
 from tusk.mcp.push.tool import PushBranch
 from tusk.mcp.reads import reader as r
@@ -49,9 +52,16 @@ class Tool:
     fetch: Fetch | None = None  # a read
     prepare: Prepare | None = None  # a write, with send
     send: Send | None = None
+    spec: WriteSpec | None = None  # a write: what the gate, audit and self-checks know of it
 
     def describe(self, config: PolicyConfig) -> str:
         return self.description if isinstance(self.description, str) else self.description(config)
+
+
+def _spec(name: str) -> WriteSpec:
+    spec = write_spec(name)
+    assert spec is not None, f"{name} has no write spec"  # tests/mcp/server/test_write_specs.py
+    return spec
 
 
 def _read(name: str, args: type[BaseModel], fetch: Fetch, description: Any) -> Tool:
@@ -152,6 +162,7 @@ WRITES = (
         "footer linking to this run's log is added to the body. Never put secrets in the body.",
         prepare=w.prepare_issue,
         send=w.send_issue,
+        spec=_spec("create_issue"),
     ),
     Tool(
         "create_comment",
@@ -164,6 +175,7 @@ WRITES = (
         "@mentions are refused. A footer linking to this run's log is added.",
         prepare=w.prepare_comment,
         send=w.send_comment,
+        spec=_spec("create_comment"),
     ),
     Tool(
         "create_pull_request",
@@ -175,6 +187,7 @@ WRITES = (
         "per run by default; to change it later, push more commits to the same branch.",
         prepare=w.prepare_pull_request,
         send=w.send_pull_request,
+        spec=_spec("create_pull_request"),
     ),
     Tool(
         "push_branch",
@@ -188,6 +201,7 @@ WRITES = (
             "fast-forwarded, never overwritten; nothing is ever deleted. Then open a pull "
             "request with create_pull_request."
         ),
+        spec=_spec("push_branch"),
     ),
     Tool(
         "update_comment",
@@ -199,6 +213,7 @@ WRITES = (
         "any of its versions mentioned.",
         prepare=w.prepare_update,
         send=w.send_update,
+        spec=_spec("update_comment"),
     ),
     Tool(
         "delete_comment",
@@ -208,6 +223,7 @@ WRITES = (
         "cannot be deleted. Deleting does not give back a comment slot on that thread.",
         prepare=w.prepare_delete,
         send=w.send_delete,
+        spec=_spec("delete_comment"),
     ),
     Tool(
         "history",
@@ -220,6 +236,7 @@ WRITES = (
         ),
         prepare=w.prepare_history,
         send=w.send_line,
+        spec=_spec("history"),
     ),
     Tool(
         "memory",
@@ -233,6 +250,7 @@ WRITES = (
         ),
         prepare=w.prepare_memory,
         send=w.send_line,
+        spec=_spec("memory"),
     ),
 )
 
@@ -244,6 +262,7 @@ DISCUSSION_WRITE = Tool(
     "per-thread limits and body checks as create_comment apply.",
     prepare=w.prepare_discussion_comment,
     send=w.send_discussion_comment,
+    spec=_spec("create_discussion_comment"),
 )
 
 

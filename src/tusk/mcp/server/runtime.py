@@ -167,7 +167,7 @@ class Runtime:
                 self.recorder.fail(call, error)
             if self.config.staged:
                 return self._stage(call, prepared)
-            if self.approval is not None and tool not in policy.UNCOUNTED_WRITES:
+            if self.approval is not None and policy.kept_for_approval(tool):
                 return self._keep_for_approval(self.approval, call, prepared)
             try:
                 outcome = await anyio.to_thread.run_sync(send, prepared)
