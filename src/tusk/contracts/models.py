@@ -271,9 +271,9 @@ class AuditRecord(StrictModel):
     code: str | None = Field(default=None, description="refusal code, e.g. LIMIT_EXCEEDED")
     reason: str | None = None
     url: str | None = Field(default=None, description="URL of what the call created")
-    created: Literal["comment", "issue", "pull_request", "branch", "history", "memory"] | None = (
-        None
-    )
+    created: (
+        Literal["comment", "issue", "pull_request", "branch", "label", "history", "memory"] | None
+    ) = None
     duration_ms: float = 0.0
     prev_hash: str
     hash: str

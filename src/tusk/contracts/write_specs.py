@@ -23,6 +23,9 @@ LandsIn = Literal["repo_arg", "trigger_repo", "control_repo"]
 # comments per thread, issues and pull requests per repository, edits per comment,
 # memory entries and history lines per run.
 Counter = Literal["comments", "issues", "pull_requests", "edits", "memory", "history"]
+# What of the run's own a write may touch: a comment it created (``comment_id``), or an
+# issue or pull request it opened (``repo`` and ``number``).
+Own = Literal["comment", "thread"]
 # An argument checked for what it names: a branch of the run's namespace, a pull
 # request's head on the bot's fork, a base branch free of secrets.
 ArgCheck = Literal["branch", "head", "base"]
@@ -36,7 +39,7 @@ class WriteSpec:
     operation: WriteOperation | None  # in the permission grammar; None: no marker takes it
     lands_in: LandsIn
     counter: Counter | None  # None: only the run's total limits it
-    own_only: bool  # may touch only a comment this run created (its ``comment_id``)
+    own_only: Own | None  # may touch only the run's own: a comment, or a thread it opened
     releases_own: bool  # the run's object is gone after it (it still counts)
     counts_toward_run: bool  # counted against ``writes_per_run`` (state entries are not)
     message: bool  # a message people read: the first self-check asks for one (A7.1)
@@ -50,45 +53,45 @@ class WriteSpec:
 
 WRITE_SPECS: tuple[WriteSpec, ...] = (
     WriteSpec(
-        "create_issue", "issue", "repo_arg", "issues", own_only=False, releases_own=False,
+        "create_issue", "issue", "repo_arg", "issues", own_only=None, releases_own=False,
         counts_toward_run=True, message=True, opens_thread=True, discussion=False,
     ),
     WriteSpec(
-        "create_comment", "comment", "repo_arg", "comments", own_only=False,
+        "create_comment", "comment", "repo_arg", "comments", own_only=None,
         releases_own=False, counts_toward_run=True, message=True, opens_thread=False,
         discussion=False,
     ),
     WriteSpec(
-        "create_discussion_comment", "comment", "repo_arg", "comments", own_only=False,
+        "create_discussion_comment", "comment", "repo_arg", "comments", own_only=None,
         releases_own=False, counts_toward_run=True, message=True, opens_thread=False,
         discussion=True,
     ),
     WriteSpec(
-        "create_pull_request", "pull_request", "repo_arg", "pull_requests", own_only=False,
+        "create_pull_request", "pull_request", "repo_arg", "pull_requests", own_only=None,
         releases_own=False, counts_toward_run=True, message=True, opens_thread=True,
         discussion=False, checked_args=(("head", "head"), ("base", "base")),
     ),
     WriteSpec(
-        "push_branch", "push", "trigger_repo", None, own_only=False, releases_own=False,
+        "push_branch", "push", "trigger_repo", None, own_only=None, releases_own=False,
         counts_toward_run=True, message=False, opens_thread=False, discussion=False,
         checked_args=(("branch", "branch"),),
     ),
     WriteSpec(
-        "update_comment", "comment", "repo_arg", "edits", own_only=True, releases_own=False,
+        "update_comment", "comment", "repo_arg", "edits", own_only="comment", releases_own=False,
         counts_toward_run=True, message=False, opens_thread=False, discussion=False,
     ),
     WriteSpec(
-        "delete_comment", "comment", "repo_arg", None, own_only=True, releases_own=True,
+        "delete_comment", "comment", "repo_arg", None, own_only="comment", releases_own=True,
         counts_toward_run=True, message=False, opens_thread=False, discussion=False,
     ),
     WriteSpec(
-        "memory", "memory", "control_repo", "memory", own_only=False, releases_own=False,
+        "memory", "memory", "control_repo", "memory", own_only=None, releases_own=False,
         counts_toward_run=False, message=False, opens_thread=False, discussion=False,
     ),
     # The run's own summary (A7.3): no marker takes it away, and it stays possible at
     # the end of a run whatever else the run wrote.
     WriteSpec(
-        "history", None, "control_repo", "history", own_only=False, releases_own=False,
+        "history", None, "control_repo", "history", own_only=None, releases_own=False,
         counts_toward_run=False, message=False, opens_thread=False, discussion=False,
         survives_go_away=True,
     ),

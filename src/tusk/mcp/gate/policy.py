@@ -75,6 +75,7 @@ class RunState:
     history_writes: int = 0
     own_comments: dict[int, str] = field(default_factory=dict)  # comment id -> repo (lowercase)
     own_branches: set[str] = field(default_factory=set)
+    own_threads: set[tuple[str, int]] = field(default_factory=set)  # (repo lowercase, number)
     edits: Counter[int] = field(default_factory=Counter)  # comment id -> update_comment calls
     # comment id -> every login it has mentioned, over all its versions: GitHub notifies
     # a login added by an edit, so the cap must hold for the comment's whole life.
@@ -258,8 +259,10 @@ def check_write(
         )
     _check_scope(spec, args, repo, config)
     _check_permissions(spec, args, repo, config)
-    if spec.own_only:
+    if spec.own_only == "comment":
         _check_own_comment(spec, args, repo, state)
+    elif spec.own_only == "thread":
+        _check_own_thread(spec, args, repo, state)
     for name, check in spec.checked_args:
         ARG_CHECKS[check](str(args.get(name, "")), config)
     if write_key(tool, args) in state.write_keys:
@@ -354,6 +357,16 @@ def _check_own_comment(
             "FORBIDDEN_OPERATION",
             f"you may {verb} only comments this run created in that repository; comment "
             f"{comment_id} in {repo} is not one of them. Post a new comment instead.",
+        )
+
+
+def _check_own_thread(spec: WriteSpec, args: Mapping[str, Any], repo: str, state: RunState) -> None:
+    number = args.get("number")
+    if not isinstance(number, int) or (repo.lower(), number) not in state.own_threads:
+        raise Refused(
+            "FORBIDDEN_OPERATION",
+            f"{spec.name} may touch only issues and pull requests this run opened; "
+            f"{repo}#{number} is not one of them.",
         )
 
 
@@ -511,6 +524,7 @@ def record_write(
     *,
     comment_id: int | None = None,
     created_branch: bool = False,
+    number: int | None = None,
     uncertain: bool = False,
     counted: bool = False,
 ) -> None:
@@ -548,6 +562,8 @@ def record_write(
         state.history_writes += one
     if created_branch:
         state.own_branches.add(str(args.get("branch", "")))
+    if number is not None:  # an issue or pull request it opened
+        state.own_threads.add((repo, number))
     if spec.releases_own:
         # The comment still counts against its thread's limit: no create/delete cycling.
         state.own_comments.pop(int(args["comment_id"]), None)

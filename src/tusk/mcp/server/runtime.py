@@ -183,6 +183,7 @@ class Runtime:
                 self.state,
                 comment_id=outcome.comment_id,
                 created_branch=outcome.created_branch,
+                number=outcome.number,
                 counted=self._known_now(tool, args),
             )
             self.recorder.record(call, "allowed", url=outcome.url, created=outcome.created)

@@ -214,7 +214,10 @@ def send_issue(rt: Runtime, a: CreateIssue, p: Prepared) -> WriteOutcome:
     # issue listings can lag a create
     data = post_once(rt, p, find, f"the issue in {a.repo}", patience=LISTED)
     return WriteOutcome(
-        f"created issue #{data['number']}: {data['html_url']}", data["html_url"], "issue"
+        f"created issue #{data['number']}: {data['html_url']}",
+        data["html_url"],
+        "issue",
+        number=int(data["number"]),
     )
 
 
@@ -267,6 +270,7 @@ def send_pull_request(rt: Runtime, a: CreatePullRequest, p: Prepared) -> WriteOu
         f"opened pull request #{data['number']}: {data['html_url']}",
         data["html_url"],
         "pull_request",
+        number=int(data["number"]),
     )
 
 

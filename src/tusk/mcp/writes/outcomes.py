@@ -33,3 +33,4 @@ class WriteOutcome:
     created: str | None = None  # AuditRecord.created
     comment_id: int | None = None
     created_branch: bool = False
+    number: int | None = None  # the issue or pull request it opened

@@ -10,6 +10,7 @@ such; a failure is reported and the rest is still done.
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import quote
 
 from tusk.github.gateway import Gateway, GitHubError, NotFound, ValidationFailed
 from tusk.steps.undo.plan import Removal, UndoReport, backlink_of
@@ -31,6 +32,8 @@ def take_back(gateway: Gateway, removal: Removal, *, bot: str, jobid: str) -> tu
                 return "skipped", "not on the bot's fork"
             gateway.delete(f"{base}/git/refs/heads/{removal.ident}")
             return "done", ""
+        if removal.kind == "label":
+            return _take_label_back(gateway, removal, bot=bot, jobid=jobid)
         path = {
             "comment": f"{base}/issues/comments/{removal.ident}",
             "issue": f"{base}/issues/{removal.ident}",
@@ -53,6 +56,19 @@ def take_back(gateway: Gateway, removal: Removal, *, bot: str, jobid: str) -> tu
         if removal.kind == "branch":
             return "gone", "already removed"
         raise error
+    return "done", ""
+
+
+def _take_label_back(
+    gateway: Gateway, removal: Removal, *, bot: str, jobid: str
+) -> tuple[Result, str]:
+    """A label the run added, removed from the issue or pull request it opened (the bot's,
+    with this run's marker) and only there."""
+    number, _, label = removal.ident.partition("/")
+    base = f"/repos/{removal.repo}/issues/{number}"
+    if not _ours(dict(gateway.get(base)), bot=bot, jobid=jobid):
+        return "skipped", "not on an issue or pull request of this run"
+    gateway.delete(f"{base}/labels/{quote(label, safe='')}")
     return "done", ""
 
 
