@@ -85,6 +85,10 @@ WRITE_SPECS: tuple[WriteSpec, ...] = (
         counts_toward_run=True, message=False, opens_thread=False, discussion=False,
     ),
     WriteSpec(
+        "add_label", "issue", "repo_arg", None, own_only="thread", releases_own=False,
+        counts_toward_run=True, message=False, opens_thread=False, discussion=False,
+    ),
+    WriteSpec(
         "memory", "memory", "control_repo", "memory", own_only=None, releases_own=False,
         counts_toward_run=False, message=False, opens_thread=False, discussion=False,
     ),

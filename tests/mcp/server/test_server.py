@@ -36,6 +36,7 @@ WRITE_TOOLS = {
     "delete_comment",
     "history",
     "memory",
+    "add_label",
 }
 READ_TOOLS = {
     "get_issue",

@@ -23,6 +23,7 @@ from tusk.mcp.push.tool import PushBranch
 from tusk.mcp.reads import reader as r
 from tusk.mcp.server.runtime import Runtime
 from tusk.mcp.writes import operations as w
+from tusk.mcp.writes.labels import AddLabel, prepare_label, send_label
 from tusk.mcp.writes.outcomes import Prepared, WriteOutcome
 
 READ = ToolAnnotations(
@@ -251,6 +252,17 @@ WRITES = (
         prepare=w.prepare_memory,
         send=w.send_line,
         spec=_spec("memory"),
+    ),
+    Tool(
+        "add_label",
+        AddLabel,
+        PUSH,  # not destructive, and adding it again changes nothing
+        "Add one label to an issue or pull request this run opened (number is its number)."
+        "\n\nOnly the run's own issues and pull requests can be labelled; a label that does not "
+        "exist yet in the repository is created by GitHub.",
+        prepare=prepare_label,
+        send=send_label,
+        spec=_spec("add_label"),
     ),
 )
 
