@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tusk.errors import ConfigError, UserError, report_and_exit_code
+from tusk.actions_edge import report_and_exit_code
+from tusk.errors import ConfigError, UserError
 from tusk.github.gateway import NotFound, TransportError
 
 

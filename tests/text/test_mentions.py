@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tusk.text.commands import is_go_away
 from tusk.text.mentions import (
     Author,
     author_may_trigger,
     bot_mentions,
-    is_go_away,
     mentions_bot,
     prose,
 )

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tusk import __version__
-from tusk.errors import UserError, report_and_exit_code
+from tusk.actions_edge import report_and_exit_code
+from tusk.errors import UserError
 
 # What each environment variable a command may read is for, and its default.
 ENV_DOCS: dict[str, str] = {

@@ -38,7 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from tusk.text.mentions import mention_pattern, prose
+from tusk.text.markdown import shown_prose
+from tusk.text.mentions import mention_pattern, mentions_bot, prose
 
 MAX_MESSAGE_CHARS = 280  # a whole message this short is read as one command
 POLITE = frozenset(
@@ -209,3 +210,15 @@ def approval_command(markdown: str | None, *, bot: str) -> ApprovalCommand | Non
             continue
         return ApprovalCommand(verb, digest)
     return None
+
+
+def is_go_away(markdown: str | None, *, bot: str, phrase: str) -> bool:
+    """True when ``markdown`` asks the bot to go away: the bot-command grammar
+    ("@bot go away", "@bot, please go away", "go away @bot"), on
+    the source or on what GitHub shows of it (``&#64;bot go away`` mentions the bot, so
+    it must leave rather than become a task)."""
+    if asks_to_leave(markdown, bot=bot, phrase=phrase):
+        return True
+    return mentions_bot(markdown, bot) and asks_to_leave(
+        shown_prose(markdown), bot=bot, phrase=phrase
+    )

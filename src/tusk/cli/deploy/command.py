@@ -36,7 +36,7 @@ from tusk.cli.doctor import (
     parse_scopes,
     report,
 )
-from tusk.cli.init import CONFIG_FILE
+from tusk.cli.tusk_ref import CONFIG_FILE
 from tusk.contracts.config import Secrets, Settings, load_secrets, parse_settings
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, Unauthorized
