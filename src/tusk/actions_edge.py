@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from tusk.errors import UserError
+from tusk.errors import TuskError, UserError, is_network_failure
 
 
 def in_actions() -> bool:
@@ -136,3 +137,33 @@ def group(title: str) -> None:
 def end_group() -> None:
     if in_actions():
         print("::endgroup::", flush=True)
+
+
+def report_and_exit_code(failure: BaseException, *, debug: bool = False) -> int:
+    """Tell the user about ``failure`` the right way and return the exit code."""
+    if debug:
+        traceback.print_exception(failure, file=sys.stderr)
+    if isinstance(failure, UserError):
+        try:
+            append_summary(f"### ❌ {failure.title}\n\n{failure.hint}\n")
+        except UserError as unusable:  # the summary file itself: say so, then the error
+            print(f"error: {unusable.title}", file=sys.stderr)
+        if in_actions():
+            error(failure.title, detail=failure.hint)
+        else:
+            print(f"error: {failure.title}", file=sys.stderr)
+            if failure.hint:
+                print(failure.hint, file=sys.stderr)
+        return 1
+    if isinstance(failure, TuskError) or is_network_failure(failure):
+        # Raised on purpose (e.g. a GitHubError) or the network: the message says what
+        # to do, and a traceback would bury it (``--debug`` shows it).
+        message = " ".join(str(failure).split()) or type(failure).__name__
+        error(f"Tusk stopped: {type(failure).__name__}", detail=message)
+        if not debug and not in_actions():
+            print("(run again with --debug for the traceback)", file=sys.stderr)
+        return 1
+    if not debug:
+        traceback.print_exception(failure, file=sys.stderr)
+    error(f"Tusk failed unexpectedly: {type(failure).__name__}: {failure}")
+    return 1

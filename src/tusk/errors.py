@@ -10,9 +10,6 @@ its traceback. ``--debug`` adds the traceback to every kind. All exit non-zero.
 
 from __future__ import annotations
 
-import sys
-import traceback
-
 
 class TuskError(Exception):
     """Base of every error Tusk raises on purpose."""
@@ -54,36 +51,3 @@ def is_network_failure(error: BaseException) -> bool:
     import requests
 
     return isinstance(error, (requests.ConnectionError, requests.Timeout, ConnectionError))
-
-
-def report_and_exit_code(error: BaseException, *, debug: bool = False) -> int:
-    """Tell the user about ``error`` the right way and return the exit code."""
-    # Imported here: the Actions edge imports this module for UserError.
-    from tusk import actions_edge
-
-    if debug:
-        traceback.print_exception(error, file=sys.stderr)
-    if isinstance(error, UserError):
-        try:
-            actions_edge.append_summary(f"### ❌ {error.title}\n\n{error.hint}\n")
-        except UserError as unusable:  # the summary file itself: say so, then the error
-            print(f"error: {unusable.title}", file=sys.stderr)
-        if actions_edge.in_actions():
-            actions_edge.error(error.title, detail=error.hint)
-        else:
-            print(f"error: {error.title}", file=sys.stderr)
-            if error.hint:
-                print(error.hint, file=sys.stderr)
-        return 1
-    if isinstance(error, TuskError) or is_network_failure(error):
-        # Raised on purpose (e.g. a GitHubError) or the network: the message says what
-        # to do, and a traceback would bury it (``--debug`` shows it).
-        message = " ".join(str(error).split()) or type(error).__name__
-        actions_edge.error(f"Tusk stopped: {type(error).__name__}", detail=message)
-        if not debug and not actions_edge.in_actions():
-            print("(run again with --debug for the traceback)", file=sys.stderr)
-        return 1
-    if not debug:
-        traceback.print_exception(error, file=sys.stderr)
-    actions_edge.error(f"Tusk failed unexpectedly: {type(error).__name__}: {error}")
-    return 1

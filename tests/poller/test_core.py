@@ -11,7 +11,7 @@ from tusk.contracts.raw_context import RawContext
 from tusk.github.trust import TrustDecision
 from tusk.poller.core import (
     Candidate,
-    GoAwayWork,
+    CommandWork,
     Node,
     NotificationsResponse,
     PollState,
@@ -184,7 +184,7 @@ def test_go_away_is_never_a_task() -> None:
         blocklist=Blocklist(),
         now=NOW,
     )
-    assert isinstance(work, GoAwayWork)
+    assert isinstance(work, CommandWork) and work.job.kind == "go_away"
     assert work.request.actor == "mallory" and work.request.comment_id == "1"
     assert work.request.jobid == job_id("alice/widgets", "issue_comment", "1")
 

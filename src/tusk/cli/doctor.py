@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from tusk.cli.init import RELEASE
+from tusk.cli.tusk_ref import RELEASE
 from tusk.contracts.config import (
     Secrets,
     Settings,

@@ -16,57 +16,28 @@ from __future__ import annotations
 import argparse
 import re
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel
 
-from tusk import REPOSITORY, __version__
+from tusk.cli.tusk_ref import CONFIG_FILE, RELEASE, TuskRef
+from tusk.contracts.commands import COMMAND_JOBS
 from tusk.contracts.config import Settings, parse_settings
 from tusk.contracts.models import LOGIN_PATTERN, REPO_PATTERN
 from tusk.errors import InputError, UserError
 from tusk.text.render import render
 
-TUSK_REF = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([^\s@]+)$")
+# The command jobs' events, each run by a job of the go-away workflow.
+COMMAND_EVENTS = [job.event_type for job in COMMAND_JOBS]
+
 CALLERS = {
     "agent.yml": "init_agent.yml.j2",
     "poll.yml": "init_poll.yml.j2",
     "go-away.yml": "init_go_away.yml.j2",
 }
 SECRETS_FILE = "TUSK-SECRETS.md"
-CONFIG_FILE = "tusk.yml"
-
-
-@dataclass(frozen=True)
-class TuskRef:
-    """Where Tusk's reusable workflows are called from: ``OWNER/REPO@REF``."""
-
-    repository: str
-    ref: str
-
-    @classmethod
-    def parse(cls, text: str) -> TuskRef:
-        match = TUSK_REF.match(text.strip())
-        if match is None:
-            raise InputError(
-                f"--tusk-ref {text!r} is not OWNER/REPO@REF",
-                "Name the Tusk repository and the tag, branch or commit to run, "
-                f"e.g. --tusk-ref {RELEASE}.",
-            )
-        return cls(match.group(1), match.group(2))
-
-    def __str__(self) -> str:
-        return f"{self.repository}@{self.ref}"
-
-    def workflow(self, name: str) -> str:
-        """The ``uses:`` of one reusable workflow."""
-        return f"{self.repository}/.github/workflows/{name}@{self.ref}"
-
-
-RELEASE = TuskRef(REPOSITORY, f"v{__version__}")
-"""The release this Tusk is: what ``tusk init`` calls unless told otherwise."""
 
 
 # --------------------------------------------------------------------------- tusk.yml
@@ -139,7 +110,9 @@ def commented_settings(
 def caller_files(tusk_ref: TuskRef, *, config: str = CONFIG_FILE) -> dict[str, str]:
     """The three caller workflows, path → text."""
     return {
-        f".github/workflows/{name}": render(template, tusk=tusk_ref, config=config)
+        f".github/workflows/{name}": render(
+            template, tusk=tusk_ref, config=config, commands=COMMAND_EVENTS
+        )
         for name, template in CALLERS.items()
     }
 
@@ -284,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
         staged=args.staged,
     )
     if args.apply:
-        from tusk.cli.apply import run_apply
+        from tusk.cli.deploy.command import run_apply
 
         return run_apply(args, files)
     written = write_files(args.dir, files, force=args.force)

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tusk import __version__
-from tusk.errors import UserError, report_and_exit_code
+from tusk.actions_edge import report_and_exit_code
+from tusk.errors import UserError
 
 # What each environment variable a command may read is for, and its default.
 ENV_DOCS: dict[str, str] = {
@@ -150,7 +151,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "mcp",
-        "tusk.mcp.cli",
+        "tusk.mcp.server.cli",
         "the policy-enforcing MCP server",
         (
             "TUSK_AGENT_TOKEN",

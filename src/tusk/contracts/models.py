@@ -19,9 +19,18 @@ from tusk.contracts.raw_context import RawContext
 
 CONTEXT_VERSION: Final = 1
 SHARD_EVENT_TYPE = "tusk-shard"
-GO_AWAY_EVENT_TYPE = "tusk-go-away"
-APPROVAL_EVENT_TYPE = "tusk-approval"
-UNDO_EVENT_TYPE = "tusk-undo"
+
+
+def command_event_type(kind: str) -> str:
+    """The ``repository_dispatch`` event type of a command job: ``tusk-<kind>``, its
+    underscores as dashes (``go_away`` is ``tusk-go-away``). The one naming of them all
+    (``tusk.contracts.commands``)."""
+    return "tusk-" + kind.replace("_", "-")
+
+
+GO_AWAY_EVENT_TYPE = command_event_type("go_away")
+APPROVAL_EVENT_TYPE = command_event_type("approval")
+UNDO_EVENT_TYPE = command_event_type("undo")
 MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
 # The largest encoded context one job carries (gzip + base64): a 20 MB context that does
 # not compress at all still fits. It bounds the shards of a job: at most this many
@@ -194,37 +203,38 @@ class Shard(StrictModel):
         return self
 
 
-class GoAwayRequest(StrictModel):
-    """The ``tusk-go-away`` dispatch payload."""
+class CommandRequest(StrictModel):
+    """The envelope of every command job's dispatch payload (``tusk.contracts.commands``):
+    who wrote the command, where, and when. Each step reads the comment back from GitHub
+    before acting; a command adds its own fields, ten keys in all at most (GitHub's
+    dispatch payload allows no more)."""
 
     version: Literal[1] = 1
     jobid: JobId
     actor: Login
     repo: RepoName
-    trust_level: TrustLevel
-    trust_source: TrustSource = Field(default="none", description=TRUST_SOURCE_DESCRIPTION)
     comment_id: str
     comment_url: str
-    comment_type: TriggerType = "issue_comment"
     timestamp: datetime
 
 
-class ApprovalRequest(StrictModel):
+class GoAwayRequest(CommandRequest):
+    """The ``tusk-go-away`` dispatch payload."""
+
+    trust_level: TrustLevel
+    trust_source: TrustSource = Field(default="none", description=TRUST_SOURCE_DESCRIPTION)
+    comment_type: TriggerType = "issue_comment"
+
+
+class ApprovalRequest(CommandRequest):
     """The ``tusk-approval`` dispatch payload: ``@bot apply [digest]`` or ``@bot discard``
     on a thread where a staged set waits. The apply job reads the comment back from
     GitHub and decides (who may approve, which set); nothing here is trusted but the
-    comment's address. Ten keys: GitHub's dispatch payload allows no more."""
+    comment's address."""
 
-    version: Literal[1] = 1
-    jobid: JobId
     verb: Literal["apply", "discard"]
     digest: str | None = Field(None, description="as typed; None: the one set pending there")
-    actor: Login
-    repo: RepoName
     number: int
-    comment_id: str
-    comment_url: str
-    timestamp: datetime
 
 
 class UndoRequest(GoAwayRequest):
@@ -280,9 +290,9 @@ class AuditRecord(StrictModel):
     code: str | None = Field(default=None, description="refusal code, e.g. LIMIT_EXCEEDED")
     reason: str | None = None
     url: str | None = Field(default=None, description="URL of what the call created")
-    created: Literal["comment", "issue", "pull_request", "branch", "history", "memory"] | None = (
-        None
-    )
+    created: (
+        Literal["comment", "issue", "pull_request", "branch", "label", "history", "memory"] | None
+    ) = None
     branch: Literal["created", "moved"] | None = Field(
         default=None,
         description="push_branch: whether the push created the branch or moved an existing one",

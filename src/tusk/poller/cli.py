@@ -132,9 +132,7 @@ def loop(
 def _print(report: CycleReport) -> None:
     for line in report.lines():
         print(line, flush=True)
-    if report.status != 304 and (
-        report.dispatched or report.go_aways or report.approvals or report.errors
-    ):
+    if report.status != 304 and (report.dispatched or report.commands or report.errors):
         summary = "\n".join(f"- {line}" for line in report.lines())
         actions_edge.append_summary(f"### tusk poll\n\n{summary}\n")
     for error in report.errors:

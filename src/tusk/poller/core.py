@@ -15,22 +15,22 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from tusk.contracts.commands import APPROVAL, GO_AWAY, CommandJob, job_of_kind, job_of_verb
 from tusk.contracts.config import Settings
 from tusk.contracts.models import (
     ApprovalRequest,
     Blocklist,
-    GoAwayRequest,
+    CommandRequest,
     TaskWork,
     Trigger,
     TriggerType,
-    UndoRequest,
 )
 from tusk.contracts.raw_context import Authored, RawContext, ThreadKind
 from tusk.github.trust import TrustDecision
 from tusk.poller.authorization import is_allowed
 from tusk.poller.jobids import job_id
 from tusk.poller.permissions import effective_permissions
-from tusk.text.commands import approval_command, asks_to_leave, asks_to_undo
+from tusk.text.commands import approval_command, parse_command, with_phrases
 from tusk.text.markers import parse_markers
 from tusk.text.mentions import Author, author_may_trigger, mentions_bot
 
@@ -218,7 +218,7 @@ class Node:
 @dataclass(frozen=True)
 class Candidate:
     node: Node
-    kind: Literal["task", "go_away", "approval", "undo"]
+    kind: str  # "task", or the kind of a command job (``tusk.contracts.commands``)
 
 
 @dataclass(frozen=True)
@@ -312,14 +312,10 @@ def locate_triggers(
             # bot's own reaction on GitHub, not this process's memory, says it was sent.
             skipped.append(Skipped(node, "dispatched before (the bot's 👀 is on it)"))
             continue
-        # Anyone may ask the bot to leave (G1): no allowlist or account type comes first.
-        if asks_to_leave(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
-            candidates.append(Candidate(node, "go_away"))
-            continue
-        # Anyone may ask to undo a run; the undo step decides who may (its requester or
-        # a collaborator), from GitHub.
-        if asks_to_undo(node.body, bot=settings.bot):
-            candidates.append(Candidate(node, "undo"))
+        # Anyone may give a command (G1: anyone may ask the bot to leave): no allowlist
+        # or account type comes first; each command's step decides from GitHub who may.
+        if (job := command_job(node.body, settings)) is not None:
+            candidates.append(Candidate(node, job.kind))
             continue
         author = Author(node.author, node.author_is_bot_account)
         if not author_may_trigger(
@@ -329,7 +325,7 @@ def locate_triggers(
             skipped.append(Skipped(node, reason))
             continue
         if approval_command(node.body, bot=settings.bot) is not None:
-            candidates.append(Candidate(node, "approval"))
+            candidates.append(Candidate(node, APPROVAL.kind))
             continue
         candidates.append(Candidate(node, "task"))
     return candidates, skipped
@@ -338,22 +334,22 @@ def locate_triggers(
 # --------------------------------------------------------------------------- work
 
 
-@dataclass(frozen=True)
-class GoAwayWork:
-    request: GoAwayRequest
+def command_job(body: str | None, settings: Settings) -> CommandJob[Any] | None:
+    """The command job ``body`` asks for in the bot-command grammar, or None."""
+    verbs = with_phrases({"go_away": settings.go_away.phrase})
+    command = parse_command(body, bot=settings.bot, verbs=verbs)
+    return job_of_verb(command.verb) if command is not None else None
 
 
 @dataclass(frozen=True)
-class ApprovalWork:
-    request: ApprovalRequest
+class CommandWork:
+    """A command to send on as its job's one dispatch (never a task)."""
+
+    job: CommandJob[Any]
+    request: CommandRequest
 
 
-@dataclass(frozen=True)
-class UndoWork:
-    request: UndoRequest
-
-
-Work = TaskWork | GoAwayWork | ApprovalWork | UndoWork
+Work = TaskWork | CommandWork
 
 
 def pending_previews(raw: RawContext, *, bot: str) -> list[dict[str, Any]]:
@@ -366,14 +362,18 @@ def pending_previews(raw: RawContext, *, bot: str) -> list[dict[str, Any]]:
 
 
 def plan_approval(
-    node: Node, *, repo: str, settings: Settings, now: datetime
-) -> ApprovalWork | Skipped:
+    node: Node, *, repo: str, settings: Settings, now: datetime, raw: RawContext | None = None
+) -> CommandWork | Skipped:
     """``@bot apply`` / ``@bot discard``: never a task. Who may approve is decided by the
-    apply job from GitHub itself (and said on the thread); the poller only sends it on."""
+    apply job from GitHub itself (and said on the thread); the poller only sends it on,
+    where a preview of the bot's waits (``raw``: the thread as fetched)."""
     command = approval_command(node.body, bot=settings.bot)
     if command is None or node.type != "issue_comment" or node.number is None:
         return Skipped(node, "approval is answered in a comment on the issue or pull request")
-    return ApprovalWork(
+    if raw is not None and not pending_previews(raw, bot=settings.bot):
+        return Skipped(node, "no staged set waits for approval on this thread")
+    return CommandWork(
+        APPROVAL,
         ApprovalRequest(
             jobid=job_id(repo, node.type, node.id),
             verb=command.verb,
@@ -384,24 +384,15 @@ def plan_approval(
             comment_id=node.id,
             comment_url=node.url,
             timestamp=now,
-        )
-    )
-
-
-def plan_undo(
-    node: Node, *, jobid: str, repo: str, trust: TrustDecision, now: datetime
-) -> UndoWork:
-    """``@bot undo``: sent on as it is; the undo step decides from GitHub who may."""
-    return UndoWork(
-        UndoRequest(**command_request(node, jobid=jobid, repo=repo, trust=trust, now=now))
+        ),
     )
 
 
 def command_request(
     node: Node, *, jobid: str, repo: str, trust: TrustDecision, now: datetime
 ) -> dict[str, Any]:
-    """What a go-away or an undo request says of its comment: who asked, where, how
-    trusted, and when; each step reads the comment back from GitHub before acting."""
+    """What a command's request says of its comment: who asked, where, how trusted, and
+    when; each step reads the comment back from GitHub before acting."""
     return {
         "jobid": jobid,
         "actor": node.author,
@@ -423,26 +414,27 @@ def plan(
     settings: Settings,
     blocklist: Blocklist,
     now: datetime,
+    raw: RawContext | None = None,
 ) -> Work | Skipped:
-    """One trigger → the work to dispatch, or why not (P3, P4, P5, P8)."""
+    """One trigger → the work to dispatch, or why not (P3, P4, P5, P8). ``raw``, the
+    thread as fetched, lets an approval wait only where a preview does."""
     node = candidate.node
     jobid = job_id(repo, node.type, node.id)
-    if candidate.kind == "approval":
+    if candidate.kind == APPROVAL.kind:
         if blocklist.blocks(repo):
             return Skipped(
                 node, f"{repo} is on the blocklist: nothing of the bot's is applied there"
             )
-        return plan_approval(node, repo=repo, settings=settings, now=now)
-    if candidate.kind == "go_away":
+        return plan_approval(node, repo=repo, settings=settings, now=now, raw=raw)
+    if candidate.kind == GO_AWAY.kind:
         # Anyone may ask the bot to leave; the go-away workflow decides the scope (G1).
         if blocklist.blocks_user(node.author) and (not trust.trusted or blocklist.blocks(repo)):
             return Skipped(node, f"{node.author}'s go-away is already in force")
-        request = command_request(node, jobid=jobid, repo=repo, trust=trust, now=now)
-        return GoAwayWork(GoAwayRequest(**request))
-    if blocklist.blocks(repo):
+    elif blocklist.blocks(repo):
         return Skipped(node, f"{repo} is on the blocklist")
-    if candidate.kind == "undo":  # a command, never a task: no allowlist applies
-        return plan_undo(node, jobid=jobid, repo=repo, trust=trust, now=now)
+    if (job := job_of_kind(candidate.kind)) is not None:  # a command, never a task
+        request = command_request(node, jobid=jobid, repo=repo, trust=trust, now=now)
+        return CommandWork(job, job.request(**request))
     if blocklist.blocks_user(node.author):
         return Skipped(node, f"{node.author} is on the blocklist")
     if not _allowed(node.author, settings):
@@ -464,6 +456,6 @@ def _allowed(login: str, settings: Settings) -> bool:
 
 def needs_trust_level(candidate: Candidate, settings: Settings) -> bool:
     """Unauthorized task requests are skipped before any permission request is spent."""
-    return candidate.kind == "go_away" or (
+    return candidate.kind == GO_AWAY.kind or (
         candidate.kind == "task" and _allowed(candidate.node.author, settings)
     )

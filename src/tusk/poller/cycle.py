@@ -39,24 +39,21 @@ from tusk.issues.thread_runs import RunInFlight, run_in_flight
 from tusk.poller import activity, context, notifications
 from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
-    ApprovalWork,
     Candidate,
-    GoAwayWork,
+    CommandWork,
     PollState,
     Skipped,
     Thread,
     Triage,
-    UndoWork,
     after_cycle,
     locate_triggers,
     needs_trust_level,
     nodes_of,
-    pending_previews,
     plan,
     poll,
     triage,
 )
-from tusk.poller.dispatch import dispatch_approval, dispatch_go_away, dispatch_task, dispatch_undo
+from tusk.poller.dispatch import dispatch_command, dispatch_task
 from tusk.poller.jobids import job_id
 from tusk.poller.limit_gate import LimitGate, answer
 
@@ -74,9 +71,7 @@ class CycleReport:
     status: int = 0
     threads: int = 0
     dispatched: list[str] = field(default_factory=list)
-    go_aways: list[str] = field(default_factory=list)
-    approvals: list[str] = field(default_factory=list)
-    undos: list[str] = field(default_factory=list)
+    commands: list[tuple[str, str]] = field(default_factory=list)  # (job label, job id)
     followups: list[str] = field(default_factory=list)  # recorded for the run in flight
     skipped: list[str] = field(default_factory=list)
     over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
@@ -90,9 +85,7 @@ class CycleReport:
             return ["notifications: 304 not modified, nothing to do"]
         out = [f"notifications: {self.threads} unread thread(s)"]
         out += [f"dispatched {jobid}" for jobid in self.dispatched]
-        out += [f"dispatched go-away {jobid}" for jobid in self.go_aways]
-        out += [f"dispatched approval {jobid}" for jobid in self.approvals]
-        out += [f"dispatched undo {jobid}" for jobid in self.undos]
+        out += [f"dispatched {label} {jobid}" for label, jobid in self.commands]
         out += [f"follow-up {line}" for line in self.followups]
         out += [f"skipped: {reason}" for reason in self.skipped]
         out += [f"over a limit: {line}" for line in self.over_limit]
@@ -264,27 +257,16 @@ class Poller:
             settings=self.settings,
             blocklist=blocklist,
             now=self._clock(),
+            raw=raw,
         )
-        if isinstance(work, ApprovalWork) and not pending_previews(raw, bot=self.settings.bot):
-            work = Skipped(node, "no staged set waits for approval on this thread")
         if isinstance(work, Skipped):
             log.info("skipped %s: %s", node.url, work.reason)
             report.skipped.append(f"{node.url}: {work.reason}")
-        elif isinstance(work, ApprovalWork):
-            dispatch_approval(self.dispatcher, self.settings, work)
+        elif isinstance(work, CommandWork):
+            dispatch_command(self.dispatcher, self.settings, work)
             self._sent.add(work.request.jobid)
-            report.approvals.append(work.request.jobid)
+            report.commands.append((work.job.label, work.request.jobid))
             self._to_acknowledge.append((thread.repo, node.as_trigger()))  # sent once: 👀
-        elif isinstance(work, GoAwayWork):
-            dispatch_go_away(self.dispatcher, self.settings, work)
-            self._sent.add(work.request.jobid)
-            report.go_aways.append(work.request.jobid)
-            self._to_acknowledge.append((thread.repo, node.as_trigger()))
-        elif isinstance(work, UndoWork):
-            dispatch_undo(self.dispatcher, self.settings, work)
-            self._sent.add(work.request.jobid)
-            report.undos.append(work.request.jobid)
-            self._to_acknowledge.append((thread.repo, node.as_trigger()))
         elif (key := followups.thread_key(work.repo, node.number)) in self._dispatched_threads:
             # A run for this thread was sent this cycle and has no log issue yet: the next
             # cycle sees its claim and makes this mention its follow-up (C1).

@@ -1,8 +1,9 @@
 """Send work to the control repository (MISSION P7, P8, P5).
 
 A task becomes one context document, encoded and split by the shard codec;
-each shard is one ``repository_dispatch`` ``tusk-shard``. A go-away request is
-one ``tusk-go-away``. Both go out with the dispatch token. GitHub answers a
+each shard is one ``repository_dispatch`` ``tusk-shard``. A command (go-away,
+approval, undo) is its job's one event (``tusk.contracts.commands``). All go out with
+the dispatch token. GitHub answers a
 dispatch with 204 and nothing else counts as sent: PyGithub returns a bool
 here and does not raise, so this code sends the request itself and checks.
 """
@@ -13,18 +14,11 @@ import logging
 from typing import Any
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import (
-    APPROVAL_EVENT_TYPE,
-    GO_AWAY_EVENT_TYPE,
-    SHARD_EVENT_TYPE,
-    UNDO_EVENT_TYPE,
-    ContextDocument,
-    TaskWork,
-)
+from tusk.contracts.models import SHARD_EVENT_TYPE, ContextDocument, TaskWork
 from tusk.contracts.raw_context import RawContext
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, GitHubError
-from tusk.poller.core import ApprovalWork, GoAwayWork, UndoWork
+from tusk.poller.core import CommandWork
 from tusk.shards import codec as shards
 
 log = logging.getLogger(__name__)
@@ -90,38 +84,9 @@ def dispatch_task(gateway: Gateway, settings: Settings, work: TaskWork, raw: Raw
     return len(parts)
 
 
-def dispatch_go_away(gateway: Gateway, settings: Settings, work: GoAwayWork) -> None:
+def dispatch_command(gateway: Gateway, settings: Settings, work: CommandWork) -> None:
+    """A command (go-away, approval, undo, ...) as its job's one dispatch event."""
     payload = work.request.model_dump(mode="json")
-    send(
-        gateway,
-        settings.control_repo,
-        {"event_type": GO_AWAY_EVENT_TYPE, "client_payload": payload},
-    )
-    log.info(
-        "dispatched %s for %s on %s", GO_AWAY_EVENT_TYPE, work.request.actor, work.request.repo
-    )
-
-
-def dispatch_approval(gateway: Gateway, settings: Settings, work: ApprovalWork) -> None:
-    """``@bot apply`` / ``@bot discard`` as one ``tusk-approval`` event (its own job type)."""
-    payload = work.request.model_dump(mode="json")
-    send(
-        gateway,
-        settings.control_repo,
-        {"event_type": APPROVAL_EVENT_TYPE, "client_payload": payload},
-    )
-    log.info(
-        "dispatched %s (%s) for %s on %s#%d",
-        APPROVAL_EVENT_TYPE,
-        work.request.verb,
-        work.request.actor,
-        work.request.repo,
-        work.request.number,
-    )
-
-
-def dispatch_undo(gateway: Gateway, settings: Settings, work: UndoWork) -> None:
-    """``@bot undo`` as one ``tusk-undo`` event (its own job type, never a task)."""
-    payload = work.request.model_dump(mode="json")
-    send(gateway, settings.control_repo, {"event_type": UNDO_EVENT_TYPE, "client_payload": payload})
-    log.info("dispatched %s for %s on %s", UNDO_EVENT_TYPE, work.request.actor, work.request.repo)
+    event_type = work.job.event_type
+    send(gateway, settings.control_repo, {"event_type": event_type, "client_payload": payload})
+    log.info("dispatched %s for %s on %s", event_type, work.request.actor, work.request.repo)

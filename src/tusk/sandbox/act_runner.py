@@ -111,7 +111,8 @@ class ControlRepo:
         existing: bool = False,
         installed: bool = True,
     ) -> None:
-        from tusk.cli.init import TuskRef, caller_files
+        from tusk.cli.init import caller_files
+        from tusk.cli.tusk_ref import TuskRef
 
         self.root = Path(base or tempfile.mkdtemp(prefix="tusk-control-"))
         self.root.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,8 @@ A verb marked ``leading`` also counts wherever a mention is directly followed
 by its words, whatever comes after (``@bot go away, and take the PR with
 you``): a request to leave must never become an agent task.
 
-Adding a verb is one entry in ``VERBS``. ``docs/bot-commands.md`` is the
+Adding a verb is one entry in ``VERBS``, one command job that it asks for
+(``tusk.contracts.commands``) and that job's step. ``docs/bot-commands.md`` is the
 user-facing description.
 
 The approval verbs (``approval_command``) carry an argument, a staged set's
@@ -37,7 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from tusk.text.mentions import mention_pattern, prose
+from tusk.text.markdown import shown_prose
+from tusk.text.mentions import mention_pattern, mentions_bot, prose
 
 MAX_MESSAGE_CHARS = 280  # a whole message this short is read as one command
 POLITE = frozenset(
@@ -124,11 +126,13 @@ def _candidates(text: str) -> Iterable[str]:
 
 
 def parse_command(
-    markdown: str | None, *, bot: str, verbs: Sequence[Verb] = VERBS
+    markdown: str | None, *, bot: str, verbs: Sequence[Verb] | None = None
 ) -> Command | None:
-    """The first command ``markdown`` gives the bot, or None (pure)."""
+    """The first command ``markdown`` gives the bot, or None (pure). ``verbs``: ``VERBS``
+    unless given."""
     if not markdown:
         return None
+    verbs = VERBS if verbs is None else verbs
     text = prose(markdown)
     if mention_pattern(bot).search(text) is None:
         return None
@@ -141,9 +145,15 @@ def parse_command(
     return None
 
 
-def with_phrases(phrases: Mapping[str, str], verbs: Sequence[Verb] = VERBS) -> tuple[Verb, ...]:
-    """``verbs`` with the configured words of some (e.g. ``go_away.phrase``)."""
-    return tuple(Verb(v.name, phrases.get(v.name, v.words), v.leading) for v in verbs)
+def with_phrases(
+    phrases: Mapping[str, str], verbs: Sequence[Verb] | None = None
+) -> tuple[Verb, ...]:
+    """``verbs`` (``VERBS`` unless given) with the configured words of some (e.g.
+    ``go_away.phrase``)."""
+    return tuple(
+        Verb(v.name, phrases.get(v.name, v.words), v.leading)
+        for v in (VERBS if verbs is None else verbs)
+    )
 
 
 def asks_to_leave(markdown: str | None, *, bot: str, phrase: str = "go away") -> bool:
@@ -200,3 +210,15 @@ def approval_command(markdown: str | None, *, bot: str) -> ApprovalCommand | Non
             continue
         return ApprovalCommand(verb, digest)
     return None
+
+
+def is_go_away(markdown: str | None, *, bot: str, phrase: str) -> bool:
+    """True when ``markdown`` asks the bot to go away: the bot-command grammar
+    ("@bot go away", "@bot, please go away", "go away @bot"), on
+    the source or on what GitHub shows of it (``&#64;bot go away`` mentions the bot, so
+    it must leave rather than become a task)."""
+    if asks_to_leave(markdown, bot=bot, phrase=phrase):
+        return True
+    return mentions_bot(markdown, bot) and asks_to_leave(
+        shown_prose(markdown), bot=bot, phrase=phrase
+    )

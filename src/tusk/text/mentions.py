@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from tusk.text.inline_code import code_spans, line_starts, parser, underscore_marks
-from tusk.text.markdown import TRIGGERS, Mention, mentions_of, shown_prose
+from tusk.text.markdown import TRIGGERS, Mention, mentions_of
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # Blocks none of whose lines is prose: code, and quotes with their lazy lines.
@@ -73,20 +73,6 @@ def mentions_bot(markdown: str | None, bot: str) -> bool:
 def text_after_mentions(markdown: str, bot: str) -> list[str]:
     """For each mention, the text GitHub shows after it up to the end of its line."""
     return [mention.after for mention in bot_mentions(markdown, bot)]
-
-
-def is_go_away(markdown: str | None, *, bot: str, phrase: str) -> bool:
-    """True when ``markdown`` asks the bot to go away: the bot-command grammar of
-    ``tusk.text.commands`` ("@bot go away", "@bot, please go away", "go away @bot"), on
-    the source or on what GitHub shows of it (``&#64;bot go away`` mentions the bot, so
-    it must leave rather than become a task)."""
-    from tusk.text.commands import asks_to_leave  # it builds on this module
-
-    if asks_to_leave(markdown, bot=bot, phrase=phrase):
-        return True
-    return mentions_bot(markdown, bot) and asks_to_leave(
-        shown_prose(markdown), bot=bot, phrase=phrase
-    )
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ the verdict with links and updates the preview.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -22,14 +21,12 @@ import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
 
 from tusk import actions_edge
 from tusk.audit.chain import created_items, read_records
+from tusk.contracts import commands
 from tusk.contracts.config import Settings, load_secrets, load_settings, resolve_config_path
-from tusk.contracts.models import APPROVAL_EVENT_TYPE, ApprovalRequest
+from tusk.contracts.models import ApprovalRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.issues.state import StateStore
@@ -53,24 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_request(path: Path) -> ApprovalRequest:
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot read the approval payload {path}", str(error)) from error
-    if isinstance(data, dict) and "client_payload" in data:
-        if data.get("action") not in (None, APPROVAL_EVENT_TYPE):
-            raise InputError(
-                f"the event is a {data.get('action')!r} dispatch, not {APPROVAL_EVENT_TYPE!r}",
-                "Start apply only from the tusk-approval dispatch.",
-            )
-        data = data["client_payload"]
-    try:
-        return ApprovalRequest.model_validate(data)
-    except ValidationError as error:
-        raise InputError(
-            "the approval payload is not a valid request",
-            "The poller sends it; check that poller and actions are the same version.",
-        ) from error
+    """The request from a payload file or a whole ``repository_dispatch`` event."""
+    return commands.read_request(commands.APPROVAL, path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,24 +10,23 @@ failed, after everything that could be done was done and reported.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from tusk import actions_edge
+from tusk.contracts import commands
 from tusk.contracts.config import (
     Settings,
-    describe_validation_errors,
     load_secrets,
     load_settings,
     resolve_config_path,
 )
 from tusk.contracts.inputs import API_URL, OLD_API_URL, StepInputs, config_input, or_runner
-from tusk.contracts.models import GO_AWAY_EVENT_TYPE, Blocklist, GoAwayRequest
+from tusk.contracts.models import Blocklist, GoAwayRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.issues.go_away_records import go_away_record
@@ -71,26 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_request(path: Path) -> GoAwayRequest:
     """The request from a payload file or a whole ``repository_dispatch`` event."""
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot read the go-away payload {path}", str(error)) from error
-    if isinstance(data, dict) and "client_payload" in data:
-        if data.get("action") not in (None, GO_AWAY_EVENT_TYPE):
-            raise InputError(
-                f"the event is a {data.get('action')!r} dispatch, not {GO_AWAY_EVENT_TYPE!r}",
-                "Start go-away only from the tusk-go-away dispatch (guard the job with "
-                "`if: github.event.action == 'tusk-go-away'`).",
-            )
-        data = data["client_payload"]
-    try:
-        return GoAwayRequest.model_validate(data)
-    except ValidationError as error:
-        problems = "\n".join(f"  - {p}" for p in describe_validation_errors(error))
-        raise InputError(
-            "the go-away payload is not a valid request",
-            f"{problems}\nThe poller sends it; check that poller and actions are the same version.",
-        ) from error
+    return commands.read_request(commands.GO_AWAY, path)
 
 
 def reaction_of(inputs: Inputs, settings: Settings) -> str | None:

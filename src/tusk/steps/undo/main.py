@@ -15,24 +15,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from tusk import actions_edge
 from tusk.audit.chain import CreatedItem, created_items
+from tusk.contracts import commands
 from tusk.contracts.config import (
     Settings,
-    describe_validation_errors,
     load_secrets,
     load_settings,
     resolve_config_path,
 )
-from tusk.contracts.models import UNDO_EVENT_TYPE, AuditRecord, UndoRequest
+from tusk.contracts.models import AuditRecord, UndoRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, GitHubError, gateway_from_secrets
 from tusk.github.once import create_once, find_comment
@@ -41,8 +38,8 @@ from tusk.github.rights import confirmed_rights
 from tusk.issues.log_issue import claim_log_issue, log_marker, parse_log_issue
 from tusk.issues.state import StateStore
 from tusk.steps.undo import plan
-from tusk.steps.undo.apply import take_back_all
-from tusk.steps.undo.record import chain_of, record, run_comments
+from tusk.steps.undo.on_log_issue import chain_of, record, run_comments
+from tusk.steps.undo.take_back import take_back_all
 from tusk.steps.undo.verify import VerifiedUndo, verify
 from tusk.text.markers import first_marker, render_marker
 
@@ -57,22 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_request(path: Path) -> UndoRequest:
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot read the undo payload {path}", str(error)) from error
-    if isinstance(data, dict) and "client_payload" in data:
-        if data.get("action") not in (None, UNDO_EVENT_TYPE):
-            raise InputError(
-                f"the event is a {data.get('action')!r} dispatch, not {UNDO_EVENT_TYPE!r}",
-                "Start undo only from the tusk-undo dispatch.",
-            )
-        data = data["client_payload"]
-    try:
-        return UndoRequest.model_validate(data)
-    except ValidationError as error:
-        problems = "\n".join(f"  - {p}" for p in describe_validation_errors(error))
-        raise InputError("the undo payload is not a valid request", problems) from error
+    """The request from a payload file or a whole ``repository_dispatch`` event."""
+    return commands.read_request(commands.UNDO, path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,9 +11,10 @@ issue, plus Tusk's own status comment on the thread. Each is removed the way
 GitHub allows: comments deleted, issues closed as not planned, pull requests
 closed, branches on the bot's fork deleted, but only a branch the run's push
 created and whose head is still the commit the run pushed (a branch the run
-only moved, or one someone pushed to since, is left). The bot stays allowed:
-nothing is blocked. Who may undo is decided on rights GitHub confirms
-(``tusk.github.rights``) over the repositories the removals touch.
+only moved, or one someone pushed to since, is left), labels the run added
+removed. The bot stays allowed: nothing is blocked. Who may undo is decided on
+rights GitHub confirms (``tusk.github.rights``) over the repositories the
+removals touch.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from tusk.audit.chain import CreatedItem
 from tusk.text.markers import first_marker
 
-RemovalKind = Literal["comment", "issue", "pull_request", "branch"]
+RemovalKind = Literal["comment", "issue", "pull_request", "branch", "label"]
 _COMMENT = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?:issues|pull)/\d+$")
 _NUMBERED = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?P<kind>issues|pull)/(?P<n>\d+)$")
 _TREE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/tree/(?P<branch>.+)$")
@@ -48,7 +49,7 @@ class Removal:
 
     kind: RemovalKind
     repo: str
-    ident: str  # a comment id, an issue or pull request number, a branch name
+    ident: str  # a comment id, an issue or pull request number, a branch name, number/label
     url: str
     # A branch: whether the run's pushes created it (None: its audit does not say), and
     # the commit its last push left it at.
@@ -61,6 +62,7 @@ class Removal:
             "issue": "close the issue as not planned",
             "pull_request": "close the pull request",
             "branch": "delete the branch",
+            "label": "remove the label from",
         }
         return f"{verbs[self.kind]} {self.url}"
 
@@ -136,6 +138,13 @@ def removal_of(item: CreatedItem) -> Removal | None:
         if match:
             return Removal(kind, match.group("repo"), match.group("n"), item.url)
         return None
+    if item.kind == "label":  # <issue or pull request URL>#label=<name, quoted>
+        match = _NUMBERED.match(path)
+        label = unquote(parts.fragment.removeprefix("label=")) if parts.fragment else ""
+        if match and parts.fragment.startswith("label=") and label:
+            ident = f"{match.group('n')}/{label}"
+            return Removal("label", match.group("repo"), ident, item.url)
+        return None
     if item.kind == "branch":
         match = _TREE.match(path)
         if match:
@@ -154,7 +163,7 @@ def removal_of(item: CreatedItem) -> Removal | None:
 def removals(created: Sequence[CreatedItem], status_comments: Sequence[Removal]) -> list[Removal]:
     """Everything to take back, once each: comments first (they point at the rest), then
     pull requests, issues and branches."""
-    order = {"comment": 0, "pull_request": 1, "issue": 2, "branch": 3}
+    order = {"comment": 0, "label": 1, "pull_request": 2, "issue": 3, "branch": 4}
     found: dict[tuple[str, str, str], Removal] = {}
     for removal in [*status_comments, *(r for i in created if (r := removal_of(i)))]:
         key = (removal.kind, removal.repo.lower(), removal.ident)

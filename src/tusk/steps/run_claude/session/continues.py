@@ -21,6 +21,7 @@ from typing import Literal
 
 from tusk.audit.chain import created_messages
 from tusk.contracts.models import AuditRecord
+from tusk.contracts.write_specs import message_tools
 from tusk.git.agent import AgentGit, BundleError
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.text.render import render
@@ -51,9 +52,7 @@ def plan(*, outcome: Outcome, messages_created: int) -> list[ContinueKind]:
     return [*first, "confirm", "history"]
 
 
-MESSAGE_TOOLS = frozenset(
-    {"create_comment", "create_issue", "create_pull_request", "create_discussion_comment"}
-)
+MESSAGE_TOOLS = message_tools()  # the writes that leave a message (the write specs')
 
 
 def messages_left(records: Sequence[AuditRecord]) -> int:
