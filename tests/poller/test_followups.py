@@ -141,3 +141,14 @@ def _followup(n: str) -> followups.Followup:
         text="t",
         permissions={},
     )
+
+
+def test_a_stop_on_a_thread_with_a_run_in_flight_is_a_stop_job_not_a_follow_up(
+    harness: Any, local_github: Any
+) -> None:
+    comments = [STARTED, said("mallory", f"@{BOT} please stop")]
+    h = harness(with_run(scenario(issues=[issue(1, comments)])))
+    _, report = h.poller.cycle(PollState())
+    assert [d["event_type"] for d in local_github.dispatches()] == ["tusk-stop"]
+    assert records(local_github) == [] and h.sent().tasks == []
+    assert len(report.acknowledged) == 1

@@ -31,6 +31,7 @@ def command_event_type(kind: str) -> str:
 GO_AWAY_EVENT_TYPE = command_event_type("go_away")
 APPROVAL_EVENT_TYPE = command_event_type("approval")
 UNDO_EVENT_TYPE = command_event_type("undo")
+STOP_EVENT_TYPE = command_event_type("stop")
 MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
 # The largest encoded context one job carries (gzip + base64): a 20 MB context that does
 # not compress at all still fits. It bounds the shards of a job: at most this many
@@ -243,6 +244,12 @@ class UndoRequest(GoAwayRequest):
     decides everything else there."""
 
 
+class StopRequest(GoAwayRequest):
+    """The ``tusk-stop`` dispatch payload: who wrote ``@bot stop``, and where. The stop
+    step reads the comment back from GitHub, finds the run in flight on the thread and
+    decides from GitHub whether the actor may end it (MISSION C2)."""
+
+
 class BlockedRepo(StrictModel):
     repo: RepoName
     by: Login
@@ -314,6 +321,7 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     "permission-config": PermissionConfig,
     "go-away-request": GoAwayRequest,
     "undo-request": UndoRequest,
+    "stop-request": StopRequest,
     "blocklist": Blocklist,
     "audit-record": AuditRecord,
 }

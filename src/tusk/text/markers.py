@@ -34,6 +34,7 @@ MarkerKind = Literal[
     "followup",
     "followup-delivered",
     "stop",
+    "stop-reply",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")
