@@ -6,7 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import ApprovalRequest, ContextDocument, GoAwayRequest, UndoRequest
+from tusk.contracts.models import (
+    ApprovalRequest,
+    ContextDocument,
+    GoAwayRequest,
+    StopRequest,
+    UndoRequest,
+)
 from tusk.github.gateway import Gateway, RequestLedger
 from tusk.issues.state import StateStore
 from tusk.poller.cycle import Poller
@@ -95,6 +101,7 @@ class Sent:
     go_aways: list[GoAwayRequest] = field(default_factory=list)
     approvals: list[ApprovalRequest] = field(default_factory=list)
     undos: list[UndoRequest] = field(default_factory=list)
+    stops: list[StopRequest] = field(default_factory=list)
     shard_counts: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -114,6 +121,8 @@ def decode_dispatches(dispatches: list[dict[str, Any]]) -> Sent:
             sent.approvals.append(ApprovalRequest.model_validate(payload))
         elif item["event_type"] == "tusk-undo":
             sent.undos.append(UndoRequest.model_validate(payload))
+        elif item["event_type"] == "tusk-stop":
+            sent.stops.append(StopRequest.model_validate(payload))
         else:
             assert item["event_type"] == "tusk-shard"
             shard = shards.parse_shard(payload)

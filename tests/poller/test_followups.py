@@ -151,4 +151,5 @@ def test_a_stop_on_a_thread_with_a_run_in_flight_is_a_stop_job_not_a_follow_up(
     _, report = h.poller.cycle(PollState())
     assert [d["event_type"] for d in local_github.dispatches()] == ["tusk-stop"]
     assert records(local_github) == [] and h.sent().tasks == []
+    assert [stop.actor for stop in h.sent().stops] == ["mallory"]  # the stop step decides
     assert len(report.acknowledged) == 1
