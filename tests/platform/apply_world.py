@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tusk import REPOSITORY, __version__
+from tusk import REPOSITORY
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Putting Tusk on your own bot"
@@ -49,6 +49,7 @@ def readme_steps() -> ReadmeSteps:
 
 
 STEPS = readme_steps()
+INSTALLED = STEPS.install.rsplit("@", 1)[1]  # the release README's step 2 installs
 ARGS = STEPS.apply[2:]  # after `init --apply`
 BOT_LOGIN = ARGS[ARGS.index("--bot") + 1]
 CONTROL = ARGS[ARGS.index("--control-repo") + 1]
@@ -99,7 +100,7 @@ def new_user_world(**extra_tokens: Any) -> dict[str, Any]:
             {
                 "name": REPOSITORY,
                 "files": {"README.md": "# Tusk\n"},
-                "branches": [{"name": f"v{__version__}", "files": release_files()}],
+                "branches": [{"name": INSTALLED, "files": release_files()}],
             }
         ],
     }
