@@ -4,8 +4,12 @@ nothing, and no token anywhere but (sealed) in the secrets API."""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -244,16 +248,102 @@ def test_an_organisations_control_repository_is_created_in_it(
     assert "POST /orgs/acme/repos" in writes(local_github.journal())
 
 
-def test_apply_repairs_what_drifted_and_leaves_the_rest(
+def edit(local_github: Any, path: str, change: Any) -> str:
+    """The owner edits ``path`` on GitHub (``change`` maps the old text to the new)."""
+    owner = local_github.gateway("ghp_owner0wner")
+    current = owner.get(f"/repos/{CONTROL}/contents/{path}")
+    text = change(base64.b64decode(current["content"]).decode())
+    body = {"message": "edit", "content": base64.b64encode(text.encode()).decode()}
+    owner.put(f"/repos/{CONTROL}/contents/{path}", json={**body, "sha": current["sha"]})
+    return str(text)
+
+
+def file_on_github(local_github: Any, path: str) -> str:
+    body = local_github.gateway("ghp_owner0wner").get(f"/repos/{CONTROL}/contents/{path}")
+    return base64.b64decode(body["content"]).decode()
+
+
+def test_a_second_apply_keeps_the_owners_tusk_yml_and_repairs_a_caller(
     local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert apply() == 0
-    owner = local_github.gateway("ghp_owner0wner")
-    current = owner.get(f"/repos/{CONTROL}/contents/tusk.yml")
-    edited = {"message": "edit", "content": "Ym90OiBvdGhlcgo=", "sha": current["sha"]}
-    owner.put(f"/repos/{CONTROL}/contents/tusk.yml", json=edited)
+    policy = "limits:\n  daily_budget_usd: 50\nagent:\n  network: open\n"
+    mine = edit(local_github, "tusk.yml", lambda text: text + policy)
+    edit(local_github, ".github/workflows/poll.yml", lambda text: text + "# drifted\n")
     capsys.readouterr()
     seen = len(local_github.journal())
     assert apply() == 0
-    assert "→ file update tusk.yml: differs from what tusk init writes" in capsys.readouterr().out
-    assert writes(local_github.journal()[seen:]) == [f"PUT /repos/{CONTROL}/contents/tusk.yml"]
+    out = capsys.readouterr().out
+    assert "✓ file tusk.yml: yours, kept as it is (your policy; --replace-config" in out
+    assert "→ file update .github/workflows/poll.yml: differs from what tusk init writes" in out
+    assert writes(local_github.journal()[seen:]) == [
+        f"PUT /repos/{CONTROL}/contents/.github/workflows/poll.yml"
+    ]
+    assert file_on_github(local_github, "tusk.yml") == mine
+    # A login asked for on the command line that the kept file lacks is named.
+    assert apply("--allowed-user", "tusk-platform", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "note: --allowed-user tusk-platform is not in your tusk.yml's allowed_users" in out
+
+    # Asked for, tusk init's tusk.yml replaces it, and what is lost is shown first.
+    assert apply("--replace-config") == 0
+    out = capsys.readouterr().out
+    assert "→ file replace tusk.yml: with tusk init's (--replace-config)" in out
+    assert "--replace-config changes your tusk.yml:\n" in out
+    assert "  -  daily_budget_usd: 50\n" in out
+    assert "daily_budget_usd" not in file_on_github(local_github, "tusk.yml")
+
+
+def test_a_mistyped_allowed_user_stops_the_plan_before_anything_is_written(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert apply("--allowed-user", "yuo") == 1
+    out = capsys.readouterr().out
+    assert "✓ allowed user you: a GitHub user" in out
+    assert "✗ allowed user yuo: GitHub has no such user: check the spelling" in out
+    assert "Nothing was written: do what the ✗ lines say" in out
+    assert writes(local_github.journal()) == []
+
+
+@pytest.mark.parametrize(
+    ("control", "said"),
+    [
+        ("acme/tusk-control", "you is not a member of the organisation acme: export the token"),
+        ("someone/tusk-control", "it would be someone's and TUSK_OWNER_TOKEN is you's"),
+        ("nobody-here/tusk-control", "GitHub has no user or organisation nobody-here"),
+    ],
+    ids=["org_not_a_member", "another_users_account", "no_such_account"],
+)
+def test_a_repository_the_owner_cannot_create_stops_the_plan_with_the_real_fix(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    control: str,
+    said: str,
+) -> None:
+    world = new_user_world()
+    world["users"] += [{"login": "acme", "type": "Organization"}, {"login": "someone"}]
+    local_github.load(world)
+    args = [*ARGS[: ARGS.index("--control-repo") + 1], control]
+    args += ARGS[ARGS.index("--control-repo") + 2 :]
+    assert tusk_main(["init", "--apply", *args]) == 1
+    assert f"✗ your rights {control}: {said}" in capsys.readouterr().out
+    assert writes(local_github.journal()) == []
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_apply(
+    local_github: Any, env: dict[str, str]
+) -> None:
+    """`tusk init --apply ... | head -1`: the rest is written although nobody reads it."""
+    environ = {**os.environ, **ALL, "TUSK_GITHUB_API_URL": local_github.url}
+    environ.pop("GITHUB_ACTIONS", None)
+    command = [sys.executable, "-m", "tusk.cli.main", "init", "--apply", *ARGS]
+    process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    assert process.stdout.readline().startswith(b"Plan for ")
+    process.stdout.close()  # the reader is gone
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err.decode()
+    assert b"BrokenPipe" not in err
+    control = local_github.state()["repos"][CONTROL]
+    assert len(control["issues"]) == 3 and set(control["secret_values"]) == {*BOT, *KEY}
