@@ -347,3 +347,33 @@ def test_a_reader_that_goes_away_does_not_stop_the_apply(
     assert b"BrokenPipe" not in err
     control = local_github.state()["repos"][CONTROL]
     assert len(control["issues"]) == 3 and set(control["secret_values"]) == {*BOT, *KEY}
+
+
+def test_doctor_and_usage_read_the_deployed_tusk_yml_right_after_an_apply(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """README's next step, where the person is: no tusk.yml on this machine."""
+    assert apply() == 0
+    policy = "limits:\n  daily_budget_usd: 50\n"
+    edit(local_github, "tusk.yml", lambda text: text + policy)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUSK_CONFIG", raising=False)
+    capsys.readouterr()
+    assert tusk_main(["doctor"]) == 1  # no local file: the hint names the way out
+    assert "tusk doctor and tusk usage read the deployed one with --control-repo" in (
+        capsys.readouterr().err
+    )
+    assert tusk_main(["doctor", "--control-repo", CONTROL]) == 0
+    out = capsys.readouterr().out
+    assert "15 check(s): all good" in out and "✗" not in out
+    assert tusk_main(["usage", "--control-repo", CONTROL, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runs"] == 0
+    assert {"limit": "daily_budget_usd", "allowed": "$50.00"}.items() <= report["window"][0].items()
+    assert list(tmp_path.iterdir()) == []
+    assert tusk_main(["doctor", "--control-repo", "you/nothing-here"]) == 1
+    assert "you/nothing-here:tusk.yml cannot be read" in capsys.readouterr().err

@@ -32,14 +32,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from tusk.cli import deployed
 from tusk.cli.init import RELEASE
-from tusk.contracts.config import (
-    Secrets,
-    Settings,
-    load_secrets,
-    load_settings,
-    resolve_config_path,
-)
+from tusk.contracts.config import Secrets, Settings, load_secrets
 from tusk.github.gateway import Forbidden, Gateway, NotFound, Unauthorized
 
 OK, FAIL, WARN = "ok", "FAIL", "warn"
@@ -231,6 +226,7 @@ class Doctor:
     settings: Settings
     secrets: Secrets
     gateway_for: Callable[[str], Gateway]
+    config_name: str = "tusk.yml"  # where the settings were read, for the fixes
 
     def run_checks(self) -> list[Check]:
         checks: list[Check] = []
@@ -326,7 +322,7 @@ class Doctor:
                         f"allowed user {login}",
                         FAIL,
                         "no such GitHub user",
-                        "fix the spelling in allowed_users of tusk.yml",
+                        f"fix the spelling in allowed_users of {self.config_name}",
                     )
                 )
                 continue
@@ -337,7 +333,7 @@ class Doctor:
                         f"allowed user {login}",
                         WARN,
                         f"is a {kind} account: its mentions are ignored",
-                        "set allow_bot_accounts: true in tusk.yml if that is meant",
+                        f"set allow_bot_accounts: true in {self.config_name} if that is meant",
                     )
                 )
                 continue
@@ -489,14 +485,12 @@ def report(checks: Iterable[Check]) -> tuple[list[str], int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config", help="the deployment's tusk.yml (default: $TUSK_CONFIG, then ./tusk.yml)"
-    )
+    deployed.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = load_settings(resolve_config_path(args.config))
     secrets = load_secrets()
+    settings, source = deployed.settings_for(args, secrets)
     gateways: dict[str, Gateway] = {}
 
     def gateway_for(field: str) -> Gateway:
@@ -510,7 +504,7 @@ def run(args: argparse.Namespace) -> int:
         return gateways[field]
 
     try:
-        checks = Doctor(settings, secrets, gateway_for).run_checks()
+        checks = Doctor(settings, secrets, gateway_for, source).run_checks()
     finally:
         for gateway in gateways.values():
             gateway.close()
