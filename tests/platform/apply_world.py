@@ -25,6 +25,7 @@ class ReadmeSteps:
     text: str  # the four steps, as README numbers them
     install: str  # step 2's command line
     exports: tuple[str, ...]  # step 3's exported names
+    export_line: str  # step 3's export line, example values and all
     apply: list[str]  # step 3's tusk command, as argv after `tusk`
     mention: str  # step 4's comment
 
@@ -45,7 +46,7 @@ def readme_steps() -> ReadmeSteps:
     command = next(line for kind, line in lines if line.startswith("tusk init --apply"))
     mention = next(line for kind, line in lines if kind == "text")
     exports = tuple(word.split("=", 1)[0] for word in shlex.split(export)[1:])
-    return ReadmeSteps(steps, install, exports, shlex.split(command)[1:], mention)
+    return ReadmeSteps(steps, install, exports, export, shlex.split(command)[1:], mention)
 
 
 STEPS = readme_steps()

@@ -377,3 +377,58 @@ def test_doctor_and_usage_read_the_deployed_tusk_yml_right_after_an_apply(
     assert list(tmp_path.iterdir()) == []
     assert tusk_main(["doctor", "--control-repo", "you/nothing-here"]) == 1
     assert "you/nothing-here:tusk.yml cannot be read" in capsys.readouterr().err
+
+
+def test_the_plan_says_what_the_schedule_costs_and_how_to_change_it(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert apply("--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "poll.yml runs `2-57/5 * * * *`: 288 polls a day, 8,640 in a 30-day month" in out
+    assert "about 8,640 Actions minutes a month (4.3 × GitHub Free's 2,000)" in out
+    assert "to change it: edit the cron line of .github/workflows/poll.yml" in out
+    assert apply() == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(
+        "(4.3 × GitHub Free's 2,000), agent runs on top; to change it: "
+        "edit the cron line of .github/workflows/poll.yml (README's cost "
+        "table: every 15 min is 2,880 a month, hourly 720), or poll from "
+        "a cron host, or --public for a public control repository."
+    )
+    assert f"tusk doctor --control-repo {CONTROL}" in out
+    local_github.load(new_user_world())
+    assert apply("--public", "--dry-run") == 0
+    assert "in a public repository jobs on GitHub's standard runners are free" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_placeholder_copied_from_readme_is_refused_before_anything_is_sent(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readme_values = dict(word.split("=", 1) for word in STEPS.export_line.split()[1:])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", readme_values["ANTHROPIC_API_KEY"])
+    assert apply() == 1
+    err = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY: an example value, not a secret" in err
+    assert local_github.journal() == []  # not even a read
+
+
+def test_a_role_token_holding_more_than_its_role_needs_is_named_with_the_fix(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wide = {"user": BOT_LOGIN, "scopes": ["repo", "delete_repo", "workflow"]}
+    local_github.load(new_user_world(ghp_bot0wide=wide))
+    monkeypatch.setenv("TUSK_READ_TOKEN", "ghp_bot0wide")
+    assert apply("--dry-run") == 0
+    out = capsys.readouterr().out
+    assert (
+        f"note: ! TUSK_READ_TOKEN: belongs to {BOT_LOGIN}, scopes delete_repo, repo, workflow: "
+        "more than it needs for the agent's reads (delete_repo, workflow) → the least-privilege"
+    ) in out

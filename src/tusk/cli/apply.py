@@ -26,12 +26,23 @@ from pydantic import SecretStr
 from tusk import actions_edge
 from tusk.cli.apply_do import Applier
 from tusk.cli.apply_look import look
-from tusk.cli.apply_plan import BLOCKED, Seen, Step, Wanted, checks, config_diff, plan
+from tusk.cli.apply_plan import (
+    BLOCKED,
+    Seen,
+    Step,
+    Wanted,
+    checks,
+    config_diff,
+    is_placeholder,
+    plan,
+    poll_cost,
+)
 from tusk.cli.doctor import (
     FAIL,
     OK,
     ROLES,
     STORED_SECRETS,
+    WARN,
     Check,
     Doctor,
     judge_token,
@@ -44,6 +55,7 @@ from tusk.errors import UserError
 from tusk.github.gateway import Gateway, Unauthorized
 
 OWNER_ENV = "TUSK_OWNER_TOKEN"
+POLL_FILE = ".github/workflows/poll.yml"
 OWNER_SCOPES = ("repo", "workflow")
 STATE_KINDS = ("history", "memory", "blocklist")
 ROLE_FIELDS = {"TUSK_BOT_TOKEN": "bot_token", "TUSK_AGENT_TOKEN": "agent_token"}
@@ -141,10 +153,22 @@ def check_tokens(owner: Gateway, bot: Gateway, settings: Settings) -> str:
     return login
 
 
-def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: GatewayFor) -> None:
+def check_placeholders(values: Mapping[str, str | None]) -> None:
+    """Nothing copied from README's examples is sent or stored."""
+    copied = sorted(name for name, value in values.items() if value and is_placeholder(value))
+    if copied:
+        raise UserError(
+            f"{', '.join(copied)}: an example value, not a secret",
+            "Export the real value of each (README's `sk-ant-...` and `ghp_...` stand for "
+            "your own key and tokens). Nothing was written.",
+        )
+
+
+def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: GatewayFor) -> list[str]:
     """Each bot token about to be stored is the bot's and has its role's scopes (as
-    ``tusk doctor`` judges them), so no token the workflows cannot use is stored."""
-    problems = []
+    ``tusk doctor`` judges them), so no token the workflows cannot use is stored; returns
+    the warnings (a token that holds more than its role needs)."""
+    problems, warnings = [], []
     seen: dict[str, tuple[str, set[str] | None]] = {}
     for role in ROLES.values():
         value = values.get(role.env)
@@ -160,6 +184,8 @@ def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: Gatew
         check = judge_token(role, login=login, scopes=scopes, expected_login=settings.bot)
         if check.status == FAIL:
             problems.append(check.line())
+        elif check.status == WARN:
+            warnings.append(check.line())
     if problems:
         raise UserError(
             f"{len(problems)} bot token(s) would be stored that cannot do their job",
@@ -168,6 +194,7 @@ def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: Gatew
             "TUSK_AGENT_TOKEN and TUSK_READ_TOKEN, or give the bot token every role's scopes. "
             "Nothing was written.",
         )
+    return warnings
 
 
 def default_gateway(api_url: str) -> GatewayFor:
@@ -199,6 +226,7 @@ def run_apply(
             "(the bot's classic token). Nothing was written.",
         )
     assert owner_value is not None
+    check_placeholders({name: env.get(name) for name in (OWNER_ENV, *ROLE_FIELDS)})
     if actions_edge.in_actions():
         actions_edge.mask(owner_value)
     make = gateway_for or default_gateway(secrets.github_api_url)
@@ -238,7 +266,13 @@ def _apply(
     # What tusk doctor checks: the exported tokens, and the bot token for a role it is
     # stored for now (a secret stored before may hold another value: it is only named).
     values = {name: v for name, v in values.items() if name not in stand_ins or name in storing}
-    check_roles({name: values[name] for name in storing}, settings, make)
+    for line in check_roles({name: values[name] for name in storing}, settings, make):
+        say(f"  note: {line}")
+    private = wanted.private if seen.private is None else seen.private
+    cost = poll_cost(files.get(POLL_FILE, ""), private)
+    say("\nWhat it costs:")
+    for line in cost:
+        say(f"  {line}")
     if any(step.action == BLOCKED for step in before + steps):
         say("\nNothing was written: do what the ✗ lines say, then run again.")
         return 1
@@ -251,7 +285,9 @@ def _apply(
         say("\nApplying:")
     for step in todo:
         say(f"  {step.kind} {step.target}: {applier.do(step)}")
-    return after_apply(settings, values, set(wanted.secrets), secrets.github_api_url, make)
+    code = after_apply(settings, values, set(wanted.secrets), secrets.github_api_url, make)
+    say(f"Its cost: {'; '.join(cost[1:])}.")
+    return code
 
 
 def kept_config_notes(wanted: Wanted, seen: Seen, settings: Settings) -> list[str]:
@@ -331,6 +367,7 @@ def after_apply(
         users = ", ".join(settings.allowed_users)
         say(
             f"\nLeft for you: mention @{settings.bot} on an issue as {users}; the poll "
-            "workflow picks it up within five minutes."
+            "workflow picks it up within five minutes. Check it again any time with "
+            f"`tusk doctor --control-repo {settings.control_repo}`."
         )
     return code

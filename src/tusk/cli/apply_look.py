@@ -33,6 +33,7 @@ def look(owner: Gateway, wanted: Wanted, settings: Settings) -> Seen:
     return Seen(
         repo_exists=True,
         owner_admin=bool((body.get("permissions") or {}).get("admin")),
+        private=bool(body.get("private")),
         unknown_users=unknown,
         config_text=file_text(owner, repo, wanted.config),
         files={path: sha for path in wanted.files if (sha := file_sha(owner, repo, path))},

@@ -29,10 +29,51 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tusk.cli.doctor import runs_a_day
+
 DONE, BLOCKED = "done", "blocked"
+FREE_MINUTES = 2000  # GitHub Free's Actions minutes a month for private repositories
+CRON = re.compile(r"^\s*-\s*cron:\s*['\"]([^'\"]+)['\"]", re.M)
+PLACEHOLDER = re.compile(
+    r"\.\.\.|…|[<>\s]|^(?:sk-ant-|ghp_)?(?:x+|yours|the_bots|your[-_]?\w*|changeme)$", re.I
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """An example value copied from documentation (``sk-ant-...``, ``ghp_yours``), not a
+    secret: storing it would make every run fail at its first request."""
+    return bool(PLACEHOLDER.search(value.strip())) or not value.strip()
+
+
+def poll_cost(poll_text: str, private: bool) -> list[str]:
+    """What the poll workflow's schedule costs a month, and how to change it (pure)."""
+    crons = CRON.findall(poll_text)
+    runs = sum(n for n in (runs_a_day(cron) for cron in crons) if n)
+    if not runs:
+        return ["the poll workflow has no schedule this plan can count"]
+    month = runs * 30
+    when = " and ".join(f"`{cron}`" for cron in crons)
+    lines = [f"poll.yml runs {when}: {runs:,} polls a day, {month:,} in a 30-day month"]
+    if private:
+        lines.append(
+            f"in a private repository GitHub bills each poll at least one minute: about "
+            f"{month:,} Actions minutes a month ({month / FREE_MINUTES:.1f} × GitHub Free's "
+            f"{FREE_MINUTES:,}), agent runs on top"
+        )
+    else:
+        lines.append("in a public repository jobs on GitHub's standard runners are free")
+    lines.append(
+        "to change it: edit the cron line of .github/workflows/poll.yml (README's cost "
+        "table: every 15 min is 2,880 a month, hourly 720), or poll from a cron host"
+        + ("" if not private else ", or --public for a public control repository")
+    )
+    return lines
+
+
 MARK = {DONE: "✓", BLOCKED: "✗"}
 
 
@@ -82,6 +123,7 @@ class Seen:
     secrets: frozenset[str] = frozenset()
     workflows: Mapping[str, str] = field(default_factory=dict)  # path -> state
     config_text: str | None = None  # the owner's tusk.yml as GitHub holds it
+    private: bool | None = None  # the repository's visibility, when it exists
     owner_admin: bool = True  # the owner's token administers the repository
     account: str = YOURS  # where a repository to create would go
     unknown_users: frozenset[str] = frozenset()  # allowed users GitHub does not know

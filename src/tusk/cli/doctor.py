@@ -126,6 +126,15 @@ def judge_token(
     listed = ", ".join(sorted(scopes)) or "none"
     if missing:
         return Check(name, FAIL, f"{whose}, scopes {listed}; lacks {', '.join(missing)}", fix_token)
+    extra = sorted(scopes - set(role.scopes))
+    if extra:
+        return Check(
+            name,
+            WARN,
+            f"{whose}, scopes {listed}: more than it needs for {role.use} ({', '.join(extra)})",
+            f"the least-privilege set-up gives each role a token of its own with only its "
+            f"scopes: {fix_token}",
+        )
     return Check(name, OK, f"{whose}, scopes {listed}")
 
 
@@ -166,6 +175,15 @@ def _cron_values(field: str, low: int, high: int) -> set[int] | None:
             return None
         values.update(range(start, end + 1, step))
     return values
+
+
+def runs_a_day(cron: str) -> int | None:
+    """How many times a day a daily ``cron`` schedule runs, or None (pure)."""
+    fields = cron.split()
+    if len(fields) != 5 or any(f != "*" for f in fields[2:]):
+        return None
+    minutes, hours = _cron_values(fields[0], 0, 59), _cron_values(fields[1], 0, 23)
+    return len(minutes) * len(hours) if minutes and hours else None
 
 
 def schedule_interval(cron: str) -> timedelta | None:
