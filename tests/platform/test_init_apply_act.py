@@ -165,10 +165,3 @@ def test_apply_from_nothing_then_a_mention_runs_under_act(
     comments = state[WIDGETS]["issues"]["1"]["comments"]
     said = [c["body"].split("\n")[0] for c in comments if c["author"] == BOT_LOGIN]
     assert "Hello from Tusk." in said
-
-
-def _raw(gateway: Any, path: str) -> bytes:
-    import base64
-
-    body = gateway.get(f"/repos/{CONTROL}/contents/{path}")
-    return base64.b64decode(body["content"])
