@@ -100,6 +100,7 @@ class DemoOutcome:
     history: list[dict[str, Any]] = field(default_factory=list)
     trigger_reactions: list[str] = field(default_factory=list)  # the bot's, in order
     status_states: list[str] = field(default_factory=list)  # the thread's status, as it moved
+    status_comment: str = ""  # the thread's status comment as it ended
     audit_artifacts: dict[str, list[str]] = field(default_factory=dict)  # name → files
     audit_verified: str | None = None  # `tusk audit verify LOG-ISSUE-URL`'s line, when it held
     audit_problem: str | None = None
@@ -320,10 +321,14 @@ def collect_outcome(api_url: str, trigger: str) -> DemoOutcome:
         outcome.log_comments = list(
             gateway.paginate(f"/repos/{CONTROL_REPO}/issues/{logs[0]['number']}/comments")
         )
-    comments = gateway.paginate(f"/repos/{DEMO_REPO}/issues/1/comments")
+    comments = list(gateway.paginate(f"/repos/{DEMO_REPO}/issues/1/comments"))
     outcome.agent_comments = [
         c for c in comments if c["user"]["login"] == BOT and headline_of(c["body"] or "") is None
     ]
+    outcome.status_comment = next(
+        (c["body"] for c in comments if c["user"]["login"] == BOT and headline_of(c["body"] or "")),
+        "",
+    )
     pulls = gateway.paginate(f"/repos/{DEMO_REPO}/pulls", params={"state": "all"})
     outcome.pull_requests = [p for p in pulls if p["user"]["login"] == BOT]
     outcome.trigger_reactions = trigger_reactions(gateway, trigger)
@@ -450,6 +455,8 @@ def print_outcome(outcome: DemoOutcome) -> None:
     say(f"== The run's status comment on {DEMO_REPO}#1, as it moved:")
     for number, state in enumerate(outcome.status_states, start=1):
         say(f"  {number}. {state}")
+    if outcome.status_comment:
+        say(f"== ... and as it ended:\n{textwrap.indent(outcome.status_comment, '    ')}")
     for name, files in outcome.audit_artifacts.items():
         say(f"== The run's artifact {name}: {', '.join(files)}")
     for comment in outcome.agent_comments:

@@ -9,6 +9,7 @@ exact commit.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio.to_thread
@@ -16,9 +17,11 @@ from pydantic import BaseModel
 
 from tusk.mcp.approval_push import keep_branch
 from tusk.mcp.git_push import Pusher, PushFailed
-from tusk.mcp.outcomes import Prepared
+from tusk.mcp.outcomes import Prepared, WriteOutcome
 from tusk.mcp.policy import Refused
 from tusk.mcp.runtime import Runtime
+
+logger = logging.getLogger(__name__)
 
 
 class PushBranch(BaseModel):
@@ -49,9 +52,18 @@ async def push_branch(rt: Runtime, pusher: Pusher | None, a: PushBranch) -> str:
             rt.recorder.refuse(call, refused)
         except Exception as error:
             rt.recorder.fail(call, error)
+
+    def send(_: object) -> WriteOutcome:
+        outcome = pusher.push(taken)
+        try:
+            rt.recorder.pushed(a.branch, outcome.url, pusher.diffstat(taken))
+        except Exception:  # the summary is a courtesy: the push stands without it
+            logger.warning("could not count the changes of %s", a.branch, exc_info=True)
+        return outcome
+
     return await rt.write(
         "push_branch",
         {"branch": a.branch, "sha": taken.sha},
         prepare=lambda: Prepared(summary, request),
-        send=lambda _: pusher.push(taken),
+        send=send,
     )
