@@ -8,6 +8,8 @@ import base64
 import json
 import os
 import re
+import shlex
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -25,6 +27,7 @@ from tests.platform.apply_world import (
     OWNER,
     OWNER_LOGIN,
     OWNER_TOKEN_SCOPES,
+    ROOT,
     STEPS,
     new_user_world,
     writes,
@@ -432,3 +435,44 @@ def test_a_role_token_holding_more_than_its_role_needs_is_named_with_the_fix(
         f"note: ! TUSK_READ_TOKEN: belongs to {BOT_LOGIN}, scopes delete_repo, repo, workflow: "
         "more than it needs for the agent's reads (delete_repo, workflow) → the least-privilege"
     ) in out
+
+
+def test_readmes_rehearsal_runs_apply_and_doctor_against_the_shipped_scenario(
+    tmp_path: Any,
+) -> None:
+    """README's "Rehearse it offline", line by line, on a port of its own."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("### Rehearse it offline", 1)[1].split("```bash\n", 1)[1]
+    lines = block.split("```", 1)[0].strip().splitlines()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    lines = [line.replace("8700", port) for line in lines]
+    serve = shlex.split(lines[0].removesuffix("&"))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TUSK_", "ANTHROPIC_"))}
+    for line in lines[1:]:
+        if line.startswith("export "):
+            environ |= dict(word.split("=", 1) for word in shlex.split(line)[1:])
+    tusk = [sys.executable, "-m", "tusk.cli.main"]
+    server = subprocess.Popen(
+        [*tusk, *serve[1:]], env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().decode().strip() == f"http://127.0.0.1:{port}"
+        runs = [shlex.split(line) for line in lines if line.startswith("tusk ")][1:]
+        assert [run[:2] for run in runs] == [["tusk", "init"], ["tusk", "doctor"]]
+        done = [
+            subprocess.run(
+                [*tusk, *run[1:]], env=environ, cwd=tmp_path, capture_output=True, text=True
+            )
+            for run in runs
+        ]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    applied, doctor = done
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "Plan for you/tusk-control: 23 of 23 step(s) to do" in applied.stdout
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "✗" not in doctor.stdout and "check(s): all good" in doctor.stdout
