@@ -85,7 +85,8 @@ def report_and_exit_code(error: BaseException, *, debug: bool = False) -> int:
         # Raised on purpose (e.g. a GitHubError) or the network: the message says what
         # to do, and a traceback would bury it (``--debug`` shows it).
         message = " ".join(str(error).split()) or type(error).__name__
-        actions_edge.error(f"Tusk stopped: {type(error).__name__}", detail=message)
+        # The message says what happened; the class name would only open it in code words.
+        actions_edge.error("Tusk stopped", detail=message)
         if not debug and not actions_edge.in_actions():
             print("(run again with --debug for the traceback)", file=sys.stderr)
         return 1

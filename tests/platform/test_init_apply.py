@@ -312,7 +312,7 @@ def test_a_mistyped_allowed_user_stops_the_plan_before_anything_is_written(
     ("control", "said"),
     [
         ("acme/tusk-control", "you is not a member of the organisation acme: export the token"),
-        ("someone/tusk-control", "it would be someone's and TUSK_OWNER_TOKEN is you's"),
+        ("someone/tusk-control", "it would be someone's and TUSK_OWNER_TOKEN belongs to you"),
         ("nobody-here/tusk-control", "GitHub has no user or organisation nobody-here"),
     ],
     ids=["org_not_a_member", "another_users_account", "no_such_account"],

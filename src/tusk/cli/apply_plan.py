@@ -203,7 +203,7 @@ def checks(wanted: Wanted, seen: Seen) -> list[Step]:
         ),
         OTHER_USER: (
             BLOCKED,
-            f"it would be {owner}'s and TUSK_OWNER_TOKEN is {me}'s: export {owner}'s token, "
+            f"it would be {owner}'s and TUSK_OWNER_TOKEN belongs to {me}: export {owner}'s token, "
             f"or use --control-repo {me}/{wanted.repo.split('/')[1]}",
         ),
         NO_ACCOUNT: (
