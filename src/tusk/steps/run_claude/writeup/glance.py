@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 START, END = "<!-- tusk:outcome -->", "<!-- /tusk:outcome -->"
-PUSHES_FILE = "pushes.jsonl"  # the MCP server writes it (tusk.mcp.recorder), one line a push
+PUSHES_FILE = "pushes.jsonl"  # the MCP server writes it (tusk.mcp.gate.recorder), one line a push
 BODY_LIMIT = 65536
 
 
