@@ -80,6 +80,20 @@ def create_org_repo(call: Call) -> Reply:
     return _create_repo(call, org.login)
 
 
+@handles("orgs/check-membership-for-user")
+def check_org_membership(call: Call) -> Reply:
+    """docs.github.com/rest/orgs/members#check-organization-membership-for-a-user: 204 for
+    a member, 404 for anyone else. (GitHub redirects a requester who is no member to the
+    public-membership check, which answers 404 for them too; the stand-in answers it.)"""
+    call.require_user()
+    org = call.world.user(call.params["org"])
+    if org is None or org.type != "Organization":
+        raise SandboxError(404, "Not Found")
+    if call.params["username"].lower() in {m.lower() for m in org.members}:
+        return Reply(204)
+    raise SandboxError(404, "Not Found")
+
+
 # --------------------------------------------------------------------------- contents
 
 
