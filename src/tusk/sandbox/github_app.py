@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tusk.sandbox import graphql_cost, ratelimit, secondary
+from tusk.sandbox import graphql_cost, ratelimit, repo_ids, secondary
 from tusk.sandbox import rest_actions_setup as _actions_setup  # noqa: F401
 from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handlers
 from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
@@ -257,6 +257,12 @@ class SandboxApp:
         auth_problem: str | None,
         entry: dict[str, Any],
     ) -> Outcome:
+        with self.lock:
+            documented = repo_ids.canonical_path(self.world, path)
+        if documented is None:  # no repository has that id
+            return json_outcome(404, {"message": "Not Found", "documentation_url": DOCS})
+        entry["route"] = documented  # one operation, whichever spelling GitHub's links used
+        path = documented
         op = self.spec.match(method, path)
         if op is None:
             message = self.record_violation(

@@ -81,7 +81,7 @@ DISCUSSION = {
     "comments": [DISCUSSION_COMMENT],
 }
 BRANCH = {"name!": str, "from": str, "files": dict, "message": str, "protected": (bool, dict)}
-LABEL = {"name!": str, "color": str, "description": str}
+LABEL = {"name!": str, "color": str, "description": str, "default": bool}
 ARTIFACT = {"name!": str, "files": dict, "run_id": int, "expired": bool}
 WORKFLOW_RUN = {
     "workflow!": str,
@@ -111,6 +111,7 @@ REPO = {
     "workflow_runs": [WORKFLOW_RUN],
     "secrets": [str],  # names of the repository's Actions secrets
     "disabled_workflows": [str],  # workflow file paths GitHub shows as disabled_manually
+    "renamed_from": [str],  # former names (owner/name): GitHub redirects them by id
 }
 # ``members``: for a user of type Organization, the logins that belong to it.
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}

@@ -68,6 +68,9 @@ class World:
     users: dict[str, User] = field(default_factory=dict)
     tokens: dict[str, Token] = field(default_factory=dict)
     repos: dict[str, Repo] = field(default_factory=dict)  # key: full name, lower case
+    # A renamed or transferred repository's former names (lower case) -> its id: GitHub
+    # redirects them to /repositories/{id} (301 for reads, 307 for other methods).
+    renamed: dict[str, int] = field(default_factory=dict)
     threads: list[Thread] = field(default_factory=list)
     dispatches: list[Dispatch] = field(default_factory=list)
     inbox_modified: dict[str, datetime] = field(default_factory=dict)
@@ -318,11 +321,18 @@ class World:
                     return issue, comment
         return None
 
-    def ensure_labels(self, repo: Repo, names: list[str]) -> None:
-        # GitHub creates a missing label on the fly with the default colour.
+    def ensure_labels(self, repo: Repo, names: list[str]) -> list[str]:
+        """``names`` as the repository spells its labels, once each. Label names are
+        case-insensitive on GitHub (recorded: @octokit/fixtures add-labels-to-issue); a
+        missing label is created on the fly with the default colour."""
+        spelled: list[str] = []
         for name in names:
-            if name.lower() not in {k.lower() for k in repo.labels}:
-                repo.labels[name] = Label(id=self.new_id(), name=name)
+            label = repo.labels.get(name.lower())
+            if label is None:
+                label = repo.labels[name.lower()] = Label(id=self.new_id(), name=name)
+            if label.name not in spelled:
+                spelled.append(label.name)
+        return spelled
 
     def delete_repo(self, repo: Repo, moment: datetime) -> None:
         """Delete a repository; open PRs whose head lives in it are closed, unless
