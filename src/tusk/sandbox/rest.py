@@ -169,6 +169,8 @@ def paginate(
 ) -> tuple[list[Any], dict[str, str]]:
     """One page of ``items`` and the ``Link`` header GitHub would send with it."""
     try:
+        if call.world.page_size is not None:
+            maximum = min(maximum, call.world.page_size)
         per_page = min(max(int(call.arg("per_page", str(default)) or default), 1), maximum)
         page = max(int(call.arg("page", "1") or 1), 1)
     except ValueError:

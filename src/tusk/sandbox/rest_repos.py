@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
@@ -430,6 +431,9 @@ def rate_limit(call: Call) -> Reply:
 # --------------------------------------------------------------------------- contents and statuses
 
 
+RAW_MEDIA = re.compile(r"application/vnd\.github(?:\.v3)?\.raw")
+
+
 @handles("repos/get-content")
 def get_content(call: Call) -> Reply:
     repo = call.repo()
@@ -445,8 +449,9 @@ def get_content(call: Call) -> Reply:
     kind, value = found
     if kind == "file":
         data, blob = value
-        if "application/vnd.github.raw" in call.headers.get("accept", ""):
-            return Reply(200, data, content_type="application/vnd.github.raw; charset=utf-8")
+        raw = RAW_MEDIA.search(call.headers.get("accept", ""))
+        if raw is not None:  # GitHub answers in the media type asked for, v3 or not
+            return Reply(200, data, content_type=f"{raw[0]}; charset=utf-8")
         return Reply(200, content_entry(call, repo, path, "file", blob, len(data), ref, data))
     entries = [
         content_entry(call, repo, name, entry_kind, blob, size, ref, None)
@@ -498,7 +503,7 @@ def combined_status(call: Call) -> Reply:
             "statuses": [],
             "sha": sha,
             "total_count": 0,
-            "repository": call.shapes.repo(repo, call.login, full=False),
+            "repository": call.shapes.small_repo(repo),
             "commit_url": f"{call.shapes.repo_url(repo)}/commits/{sha}",
             "url": url,
         },

@@ -129,6 +129,7 @@ SETTINGS = {
     "listing_lags_seconds": [(int, float)],
     "comment_listing_lag_seconds": (int, float),
     "mark_read_late_listings": int,
+    "page_size": int,
     "discussion_subject_url": bool,
     "fork_deletion_closes_pulls": bool,
     "secondary_limits": (bool, dict),

@@ -98,6 +98,10 @@ class World:
     # Accepted status and GitHub will run an asynchronous process to mark notifications
     # as "read."" (docs.github.com/rest/activity/notifications#mark-notifications-as-read)
     mark_read_late_listings: int = 0
+    # The most items a page holds, whatever per_page asks (settings.page_size; None:
+    # GitHub's own maximum per operation). Small pages make short lists span pages, so
+    # a test walks every page after the first through GitHub's /repositories/{id} links.
+    page_size: int | None = None
     # Whether deleting a fork closes the open PRs from it (settings.fork_deletion_closes_pulls).
     fork_deletion_closes_pulls: bool = True
     # Whether a discussion notification has a subject.url (settings.discussion_subject_url):
