@@ -115,9 +115,7 @@ def url_form(url: str) -> tuple[str, tuple[str, ...]]:
     parts = urlsplit(url)
     path = ID_SEGMENT.sub("/repositories/{id}", parts.path)
     path = re.sub(r"/[0-9]+(?=/|$)", "/{n}", path)
-    query = tuple(
-        f"{k}={v}" if k in ("page", "per_page") else k for k, v in parse_qsl(parts.query)
-    )
+    query = tuple(f"{k}={v}" if k in ("page", "per_page") else k for k, v in parse_qsl(parts.query))
     return path, query
 
 
@@ -138,7 +136,11 @@ def json_type(value: Any) -> str:
         return "boolean"
     if isinstance(value, int | float):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
 
 
 def body_differences(
