@@ -47,6 +47,33 @@ BASE: dict[str, Any] = {
 }
 
 
+# Tusk's own recordings (``tusk record``) name their accounts this way.
+RECORD_ORG = "tusk-fixture-org"
+RECORD_USER = "tusk-fixture-user"
+RECORD_BASE: dict[str, Any] = {
+    "users": [
+        {"login": RECORD_ORG, "type": "Organization", "members": [RECORD_USER]},
+        {"login": RECORD_USER},
+    ],
+    "tokens": {TOKEN_A: {"user": RECORD_USER, "scopes": ALL_SCOPES}},
+    "repos": [
+        {
+            "name": f"{RECORD_ORG}/record",
+            "collaborators": {RECORD_USER: "admin"},
+            "files": {"README.md": "# record"},
+        },
+        {"name": f"{RECORD_USER}/record", "files": {"README.md": "# record"}},
+    ],
+}
+RECORDED_BY_TUSK = (
+    "tusk-notifications-conditional",
+    "tusk-issue-comments",
+    "tusk-reactions",
+    "tusk-graphql-discussions",
+    "tusk-dispatches",
+)
+
+
 def repo(name: str, **more: Any) -> dict[str, Any]:
     """A repository of the fixtures' organisation that user a administers."""
     return {"name": f"{ORG}/{name}", "collaborators": {USER_A: "admin"}, **more}
@@ -114,6 +141,8 @@ REWRITES: dict[str, dict[str, str]] = {
 def seed(scenario: str) -> dict[str, Any] | None:
     """The local GitHub scenario a recording implies; None for one nobody seeded (its
     operations are ones Tusk neither calls nor the stand-in serves)."""
+    if scenario in RECORDED_BY_TUSK:
+        return copy.deepcopy(RECORD_BASE)
     repos = REPOS.get(scenario)
     if repos is None:
         return None
