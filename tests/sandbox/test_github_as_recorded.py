@@ -204,3 +204,22 @@ def test_raw_content_is_answered_in_the_media_type_asked_for(gh: Any, accept: st
     )
     assert answer.text == "# Widgets\n"
     assert (answer.header("content-type") or "").startswith(accept)
+
+
+def test_renaming_a_repository_moves_it_and_its_old_name_redirects_by_id(gh: Any) -> None:
+    alice = gh.gateway("alice")
+    renamed = alice.patch("/repos/alice/widgets", json={"name": "doohickeys"}).body
+    assert renamed["full_name"] == "alice/doohickeys" and renamed["id"] == 4242
+    old = alice.request("GET", "/repos/alice/widgets/issues/3", follow_redirects=False)
+    assert (old.status, old.header("location") or "") == (301, old.body["url"])
+    assert old.body["url"].endswith("/repositories/4242/issues/3")
+    assert alice.get("/repos/alice/widgets/issues/3")["title"] == "issue 3"  # followed
+    assert alice.get("/repositories/4242")["full_name"] == "alice/doohickeys"
+    text = alice.get_text(
+        "/repos/alice/doohickeys/contents/README.md", accept="application/vnd.github.raw"
+    )
+    assert text == "# Widgets\n"  # its git went with it
+    with pytest.raises(GitHubError) as raised:
+        alice.patch("/repos/alice/doohickeys", json={"homepage": "https://example.com"})
+    assert raised.value.status == 501  # a field the stand-in does not model is refused
+    assert gh.take_violations() == []

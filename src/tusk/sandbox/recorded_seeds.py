@@ -121,13 +121,7 @@ REPOS: dict[str, list[dict[str, Any]]] = {
     "add-and-remove-repository-collaborator": [repo("add-and-remove-repository-collaborator")],
     "mark-notifications-as-read": [],
     "branch-protection": [repo("branch-protection", files={"README.md": "# protected"})],
-    "rename-repository": [
-        repo(
-            "rename-repository-newname",
-            id=1000,
-            renamed_from=[f"{ORG}/rename-repository"],
-        )
-    ],
+    "rename-repository": [repo("rename-repository", id=1000)],
 }
 
 

@@ -90,6 +90,38 @@ def get_repo(call: Call) -> Reply:
     return Reply(200, call.shapes.repo(call.repo(), call.login))
 
 
+# What the stand-in models of "Update a repository"; any other field is refused rather
+# than answered 200 unchanged.
+UPDATABLE = {"name", "description", "has_discussions", "archived"}
+
+
+@handles("repos/update")
+def update_repo(call: Call) -> Reply:
+    """docs.github.com/rest/repos/repos#update-a-repository (admins). A new ``name``
+    renames it: its old name then redirects to ``/repositories/{id}`` (recorded:
+    @octokit/fixtures rename-repository)."""
+    repo = call.repo()
+    call.require_user()
+    if call.world.permission(repo, call.login) != "admin":
+        raise SandboxError(403, "Must have admin rights to Repository.")
+    unmodelled = sorted(set(call.body) - UPDATABLE) if isinstance(call.body, dict) else []
+    if unmodelled:
+        raise SandboxError(501, f"the sandbox does not model {', '.join(unmodelled)} here")
+    name = call.field("name")
+    if name and name != repo.name:
+        if call.world.repo(repo.owner, str(name)) is not None:
+            raise validation_failed("Repository", "name", "custom", "name already exists")
+        call.world.rename_repo(repo, str(name))
+    if "description" in call.body:
+        repo.description = call.field("description")
+    if "has_discussions" in call.body:
+        repo.has_discussions = bool(call.field("has_discussions"))
+    if "archived" in call.body:
+        repo.archived = bool(call.field("archived"))
+    repo.updated_at = call.world.clock.tick()
+    return Reply(200, call.shapes.repo(repo, call.login))
+
+
 @handles("repos/delete")
 def delete_repo(call: Call) -> Reply:
     repo = call.repo()

@@ -338,6 +338,34 @@ class World:
                 spelled.append(label.name)
         return spelled
 
+    def rename_repo(self, repo: Repo, name: str) -> None:
+        """Rename ``repo``: everything that names it follows, and its old name redirects
+        to its id (``renamed``), as GitHub's does."""
+        old = repo.full_name
+        new = f"{repo.owner}/{name}"
+        del self.repos[old.lower()]
+        if self.git is not None and self.git.exists(old):
+            target = self.git.path(new)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.git.path(old).rename(target)
+        repo.name = name
+        self.repos[new.lower()] = repo
+        self.renamed[old.lower()] = repo.id
+        self.renamed.pop(new.lower(), None)
+        for other in self.repos.values():
+            if (other.fork_of or "").lower() == old.lower():
+                other.fork_of = new
+            for issue in other.issues.values():
+                if issue.pull and issue.pull.head_repo.lower() == old.lower():
+                    issue.pull.head_repo = new
+            other.gone = {
+                n: (new, moved[1]) if moved and moved[0].lower() == old.lower() else moved
+                for n, moved in other.gone.items()
+            }
+        for thread in self.threads:
+            if thread.repo.lower() == old.lower():
+                thread.repo = new
+
     def delete_repo(self, repo: Repo, moment: datetime) -> None:
         """Delete a repository; open PRs whose head lives in it are closed, unless
         ``fork_deletion_closes_pulls`` is off. GitHub does not document either: tests in
