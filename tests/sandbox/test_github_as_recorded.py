@@ -223,3 +223,14 @@ def test_renaming_a_repository_moves_it_and_its_old_name_redirects_by_id(gh: Any
         alice.patch("/repos/alice/doohickeys", json={"homepage": "https://example.com"})
     assert raised.value.status == 501  # a field the stand-in does not model is refused
     assert gh.take_violations() == []
+
+
+def test_a_fault_set_on_a_route_hits_its_pages_under_the_repository_id(gh: Any) -> None:
+    """The gateway retries a 502 on page 2, fetched where GitHub's Link points."""
+    alice = gh.gateway("alice")
+    first = alice.request("GET", "/repos/alice/widgets/issues")
+    gh.add_fault("GET", r"^/repos/alice/widgets/issues$", status=502, count=1)
+    second = alice.request("GET", first.links["next"])
+    assert second.status == 200 and alice.ledger.retries == 1
+    faulted = [e for e in gh.journal() if e.get("note") == "fault"]
+    assert [e["path"] for e in faulted] == ["/repositories/4242/issues"]
