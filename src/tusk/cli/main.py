@@ -200,6 +200,13 @@ COMMANDS: tuple[Command, ...] = (
         (*SECRETS, "TUSK_GITHUB_API_URL", "TUSK_CONFIG"),
     ),
     Command(
+        "record",
+        "tusk.cli.record",
+        "record real GitHub exchanges the recorded-truth tests lack (a scratch repository)",
+        ("TUSK_BOT_TOKEN", "TUSK_GITHUB_API_URL"),
+        extra="sandbox",
+    ),
+    Command(
         "sandbox",
         "tusk.sandbox.cli",
         "local stand-ins: the GitHub and the scripted model",

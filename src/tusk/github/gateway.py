@@ -281,6 +281,10 @@ class Gateway:
         except requests.RequestException as error:
             self.ledger.record(route, None)
             return error
+        for hop in raw.history:  # each redirect followed was a request GitHub counted
+            self.ledger.record(route_of(method, urlsplit(hop.url).path), hop.status_code)
+        if raw.history:
+            route = route_of(method, urlsplit(raw.url).path)
         self.ledger.record(route, answer.status)
         return answer
 

@@ -59,7 +59,7 @@ def _create_repo(call: Call, owner: str) -> Reply:
     call.world.add_repo(repo)
     if call.world.git is not None:
         call.world.git.create(repo.full_name, [], repo.default_branch)
-    return Reply(201, call.shapes.repo(repo, login))
+    return Reply(201, call.shapes.repo(repo, login), {"Location": call.shapes.repo_url(repo)})
 
 
 @handles("repos/create-for-authenticated-user")
@@ -152,6 +152,7 @@ def put_content(call: Call) -> Reply:
     entry = content_entry(call, repo, path, "file", blob, len(data), branch, None)
     commit_shape = {
         "sha": new_head,
+        "node_id": base64.b64encode(f"Commit:{new_head}".encode()).decode().rstrip("="),
         "message": str(call.field("message") or ""),
         "html_url": f"{call.base}/{repo.full_name}/commit/{new_head}",
         "url": f"{call.shapes.repo_url(repo)}/git/commits/{new_head}",
@@ -169,7 +170,7 @@ def _invitation(call: Call, repo: Repo, invitation: Invitation) -> dict[str, obj
     return {
         "id": invitation.id,
         "node_id": f"RI_{invitation.id}",
-        "repository": call.shapes.repo(repo, call.login, full=False),
+        "repository": call.shapes.small_repo(repo),
         "invitee": call.shapes.user(invitation.invitee),
         "inviter": call.shapes.user(invitation.inviter),
         "permissions": invitation.permission,  # read, triage, write, maintain or admin
@@ -208,7 +209,10 @@ def add_collaborator(call: Call) -> Reply:
         pending = Invitation(call.world.new_id(), user.login, login, role, call.world.clock.tick())
         repo.invitations.append(pending)
     pending.permission = role
-    return Reply(201, _invitation(call, repo, pending))
+    # The invitation as GitHub answers its creation: no ``expired`` yet, and its URL in
+    # Location (recorded: @octokit/fixtures add-and-remove-repository-collaborator).
+    shape = {k: v for k, v in _invitation(call, repo, pending).items() if k != "expired"}
+    return Reply(201, shape, {"Location": str(shape["url"])})
 
 
 @handles("repos/check-collaborator")

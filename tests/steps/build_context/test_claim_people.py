@@ -206,7 +206,8 @@ def test_a_reaction_by_someone_else_does_not_stop_the_job(github: Any, tmp_path:
 
 def test_a_claim_the_bot_released_itself_does_not_hold_the_job(github: Any, tmp_path: Path) -> None:
     """The bot closing its own claim as duplicate (a losing or released claim) is the one
-    way a claim stops holding its job."""
+    way a claim stops holding its job. GitHub's listings carry no ``closed_by``: only the
+    claim's own URL says who closed it, so a claim that trusted the listing fails here."""
     first = deliver(github, tmp_path, "first")
     patch(github, "agent", int(first["log-issue-number"]), state="closed", state_reason="duplicate")
     assert deliver(github, tmp_path, "again")["proceed"] is True
@@ -264,3 +265,27 @@ def test_two_builds_racing_under_a_reordering_listing_lag_give_exactly_one_run(
     states = {n: (i["state"], i["state_reason"]) for n, i in control_issues(local_github).items()}
     assert states == {1: ("open", None), 2: ("closed", "duplicate")}
     assert {r["log-issue-number"] for r in results.values()} == {1}
+
+
+def test_a_claim_is_found_through_githubs_repository_links(
+    local_github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of two: the bot's issues in the control repository span pages, read where
+    GitHub's Link points (/repositories/{id}/...); the re-delivery still finds the claim."""
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+    world = {**SCENARIO, "settings": {"page_size": 2}}
+    world["repos"] = [
+        {**r, "issues": [{"author": "tusk-bot", "title": f"notes {n}"} for n in range(1, 5)]}
+        if r["name"] == CONTROL
+        else r
+        for r in SCENARIO["repos"]
+    ]
+    local_github.load(world)
+    first = deliver(local_github, tmp_path, "first")
+    assert first["proceed"] is True
+    again = deliver(local_github, tmp_path, "again")
+    assert (again["proceed"], again["log-issue-number"]) == (False, first["log-issue-number"])
+    by_id = [e for e in local_github.journal() if e["path"].startswith("/repositories/")]
+    assert {e.get("route") for e in by_id} >= {f"/repos/{CONTROL}/issues"}
+    assert local_github.take_violations() == []
