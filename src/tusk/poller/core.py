@@ -316,8 +316,8 @@ def locate_triggers(
         if asks_to_leave(node.body, bot=settings.bot, phrase=settings.go_away.phrase):
             candidates.append(Candidate(node, "go_away"))
             continue
-        # Anyone may ask to undo a run; the undo step decides who may (its requester or
-        # a collaborator), from GitHub.
+        # Anyone may ask to undo a run; the undo step decides who may (its requester, or
+        # write access GitHub confirms), from GitHub.
         if asks_to_undo(node.body, bot=settings.bot):
             candidates.append(Candidate(node, "undo"))
             continue
