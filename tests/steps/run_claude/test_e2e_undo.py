@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from tests.run_claude.conftest import AGENT_TOKEN, E2E
-from tests.run_claude.test_e2e import CONFIRM, GH, history_conversation, tool
+from tests.steps.run_claude.conftest import AGENT_TOKEN, E2E
+from tests.steps.run_claude.test_e2e import CONFIRM, GH, history_conversation, tool
 from tusk.audit.chain import read_records
 from tusk.contracts.config import Settings
 from tusk.contracts.models import UndoRequest
