@@ -12,6 +12,7 @@ notifications. See ``sandbox/scenarios/README.md`` for the format. The checks ar
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,24 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
 
 
 def parse_scenario_text(text: str) -> dict[str, Any]:
-    data = yaml.safe_load(text) or {}
+    """A scenario in YAML, or in JSON read as JSON: YAML 1.1 refuses the surrogate pair
+    escapes ``json.dumps`` writes for astral characters (``"\\ud83e\\udd16"``)."""
+    data = _as_json(text)
+    if data is None:
+        data = yaml.safe_load(text) or {}
     if not isinstance(data, dict):
         raise ScenarioError(["the scenario must be a mapping at the top level"])
     return data
+
+
+def _as_json(text: str) -> Any:
+    """``text`` read as JSON when it is a JSON object, else None (then it is YAML)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None  # a YAML flow mapping such as ``{now: 2026-01-01}``
 
 
 def build_world(data: dict[str, Any], git: GitStore | None) -> World:

@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 from bc_samples import REPO, issue_document, settings
 
+from tusk.contracts.config import Settings
 from tusk.github.gateway import Gateway
+from tusk.issues.state import StateStore
 from tusk.steps.build_context import main as build_main
+from tusk.text.markers import first_marker
 
 CONTROL = "alice/tusk-control"
 OTHER = "alice/archive"
@@ -62,7 +65,9 @@ def github(local_github: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     return local_github
 
 
-def deliver(github: Any, tmp_path: Path, name: str) -> dict[str, Any]:
+def deliver(
+    github: Any, tmp_path: Path, name: str, configured: Settings | None = None
+) -> dict[str, Any]:
     """One delivery of the job, through build-context; its outputs and step summary."""
     summary = tmp_path / f"{name}-summary.md"
     summary.write_text("", encoding="utf-8")
@@ -70,7 +75,7 @@ def deliver(github: Any, tmp_path: Path, name: str) -> dict[str, Any]:
         patch.setenv("GITHUB_STEP_SUMMARY", str(summary))
         outputs = build_main.build_and_claim(
             issue_document([]),
-            settings(),
+            configured or settings(),
             github.gateway("agent"),
             context_file=tmp_path / "context.json",
             out_dir=tmp_path / name,
@@ -182,6 +187,51 @@ def test_a_claim_that_cannot_be_found_is_stood_in_for_by_the_bots_reaction_on_th
     assert not (tmp_path / "again" / "run.json").exists()
     assert "this run stops here: the bot's 🚀 on the trigger" in again["summary"]
     assert "says this job ran already, but its log issue cannot be found" in again["summary"]
+
+
+def rerun_refusals(github: Any) -> list[str]:
+    comments = github.gateway("alice").paginate(f"/repos/{REPO}/issues/7/comments")
+    return [c["body"] for c in comments if first_marker(c["body"], "rerun")]
+
+
+def test_a_claim_deleted_while_its_job_runs_is_stood_in_for_by_its_status_on_the_thread(
+    github: Any, tmp_path: Path
+) -> None:
+    """No 🚀 yet and no history entry: the status comment build-context posts right after
+    its claim says the job was claimed, and its log issue answers 410. Every re-delivery
+    stops, and the thread hears it once."""
+    first = deliver(github, tmp_path, "first")
+    assert first["proceed"] is True
+    delete(github, int(first["log-issue-number"]))
+    for name in ("again", "and-again"):
+        again = deliver(github, tmp_path, name)
+        assert again["proceed"] is False
+        assert not (tmp_path / name / "run.json").exists()
+        assert "says this job was claimed; its log issue" in again["summary"]
+        assert "answers 410 Gone (deleted)" in again["summary"]
+    assert control_issues(github) == {}  # nothing new was created
+    [refusal] = rerun_refusals(github)
+    assert "Not run again." in refusal and "answers 410 Gone" in refusal
+    assert "@tusk-bot" not in refusal.split("\n", 1)[1]  # the bot is not mentioned
+
+
+def test_a_claim_deleted_after_its_run_is_stood_in_for_by_the_history(
+    github: Any, tmp_path: Path
+) -> None:
+    """With no status comment on the thread and no reaction, the history issue's entry of
+    the run (carrying its job id) says it ran."""
+    quiet = settings().model_copy(
+        update={"feedback": settings().feedback.model_copy(update={"thread_status": False})}
+    )
+    first = deliver(github, tmp_path, "first", quiet)
+    StateStore(github.gateway("agent"), quiet).append_entry(
+        "history", "fixed the widget", jobid=str(first["jobid"])
+    )
+    delete(github, int(first["log-issue-number"]))
+    again = deliver(github, tmp_path, "again", quiet)
+    assert again["proceed"] is False
+    assert "the history issue has this job's entry" in again["summary"]
+    assert len(rerun_refusals(github)) == 1
 
 
 def test_a_claim_transferred_while_its_job_runs_is_followed_to_its_new_home(

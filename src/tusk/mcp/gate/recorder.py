@@ -109,8 +109,11 @@ class Recorder:
         reason: str | None = None,
         url: str | None = None,
         created: str | None = None,
+        branch: str | None = None,
+        head: str | None = None,
     ) -> None:
-        """Append the call's audit record."""
+        """Append the call's audit record (a push's with whether it created the branch or
+        moved one, and the head it left)."""
         self.audit.append(
             tool=call.tool,
             kind=call.kind,
@@ -123,6 +126,8 @@ class Recorder:
             url=url,
             created=created,
             duration_ms=(self.clock() - call.started) * 1000.0,
+            branch=branch,
+            head=head,
         )
 
     def answer(self, call: Call, text: str) -> str:

@@ -410,4 +410,5 @@ class Pusher:
             url=url,
             created="branch",
             created_branch=not exists,
+            head=taken.sha,  # undo deletes the branch only while it still points here
         )
