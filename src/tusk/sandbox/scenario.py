@@ -80,6 +80,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     world.listing_lags = [float(x) for x in settings.get("listing_lags_seconds", [])]
     world.comment_listing_lag = float(settings.get("comment_listing_lag_seconds", 0))
     world.mark_read_late_listings = int(settings.get("mark_read_late_listings", 0))
+    world.page_size = settings.get("page_size")
     world.fork_deletion_closes_pulls = bool(settings.get("fork_deletion_closes_pulls", True))
     world.discussion_subject_url = bool(settings.get("discussion_subject_url", True))
     world.secondary = SecondaryLimits(Limits.from_setting(settings.get("secondary_limits")))

@@ -211,7 +211,11 @@ def html(markdown: str) -> str:
 @lru_cache(maxsize=1024)
 def render(markdown: str) -> Rendering:
     """What github.com shows of ``markdown``."""
-    rendered = html(markdown)
+    return read(html(markdown), markdown)
+
+
+def read(rendered: str, markdown: str) -> Rendering:
+    """What github.com shows of ``rendered``, the HTML made of ``markdown``."""
     runs: list[Run] = []
     attributes: list[str] = []
     for node, where in _walk(LexborHTMLParser(rendered).body):

@@ -35,6 +35,7 @@ MarkerKind = Literal[
     "followup-delivered",
     "stop",
     "stop-reply",
+    "rerun",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

@@ -699,6 +699,17 @@ async def test_push_branch_lands_on_a_new_fork_and_opens_a_pr(
     listed = local_github.gateway("alice").get(f"/repos/{BOT}/widgets/branches")
     assert {b["name"]: b["commit"]["sha"] for b in listed}["tusk/fix"] == local_sha
     assert "extraheader" not in (work / ".git" / "config").read_text().lower()
+    # The push's diff summary, for the write-up: one file, one line in, none out (the
+    # stand-in's README is one line, replaced).
+    [pushed] = [json.loads(line) for line in (running.run_dir / "pushes.jsonl").open()]
+    assert pushed == {
+        "branch": "tusk/fix",
+        "url": pushed["url"],
+        "files": 1,
+        "additions": 1,
+        "deletions": pushed["deletions"],
+    }
+    assert pushed["url"].endswith(f"/{BOT}/widgets/tree/tusk/fix")
 
 
 async def test_push_waits_until_a_new_forks_git_objects_are_there(

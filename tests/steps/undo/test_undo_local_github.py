@@ -418,6 +418,16 @@ def test_a_forged_request_is_refused(gh: Any, tmp_path: Path) -> None:
     assert (BOT, "job-alice") in thread_logins(gh)
 
 
+def test_undo_pages_through_githubs_repository_links(local_github: Any, tmp_path: Path) -> None:
+    """Pages of two: every list undo reads spans pages, and each page after the first is
+    fetched where GitHub's Link points, /repositories/{id}/..."""
+    local_github.load({**world(), "settings": {"page_size": 2}})
+    test_undo_takes_back_exactly_the_latest_run_and_records_it(local_github, tmp_path)
+    by_id = [e for e in local_github.journal() if e["path"].startswith("/repositories/")]
+    assert {e["token"] for e in by_id} >= {"agent"}
+    assert local_github.take_violations() == []
+
+
 def world_without_push() -> dict[str, Any]:
     """The bot's usual case: it works from its fork, with no push access to the repository,
     so GitHub will not show it anyone's role there. The repository belongs to the

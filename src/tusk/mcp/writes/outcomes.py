@@ -33,5 +33,5 @@ class WriteOutcome:
     created: str | None = None  # AuditRecord.created
     comment_id: int | None = None
     created_branch: bool = False
-    head: str | None = None  # a push: the commit it left the branch at
     number: int | None = None  # the issue or pull request it opened
+    head: str | None = None  # a push: the commit it left the branch at

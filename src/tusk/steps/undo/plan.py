@@ -12,9 +12,9 @@ GitHub allows: comments deleted, issues closed as not planned, pull requests
 closed, branches on the bot's fork deleted, but only a branch the run's push
 created and whose head is still the commit the run pushed (a branch the run
 only moved, or one someone pushed to since, is left), labels the run added
-removed. The bot stays allowed: nothing is blocked. Who may undo is decided on
-rights GitHub confirms (``tusk.github.rights``) over the repositories the
-removals touch.
+removed. The bot stays allowed:
+nothing is blocked. Who may undo is decided on rights GitHub confirms
+(``tusk.github.rights``) over the repositories the removals touch.
 """
 
 from __future__ import annotations
