@@ -153,3 +153,30 @@ def test_a_stop_on_a_thread_with_a_run_in_flight_is_a_stop_job_not_a_follow_up(
     assert records(local_github) == [] and h.sent().tasks == []
     assert [stop.actor for stop in h.sent().stops] == ["mallory"]  # the stop step decides
     assert len(report.acknowledged) == 1
+
+
+def test_a_run_whose_runner_vanished_is_reported_failed_and_frees_its_thread(
+    harness: Any, local_github: Any
+) -> None:
+    """The run's log issue is still open past its time budget and grace: the next poll
+    says on it and on the thread's status comment that the run failed, once, and the new
+    mention there starts a run instead of waiting on a dead one (C8)."""
+    h = harness(with_run(scenario(issues=[issue(1, [STARTED])])))
+    local_github.gateway("agent").post(
+        f"/repos/{REPO}/issues/1/comments",
+        json={"body": render_marker("status", {"jobid": "job-first", "nonce": "n"}) + "\n⚙️"},
+    )
+    local_github.advance(3 * 3600)  # past run_minutes (30) + claim_lease_minutes
+    local_github.gateway("alice").post(f"/repos/{REPO}/issues/1/comments", json={"body": LATER})
+    _, report = h.poller.cycle(PollState())
+    assert [doc.trigger.body for doc in h.sent().tasks] == [LATER]
+    assert records(local_github) == []
+    comments = list(local_github.gateway("agent").paginate(f"/repos/{CONTROL}/issues/1/comments"))
+    assert [c for c in comments if parse_markers(c["body"], "stale")]
+    thread = local_github.gateway("agent").paginate(f"/repos/{REPO}/issues/1/comments")
+    [shown] = [c["body"] for c in thread if parse_markers(c["body"], "status")]
+    assert "⚠️ **Done: The run made no progress past its time budget**" in shown
+    assert report.dead_runs
+    local_github.gateway("alice").post(f"/repos/{REPO}/issues/1/comments", json={"body": "ok"})
+    _, again = h.poller.cycle(PollState())
+    assert again.dead_runs == []  # said once

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from tusk.contracts.config import Settings
 from tusk.github.gateway import Gateway
 from tusk.issues import claims
 from tusk.issues.log_issue import parse_log_issue
+from tusk.issues.stale_runs import is_stale
 from tusk.text.markers import first_marker
 
 
@@ -36,15 +38,16 @@ def thread_of(item: dict[str, Any]) -> str | None:
 
 
 def in_flight(
-    items: Iterable[dict[str, Any]], settings: Settings, thread: str
+    items: Iterable[dict[str, Any]], settings: Settings, thread: str, now: datetime | None = None
 ) -> RunInFlight | None:
-    """Pure: the run holding ``thread`` among listed log issues, or None."""
+    """Pure: the run holding ``thread`` among listed log issues, or None. With ``now``, a
+    run past its time budget and grace holds nothing (``tusk.issues.stale_runs``)."""
     found: list[RunInFlight] = []
     bug = settings.labels.bug.lower()
     for item in items:
         if item.get("state") != "open" or not claims.by_bot(item, settings.bot):
             continue
-        if thread_of(item) != thread.lower():
+        if thread_of(item) != thread.lower() or (now is not None and is_stale(item, settings, now)):
             continue
         labels = {str(label.get("name") or "").lower() for label in item.get("labels") or []}
         issue = parse_log_issue(item, settings)
@@ -62,8 +65,8 @@ def in_flight(
     return min(found, key=lambda run: run.number) if found else None
 
 
-def run_in_flight(gateway: Gateway, settings: Settings, thread: str) -> RunInFlight | None:
-    """The run in flight on ``thread``: one listing of the bot's open log issues."""
+def open_runs(gateway: Gateway, settings: Settings) -> list[dict[str, Any]]:
+    """The bot's open log issues: one listing."""
     params = {
         "labels": settings.labels.workflow,
         "state": "open",
@@ -71,8 +74,14 @@ def run_in_flight(gateway: Gateway, settings: Settings, thread: str) -> RunInFli
         "sort": "created",
         "direction": "asc",
     }
-    items = gateway.paginate(f"/repos/{settings.control_repo}/issues", params=params)
-    return in_flight(items, settings, thread)
+    return list(gateway.paginate(f"/repos/{settings.control_repo}/issues", params=params))
+
+
+def run_in_flight(
+    gateway: Gateway, settings: Settings, thread: str, now: datetime | None = None
+) -> RunInFlight | None:
+    """The run in flight on ``thread``, from one listing of the bot's open log issues."""
+    return in_flight(open_runs(gateway, settings), settings, thread, now)
 
 
 def holder_before(
@@ -82,6 +91,7 @@ def holder_before(
     number: int,
     *,
     sleep: Callable[[float], None],
+    now: datetime | None = None,
 ) -> RunInFlight | None:
     """The run in flight on ``thread`` that claimed before log issue ``number``, if any.
 
@@ -106,4 +116,4 @@ def holder_before(
     params = {"labels": settings.labels.workflow, "state": "open", "creator": settings.bot}
     listed = gateway.paginate(f"/repos/{control}/issues", params=params)
     items = [item for item in [*scanned, *listed] if int(item.get("number") or 0) < number]
-    return in_flight(items, settings, thread)
+    return in_flight(items, settings, thread, now)

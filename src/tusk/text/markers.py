@@ -35,6 +35,7 @@ MarkerKind = Literal[
     "followup-delivered",
     "stop",
     "stop-reply",
+    "stale",
     "rerun",
 ]
 

@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 import pytest
+
 from tests.steps.run_claude.conftest import AGENT_TOKEN, E2E
 from tests.steps.run_claude.test_e2e import CONFIRM, GH, history_conversation, tool
-
 from tusk.contracts.config import Settings
 from tusk.issues import followups
 from tusk.poller.permissions import effective_permissions

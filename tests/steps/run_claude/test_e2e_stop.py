@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 
 import pytest
+
 from tests.steps.run_claude.conftest import AGENT_TOKEN, E2E
 from tests.steps.run_claude.test_e2e import CONFIRM, GH, history_conversation, tool
-
 from tusk.contracts.config import load_settings
 from tusk.issues import stop_record
 from tusk.issues.state import StateStore

@@ -257,7 +257,14 @@ def build_and_claim(
     thread = thread_key(doc.repo, built.task.number)
     holder = None
     if thread is not None:
-        holder = holder_before(gateway, settings, thread, claim.number, sleep=gateway.sleep)
+        holder = holder_before(
+            gateway,
+            settings,
+            thread,
+            claim.number,
+            sleep=gateway.sleep,
+            now=gateway.server_time,  # GitHub's clock: a dead run holds nothing
+        )
     if holder is not None:
         hand_over(gateway, settings, doc, claim, holder)
         return {
