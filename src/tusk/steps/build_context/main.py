@@ -254,19 +254,7 @@ def build_and_claim(
     )
     if not claim.won:
         return stopped(gateway, settings, doc, claim)
-    thread = thread_key(doc.repo, built.task.number)
-    holder = None
-    if thread is not None:
-        holder = holder_before(
-            gateway,
-            settings,
-            thread,
-            claim.number,
-            sleep=gateway.sleep,
-            now=gateway.server_time,  # GitHub's clock: a dead run holds nothing
-        )
-    if holder is not None:
-        hand_over(gateway, settings, doc, claim, holder)
+    if handed_over(gateway, settings, doc, claim, built.task.number):
         return {
             **EMPTY_OUTPUTS,
             "proceed": False,
@@ -288,6 +276,32 @@ def build_and_claim(
         full_context=prepared.context_md if log.context_cut else None,
         artifact_name=artifact_name,
     )
+
+
+def handed_over(
+    gateway: Gateway,
+    settings: Settings,
+    doc: ContextDocument,
+    claim: LogIssueClaim,
+    number: int | None,
+) -> bool:
+    """Whether another run held the thread before this claim, and got this mention as its
+    follow-up (MISSION C1)."""
+    thread = thread_key(doc.repo, number)
+    if thread is None:
+        return False
+    holder = holder_before(
+        gateway,
+        settings,
+        thread,
+        claim.number,
+        sleep=gateway.sleep,
+        now=gateway.server_time,  # GitHub's clock: a dead run holds nothing
+    )
+    if holder is None:
+        return False
+    hand_over(gateway, settings, doc, claim, holder)
+    return True
 
 
 def hand_over(
