@@ -219,6 +219,7 @@ class Passes:
                     ),
                     box=self._boxed if self.box is not None else None,
                     followups=self._main_followups if streamed else None,
+                    stall_seconds=settings.limits.stall_minutes * 60,
                 )
             finally:
                 actions_edge.end_group()

@@ -19,7 +19,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -67,6 +67,7 @@ def run_session(
     external_stop: Callable[[], StopReason | None] = lambda: None,
     box: BoxCommand | None = None,
     followups: Callable[[], list[str]] | None = None,
+    stall_seconds: float | None = None,
 ) -> SessionRun:
     """Run one Claude Code session to its end, stopping it when the watch says so.
 
@@ -77,7 +78,9 @@ def run_session(
     ``box`` turns Claude Code's command line into one that starts it in the run's
     box (``launch.agent_launch``). ``followups``, with a streamed input
     (``command.claude_argv(streamed_input=True)``): asked at the end of each turn for
-    the user messages to send next; none closes the input, and the session ends."""
+    the user messages to send next; none closes the input, and the session ends.
+    ``stall_seconds``: no stream line (no model answer, no tool result) this long while
+    no tool call is in flight ends the session as stalled."""
     started = clock()
     loop_seen_before = _stamp(loop_file)
     launch = agent_launch(argv, user, box=box)
@@ -109,6 +112,7 @@ def run_session(
             budget_seconds=budget_seconds,
             started=started,
             clock=clock,
+            stall_seconds=stall_seconds,
         ),
     )
     threading.Thread(target=session.monitor, args=(poll_seconds,), daemon=True).start()
@@ -132,6 +136,19 @@ class _Stops:
     budget_seconds: float
     started: float
     clock: Callable[[], float]
+    stall_seconds: float | None = None
+    heard: list[float] = field(default_factory=list)  # when the stream last spoke
+
+    def stalled(self, watch: StreamWatch) -> StopReason | None:
+        if self.stall_seconds is None or watch.tool_in_flight:
+            return None
+        last = self.heard[-1] if self.heard else self.started
+        if self.clock() - last > self.stall_seconds:
+            return StopReason(
+                "stalled",
+                f"no model answer and no tool call for {self.stall_seconds:g} s",
+            )
+        return None
 
     def loop_reported(self) -> bool:
         """The MCP server wrote a loop report since the session started."""
@@ -196,7 +213,7 @@ class _Session:
                         end_processes_of(self.user)  # never root or ourselves
                     return
                 continue
-            reason = self.stops.timed_out()
+            reason = self.stops.timed_out() or self.stops.stalled(self.watch)
             if reason is None and self.stops.loop_reported():
                 reason = self.stops.loop()
             if reason is None:
@@ -220,6 +237,7 @@ class _Session:
             self._close_input()
         turn_ended = None
         for line in iter(self.process.stdout.readline, ""):
+            self.stops.heard[:] = [self.stops.clock()]
             with self.lock:
                 self.events.write(scrub(line))
                 reason = self.watch.feed(line)

@@ -18,6 +18,7 @@ OutcomeKind = Literal[
     "budget",
     "go_away",
     "stopped",
+    "stalled",
     "max_turns",
     "api_error",
     "error_result",
@@ -68,6 +69,7 @@ _STOP_HEADLINES = {
     "budget": "Model budget exceeded: Claude Code was stopped",
     "go_away": "Sent away during the run: Claude Code was stopped",
     "stopped": "Stopped on the thread: Claude Code was stopped",
+    "stalled": "Stalled, no model answer and no tool call: Claude Code was stopped",
 }
 
 
