@@ -180,3 +180,23 @@ def test_a_run_whose_runner_vanished_is_reported_failed_and_frees_its_thread(
     local_github.gateway("alice").post(f"/repos/{REPO}/issues/1/comments", json={"body": "ok"})
     _, again = h.poller.cycle(PollState())
     assert again.dead_runs == []  # said once
+
+
+def test_a_record_whose_answer_was_lost_and_a_second_poller_make_one_follow_up(
+    harness: Any, local_github: Any
+) -> None:
+    """The record lands but GitHub's answer is lost (502): it is found by its nonce, not
+    sent again; a second poller that reads the thread before any 👀 finds it recorded."""
+    h = harness(with_run(scenario(issues=[issue(1, [STARTED, said("bob", LATER)])])))
+    local_github.add_fault("POST", rf"/repos/{CONTROL}/issues/1/comments$", status=502, lands=True)
+    local_github.add_fault("POST", r"/reactions$", status=500, count=None)  # no 👀 yet
+    local_github.add_fault("PUT", r"/notifications$", status=500, count=None)  # still unread
+    _, first = h.poller.cycle(PollState())
+    assert first.followups and first.acknowledged == [] and first.left_unread
+    from poller_helpers import make_poller
+
+    second = make_poller(local_github)  # another poller, another process
+    _, again = second.poller.cycle(PollState())
+    assert again.followups  # it saw the mention too, and found it recorded
+    assert len(records(local_github)) == 1
+    assert h.sent().tasks == []
