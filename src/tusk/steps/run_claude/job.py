@@ -41,13 +41,14 @@ def run_job(inputs: JobInputs, cancel: Cancellation | None = None) -> JobResult:
     try:
         if not record.report_started(inputs):
             return record.taken_over(inputs)
-        over = limits_check.recheck(
-            inputs.secrets, inputs.settings, inputs.run, record.context_document(inputs)
-        )
-        if over is not None:
+        doc = record.context_document(inputs)
+        checked = limits_check.recheck(inputs.secrets, inputs.settings, inputs.run, doc)
+        if checked.outcome is not None:
             return record.write_up(
-                inputs, outcome=over, session_id=None, passes=[], isolation_note=""
+                inputs, outcome=checked.outcome, session_id=None, passes=[], isolation_note=""
             )
+        if doc is not None:  # the run's own budget, turns and minutes from here on
+            inputs = record.settle_limits(inputs, doc, checked.requester_left_usd)
         return _run(inputs, stage, cancel)
     except Cancelled as stop:
         cancel.shield()

@@ -20,6 +20,7 @@ from pathlib import Path
 from tusk.audit.chain import created_items, read_records
 from tusk.contracts.config import Secrets, Settings
 from tusk.contracts.models import RunMetadata
+from tusk.contracts.pricing import format_usd
 from tusk.github.gateway import Gateway
 from tusk.github.thread_status import Status, ThreadStatus, thread_kind
 from tusk.steps.run_claude.writeup.outcome import Outcome
@@ -46,7 +47,22 @@ def status_comment(
     )
 
 
-def working(snap: Snapshot) -> Status:
+# The status warns once when the run has spent this share of its budget.
+BUDGET_WARNING_SHARE = 0.8
+
+
+def budget_warning(snap: Snapshot) -> str:
+    """Pure: the warning the status shows once most of the budget is spent, or ""."""
+    if snap.budget_share < BUDGET_WARNING_SHARE or snap.cost_usd is None:
+        return ""
+    assert snap.budget_usd is not None
+    return (
+        f"This run has used {snap.budget_share:.0%} of its budget "
+        f"({format_usd(snap.cost_usd)} of {format_usd(snap.budget_usd)}); it stops at the budget."
+    )
+
+
+def working(snap: Snapshot, budget: str = "") -> Status:
     return Status(
         "working",
         pass_name=snap.pass_name,
@@ -55,6 +71,8 @@ def working(snap: Snapshot) -> Status:
         refused=snap.refused,
         cost=snap.cost,
         minutes=snap.minutes,
+        budget=budget,
+        warning=budget_warning(snap),
     )
 
 
@@ -68,14 +86,17 @@ def mirror(
     if not settings.feedback.thread_status:
         return None
     comment = status_comment(gateway, settings, run, clock)
-    comment.show(Status("working"))  # before the agent starts: its reads see no edit later
-    shown: list[tuple[int, int, int]] = [(0, 0, 0)]
+    budget = format_usd(settings.agent.max_budget_usd)  # the run's own (run_limits)
+    # Before the agent starts: its reads see no edit later.
+    comment.show(Status("working", budget=budget))
+    shown: list[tuple[int, int, int, bool]] = [(0, 0, 0, False)]
 
     def show(snap: Snapshot) -> None:
         # Edited only when the run's writes or refusals change (the agent changed the
-        # thread then anyway); a courtesy: a failure is logged, never raised.
-        seen = (snap.writes, snap.refused, snap.staged)
-        if seen != shown[0] and comment.show(working(snap)):
+        # thread then anyway), and once when most of the budget is spent; a courtesy:
+        # a failure is logged, never raised.
+        seen = (snap.writes, snap.refused, snap.staged, bool(budget_warning(snap)))
+        if seen != shown[0] and comment.show(working(snap, budget)):
             shown[0] = seen
 
     return show

@@ -6,6 +6,7 @@ run has started; the outcome recorded, then published part by part
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from pathlib import Path
@@ -14,6 +15,7 @@ from tusk import actions_edge
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.contracts.pricing import Spend
+from tusk.contracts.run_limits import run_limits, run_settings
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway
 from tusk.github.once import new_nonce
@@ -82,6 +84,21 @@ def start_state(inputs: JobInputs) -> None:
                 trigger=doc.trigger if doc is not None else None,
             ),
         )
+
+
+def settle_limits(
+    inputs: JobInputs, doc: ContextDocument, requester_left_usd: float | None
+) -> JobInputs:
+    """The run's own budget, turns and minutes (the marker's, the requester's remainder)
+    put in its settings, and shown by its write-up."""
+    config = doc.permission_config
+    limits = run_limits(inputs.settings, config, requester_left_usd=requester_left_usd)
+    settled = dataclasses.replace(inputs, settings=run_settings(inputs.settings, limits))
+    state = publish.load_state(inputs.run_dir)
+    if state is not None:
+        state.facts = run_facts(doc, inputs.settings, limits)
+        publish.save_state(inputs.run_dir, state)
+    return settled
 
 
 def context_document(inputs: JobInputs) -> ContextDocument | None:
