@@ -27,6 +27,8 @@ from tusk.contracts.config import Secrets, load_settings
 from tusk.contracts.models import ContextDocument, PermissionConfig, RunMetadata, Trigger
 from tusk.contracts.raw_context import RawContext, Thread
 from tusk.issues.state import StateStore
+from tusk.poller.permissions import effective_permissions
+from tusk.steps.build_context.build_context import render_task, task_view
 from tusk.steps.run_claude import inputs as run_inputs
 from tusk.steps.run_claude import job
 from tusk.steps.run_claude.box import principal as box_principal
@@ -142,6 +144,9 @@ class E2E:
     config: dict[str, Any] = field(default_factory=dict)
     runner_temp: Path | None = None
     environ: dict[str, str] = field(default_factory=dict)
+    # The mention; its permission marker narrows the configured permissions as the
+    # poller's would, and task.md is then rendered as build-context renders it.
+    mention: str | None = None
 
     def run(self, script: dict[str, Any], **overrides: Any) -> run_inputs.JobResult:
         model_url = self.model.start(script)
@@ -152,26 +157,42 @@ class E2E:
         out = self.tmp / "build"
         out.mkdir(exist_ok=True)
         now = datetime(2026, 1, 1, tzinfo=UTC)
+        config = {
+            "bot": "tusk-bot",
+            "control_repo": "alice/tusk-control",
+            "allowed_users": ["alice"],
+            "agent": {"linux_user": self.agent_user},
+            **self.config,
+        }
+        config_path = self.tmp / "tusk.yml"
+        config_path.write_text(yaml.safe_dump(config))
+        permissions = PermissionConfig()
+        if self.mention is not None:
+            defaults = load_settings(config_path).default_permissions()
+            permissions = effective_permissions(defaults, self.mention)
         context = ContextDocument(
             jobid=JOBID,
             repo="alice/widgets",
             actor="alice",
             trust_level="owner",
-            permission_config=PermissionConfig(),
+            permission_config=permissions,
             trigger=Trigger(
                 type="issue_comment",
                 id="1",
                 url=f"{self.github.url}/alice/widgets/issues/1#issuecomment-1",
                 number=1,
                 author="alice",
-                body="@tusk-bot please fix it",
+                body=self.mention or "@tusk-bot please fix it",
                 created_at=now,
             ),
             raw=RawContext(kind="issue", thread=Thread()),
             timestamp=now,
         )
         (out / "context.json").write_text(context.model_dump_json())
-        (out / "task.md").write_text("> @tusk-bot please fix it\n")
+        task = "> @tusk-bot please fix it\n"
+        if self.mention is not None:
+            task = render_task(task_view(context, "issue", 1, has_diff=False))
+        (out / "task.md").write_text(task)
         (out / "context.md").write_text("Issue #1: Typo in README. The README says smal.\n")
         run = RunMetadata(
             jobid=JOBID,
@@ -187,15 +208,6 @@ class E2E:
             context_file="context.json",
         )
         (out / "run.json").write_text(run.model_dump_json())
-        config = {
-            "bot": "tusk-bot",
-            "control_repo": "alice/tusk-control",
-            "allowed_users": ["alice"],
-            "agent": {"linux_user": self.agent_user},
-            **self.config,
-        }
-        config_path = self.tmp / "tusk.yml"
-        config_path.write_text(yaml.safe_dump(config))
         environ = {"RUNNER_TEMP": str(self.runner_temp)} if self.runner_temp else {}
         environ.update(self.environ)
         values: dict[str, Any] = {

@@ -53,7 +53,8 @@ def budget_stop(meter: Meter) -> StopReason | None:
         return None
     spend = meter.spend()
     room = "" if spend.exceeded else "; no room left for another request's worst case"
-    return StopReason("budget", f"budget exceeded: {spend.line()}{room} (agent.max_budget_usd)")
+    # The run's own budget: agent.max_budget_usd, or lower (the marker, the requester's cap).
+    return StopReason("budget", f"budget exceeded: {spend.line()}{room} (the run's budget)")
 
 
 def announce_budget(spend: Spend) -> None:
