@@ -147,6 +147,9 @@ class E2E:
     # The mention; its permission marker narrows the configured permissions as the
     # poller's would, and task.md is then rendered as build-context renders it.
     mention: str | None = None
+    # A later run on the same thread has its own job and log issue (``later_run``).
+    jobid: str = JOBID
+    log_issue_number: int = 1
 
     def run(self, script: dict[str, Any], **overrides: Any) -> run_inputs.JobResult:
         model_url = self.model.start(script)
@@ -171,15 +174,15 @@ class E2E:
             defaults = load_settings(config_path).default_permissions()
             permissions = effective_permissions(defaults, self.mention)
         context = ContextDocument(
-            jobid=JOBID,
+            jobid=self.jobid,
             repo="alice/widgets",
             actor="alice",
             trust_level="owner",
             permission_config=permissions,
             trigger=Trigger(
                 type="issue_comment",
-                id="1",
-                url=f"{self.github.url}/alice/widgets/issues/1#issuecomment-1",
+                id=str(self.log_issue_number),
+                url=f"{self.github.url}/alice/widgets/issues/1#issuecomment-{self.log_issue_number}",
                 number=1,
                 author="alice",
                 body=self.mention or "@tusk-bot please fix it",
@@ -195,13 +198,13 @@ class E2E:
         (out / "task.md").write_text(task)
         (out / "context.md").write_text("Issue #1: Typo in README. The README says smal.\n")
         run = RunMetadata(
-            jobid=JOBID,
+            jobid=self.jobid,
             repo="alice/widgets",
             trigger_url=context.trigger.url,
             trigger_type="issue_comment",
             thread_number=1,
-            log_issue_number=1,
-            log_issue_url=f"{self.github.url}/alice/tusk-control/issues/1",
+            log_issue_number=self.log_issue_number,
+            log_issue_url=f"{self.github.url}/alice/tusk-control/issues/{self.log_issue_number}",
             control_repo="alice/tusk-control",
             task_path="task.md",
             context_path="context.md",
@@ -233,7 +236,8 @@ class E2E:
     # -- reading the outcome back
 
     def log_issue(self) -> dict[str, Any]:
-        return self.github.gateway(AGENT_TOKEN).get("/repos/alice/tusk-control/issues/1")
+        number = self.log_issue_number
+        return self.github.gateway(AGENT_TOKEN).get(f"/repos/alice/tusk-control/issues/{number}")
 
     def log_comments(self) -> list[str]:
         """The write-up comments on the log issue, each without its hidden part marker."""
@@ -243,13 +247,43 @@ class E2E:
         """Every comment on the log issue as (write-up part or None, body without marker)."""
         gateway = self.github.gateway(AGENT_TOKEN)
         out: list[tuple[str | None, str]] = []
-        for comment in gateway.paginate("/repos/alice/tusk-control/issues/1/comments"):
+        path = f"/repos/alice/tusk-control/issues/{self.log_issue_number}/comments"
+        for comment in gateway.paginate(path):
             marker = first_marker(comment["body"], "writeup")
             body = comment["body"]
             if marker is not None and body.startswith("<!-- tusk:writeup "):
                 body = body.split("\n", 1)[1]
             out.append((marker["part"] if marker else None, body))
         return out
+
+    def later_run(self, mention: str, *, name: str = "later") -> E2E:
+        """The next run on the same thread: its own log issue (the bot's, its title naming
+        the thread), job, mention and folders; the same GitHub, model and settings."""
+        jobid = f"job-e2e-widgets-{name}"
+        created = (
+            self.github.gateway(AGENT_TOKEN)
+            .post(
+                "/repos/alice/tusk-control/issues",
+                json={
+                    "title": "[Agent Log] alice/widgets #1 — 2026-01-01 01:00",
+                    "body": f"# Task\n\n> {name}\n\n" + job_marker(jobid),
+                    "labels": ["workflow"],
+                },
+            )
+            .body
+        )
+        tmp = self.tmp / name
+        tmp.mkdir()
+        return E2E(
+            tmp=tmp,
+            github=self.github,
+            model=self.model,
+            agent_user=self.agent_user,
+            config=self.config,
+            mention=mention,
+            jobid=jobid,
+            log_issue_number=int(created["number"]),
+        )
 
     def issue_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         """The thread's comments but Tusk's own status comment (``status_comment``)."""
@@ -261,7 +295,11 @@ class E2E:
         """The body of the run's status comment on the thread (feedback.thread_status)."""
         gateway = self.github.gateway(AGENT_TOKEN)
         comments = gateway.paginate(f"/repos/{repo}/issues/{number}/comments")
-        found = [c["body"] for c in comments if first_marker(c["body"], "status") is not None]
+        found = [
+            c["body"]
+            for c in comments
+            if (first_marker(c["body"], "status") or {}).get("jobid") == self.jobid
+        ]
         assert len(found) <= 1, "one status comment per run"
         return found[0] if found else None
 

@@ -120,6 +120,16 @@ class Limits(Section):
     state_issue_rollover: int = Field(
         2000, ge=10, le=2400, description="comments before a state issue rolls over"
     )
+    resume_chars: int = Field(
+        60_000,
+        ge=0,
+        description="characters of earlier runs' turns a later run on the same thread starts "
+        "with (about 15,000 tokens: the model's context keeps ample room to work); older runs "
+        "are left out whole, never cut mid-turn; 0: every run starts fresh",
+    )
+    resume_runs: int = Field(
+        5, ge=0, le=20, description="earlier runs on the thread a later run resumes from, at most"
+    )
     claim_lease_minutes: float = Field(
         30.0,
         gt=0,

@@ -62,6 +62,7 @@ class Status:
     links: tuple[tuple[str, str], ...] = ()  # (kind, url) of what the run created
     budget: str = ""  # the run's own budget, e.g. "$0.50"
     warning: str = ""  # said once the run has used most of its budget
+    note: str = ""  # resumed the thread's earlier conversation, or a fresh start and why
 
 
 def status_marker(jobid: str, nonce: str) -> str:
@@ -99,6 +100,8 @@ def render_status(
             f"model cost: {status.cost or '—'}",
         ]
         lines += ["", " · ".join(facts)]
+    if status.note:  # Tusk's own words, no thread text and no link to the control repository
+        lines += ["", f"💬 {status.note}"]
     if status.links:
         lines += ["", "Created by this run:"]
         lines += [f"- {kind.replace('_', ' ')}: {url}" for kind, url in status.links]

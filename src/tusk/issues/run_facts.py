@@ -40,6 +40,8 @@ class RunFacts(BaseModel):
     budget_usd: float | None = None  # the run's budget (reserved against the requester's cap)
     network: str
     staged: bool = False
+    resume: str = ""  # resumed from the earlier runs on the thread, or a fresh start and why
+    resume_on_thread: str = ""  # the same for the thread's status: no log issue numbers
 
 
 def describe_permissions(config: PermissionConfig) -> tuple[str, ...]:

@@ -62,7 +62,7 @@ def budget_warning(snap: Snapshot) -> str:
     )
 
 
-def working(snap: Snapshot, budget: str = "") -> Status:
+def working(snap: Snapshot, budget: str = "", note: str = "") -> Status:
     return Status(
         "working",
         pass_name=snap.pass_name,
@@ -73,6 +73,7 @@ def working(snap: Snapshot, budget: str = "") -> Status:
         minutes=snap.minutes,
         budget=budget,
         warning=budget_warning(snap),
+        note=note,
     )
 
 
@@ -81,14 +82,17 @@ def mirror(
     settings: Settings,
     run: RunMetadata,
     clock: Callable[[], float] = time.monotonic,
+    *,
+    note: str = "",
 ) -> Callable[[Snapshot], None] | None:
-    """The hook that shows each progress snapshot on the thread, or None when off."""
+    """The hook that shows each progress snapshot on the thread, or None when off.
+    ``note``: whether the run resumed the thread's conversation or started fresh."""
     if not settings.feedback.thread_status:
         return None
     comment = status_comment(gateway, settings, run, clock)
     budget = format_usd(settings.agent.max_budget_usd)  # the run's own (run_limits)
     # Before the agent starts: its reads see no edit later.
-    comment.show(Status("working", budget=budget))
+    comment.show(Status("working", budget=budget, note=note))
     shown: list[tuple[int, int, int, bool]] = [(0, 0, 0, False)]
 
     def show(snap: Snapshot) -> None:
@@ -96,13 +100,15 @@ def mirror(
         # thread then anyway), and once when most of the budget is spent; a courtesy:
         # a failure is logged, never raised.
         seen = (snap.writes, snap.refused, snap.staged, bool(budget_warning(snap)))
-        if seen != shown[0] and comment.show(working(snap, budget)):
+        if seen != shown[0] and comment.show(working(snap, budget, note)):
             shown[0] = seen
 
     return show
 
 
-def outcome_status(outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...]) -> Status:
+def outcome_status(
+    outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...], note: str = ""
+) -> Status:
     base = working(snap)
     return Status(
         "done",
@@ -115,6 +121,7 @@ def outcome_status(outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str
         headline=outcome.headline,
         ok=outcome.ok,
         links=links,
+        note=note,
     )
 
 
@@ -134,6 +141,8 @@ def conclude(secrets: Secrets, settings: Settings, state: WriteUpState, run_dir:
     gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
     try:
         comment = status_comment(gateway, settings, state.run)
-        comment.show(outcome_status(state.outcome, snapshot(tally, state.spend, 0.0), links))
+        note = state.facts.resume_on_thread if state.facts is not None else ""
+        snap = snapshot(tally, state.spend, 0.0)
+        comment.show(outcome_status(state.outcome, snap, links, note))
     finally:
         gateway.close()

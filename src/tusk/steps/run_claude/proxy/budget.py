@@ -10,6 +10,7 @@ from tusk.contracts.config import Secrets, Settings
 from tusk.contracts.pricing import Spend
 from tusk.steps.run_claude.proxy.guard import RequestGuard
 from tusk.steps.run_claude.proxy.metering import Meter
+from tusk.steps.run_claude.proxy.prior import PriorTurns
 from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
 from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session.watch import StopReason
@@ -38,13 +39,19 @@ def model_proxy(
     credentials: Credentials,
     meter: Meter,
     record: Record | None = None,
+    prior: PriorTurns | None = None,
 ) -> ModelProxy:
     """The real key stays in this process: Claude Code talks to the proxy with this run's
     own proxy key. Until the fence is known to be up, the proxy lets the API reach
     nothing for the agent (fenced) either."""
     guard = RequestGuard(fenced=True, web_search="WebSearch" in settings.agent.builtin_tools)
     return ModelProxy(
-        upstream=upstream, credentials=credentials, meter=meter, guard=guard, record=record
+        upstream=upstream,
+        credentials=credentials,
+        meter=meter,
+        guard=guard,
+        record=record,
+        prior=prior,
     )
 
 

@@ -38,10 +38,12 @@ from tusk.github.gateway import Gateway, GitHubError, NotFound
 from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comment, new_nonce
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
+from tusk.steps.run_claude.proxy import conversation as conversation_record
 from tusk.steps.run_claude.proxy.record import RECORD_FILE, transcript_events
 from tusk.steps.run_claude.writeup import summary
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
+from tusk.steps.run_claude.writeup.transcript import redact
 from tusk.text.markers import first_marker, render_marker
 from tusk.text.render import render
 
@@ -350,9 +352,16 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     # stream (events.jsonl), which a process of the agent's uid can write to.
     record_path = run_dir / RECORD_FILE
     events = []
+    said = None  # what a later run on the thread resumes from
     if record_path.is_file():
         with record_path.open(encoding="utf-8") as handle:
-            events = transcript_events(handle)
+            lines = handle.readlines()
+        events = transcript_events(lines)
+        said = conversation_record.from_record(lines, jobid=state.run.jobid)
+    if said is not None:
+        said = conversation_record.fitted(
+            conversation_record.redacted(said, lambda text: redact(text, secrets))
+        )
     records, problem = summary.read_audit(run_dir / AUDIT_FILE)
     staged = summary.read_staged(run_dir / STAGED_FILE)
     audit_path = run_dir / AUDIT_FILE
@@ -367,6 +376,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
             log_url=state.run.log_issue_url,
             secrets=secrets,
             transcript=transcript,
+            conversation=said.digest() if said is not None else None,
         )
 
     # The digest is of fixed length: the parts' count does not hang on the transcript.
@@ -405,6 +415,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         react=state.trigger is not None,
         approval=approval.log_comments,
         preview=approval.preview,
+        conversation=conversation_record.comment_body(said) if said is not None else None,
     )
 
 

@@ -101,6 +101,16 @@ def settle_limits(
     return settled
 
 
+def note_resume(inputs: JobInputs, note: str, on_thread: str) -> None:
+    """Whether the run resumed the thread's conversation, or started fresh and why: the
+    write-up and the thread's status say it."""
+    state = publish.load_state(inputs.run_dir)
+    if state is not None and state.facts is not None and note:
+        update = {"resume": note, "resume_on_thread": on_thread}
+        state.facts = state.facts.model_copy(update=update)
+        publish.save_state(inputs.run_dir, state)
+
+
 def context_document(inputs: JobInputs) -> ContextDocument | None:
     """The job's context document (who asked, the trigger), if it can be read."""
     try:
