@@ -5,8 +5,8 @@ Each agent run's log issue names its thread in its title (A4:
 discussions share a repository's numbers) and carries the job marker that makes
 it a run (``tusk.issues.log_issue.parse_log_issue``: the bot's issues only).
 ``earlier_runs`` is the one pure answer to "which runs came before this one on
-this thread", oldest first: the issues numbered below this run's own claim,
-without failure records and claims released as duplicates. ``list_log_issues``
+this thread", oldest first: the bot's issues numbered below this run's own
+claim, without failure records and claims released as duplicates. ``list_log_issues``
 is its I/O: the bot's log issues, newest first, a bounded number of pages.
 """
 
@@ -44,6 +44,10 @@ def earlier_runs(
     first, one per job (its first claim)."""
     found: dict[str, LogIssue] = {}
     for item in items:
+        # Only the bot's own: anyone who may open an issue in the control repository could
+        # type a log issue's title and marker.
+        if str((item.get("user") or {}).get("login") or "").lower() != settings.bot.lower():
+            continue
         issue = parse_log_issue(item, settings)
         if issue is None or issue.failure or issue.state_reason == "duplicate":
             continue
