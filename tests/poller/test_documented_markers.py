@@ -30,6 +30,7 @@ EXPECTED = {
     "[permissions: approve]": "narrows",  # approval mode: narrows by staging every write
     "[permissions: budget=0.5, turns=10, minutes=5]": "narrows",  # the run's own limits
     "[permissions: budget=500]": "fails closed",  # above the configured $5
+    "[permissions: read-only]": "narrows",  # a resumed run under a narrower marker
     "$ tusk permissions parse '@tusk-bot [permissions: no-pr, comment-limit=1] fix it'": "narrows",
     "【permissions: no-pr】": "fails closed",
     "【permissions: ...】": "fails closed",
