@@ -34,7 +34,7 @@ from tusk.steps.run_claude import job
 from tusk.steps.run_claude.box import principal as box_principal
 from tusk.steps.run_claude.box import users as box_users
 from tusk.steps.run_claude.runner_env import RunnerEnv
-from tusk.text.markers import first_marker, job_marker
+from tusk.text.markers import first_marker, job_marker, render_marker
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = REPO_ROOT / "node_modules" / ".bin" / "claude"
@@ -256,22 +256,23 @@ class E2E:
             out.append((marker["part"] if marker else None, body))
         return out
 
-    def later_run(self, mention: str, *, name: str = "later") -> E2E:
+    def later_run(self, mention: str, *, name: str = "later", requester: bool = False) -> E2E:
         """The next run on the same thread: its own log issue (the bot's, its title naming
-        the thread), job, mention and folders; the same GitHub, model and settings."""
+        the thread), job, mention and folders; the same GitHub, model and settings. With
+        ``requester``, its job marker is build-context's whole one (the requester and the
+        budget its mention allows), so the limits across runs count it."""
         jobid = f"job-e2e-widgets-{name}"
-        created = (
-            self.github.gateway(AGENT_TOKEN)
-            .post(
-                "/repos/alice/tusk-control/issues",
-                json={
-                    "title": "[Agent Log] alice/widgets #1 — 2026-01-01 01:00",
-                    "body": f"# Task\n\n> {name}\n\n" + job_marker(jobid),
-                    "labels": ["workflow"],
-                },
-            )
-            .body
-        )
+        data: dict[str, Any] = {"jobid": jobid}
+        if requester:
+            budget = self.config.get("agent", {}).get("max_budget_usd", 5.0)
+            data.update(repo="alice/widgets", requester="alice", budget_usd=budget)
+        issue = {
+            "title": "[Agent Log] alice/widgets #1 — 2026-01-01 01:00",
+            "body": f"{render_marker('job', data)}\n# Task\n\n> {name}\n",
+            "labels": ["workflow"],
+        }
+        gateway = self.github.gateway(AGENT_TOKEN)
+        created = gateway.post("/repos/alice/tusk-control/issues", json=issue).body
         tmp = self.tmp / name
         tmp.mkdir()
         return E2E(

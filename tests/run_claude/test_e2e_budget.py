@@ -85,3 +85,40 @@ def test_a_marker_budget_above_the_configured_one_fails_closed(e2e: E2E) -> None
     reader = e2e.github.gateway(AGENT_TOKEN)
     issues = reader.get("/repos/alice/widgets/issues", params={"state": "all"})
     assert [issue["title"] for issue in issues] == ["Typo in README"]  # nothing created
+
+
+def test_two_runs_of_one_requester_in_flight_never_start_past_her_budget(e2e: E2E) -> None:
+    """alice's cap is $8, a run's budget $5. Runs A, B and C of hers are claimed in that
+    order while A is still working. C's check counts A and B at their whole budgets
+    ($10): it never starts. B's counts A ($5): it starts with the $3 left, so A and B
+    together can never spend past $8."""
+    e2e.config = {
+        "agent": {"linux_user": e2e.agent_user},
+        "limits": {"requester_budget_usd": 8.0},
+    }
+    e2e.later_run("@tusk-bot task A", name="a", requester=True)  # in flight: holds $5
+    b = e2e.later_run("@tusk-bot task B", name="b", requester=True)
+    c = e2e.later_run("@tusk-bot task C", name="c", requester=True)
+
+    refused = c.run({"steps": [{"text": "never asked"}]})
+    assert refused.outcome.kind == "over_limit", refused.outcome
+    assert "`limits.requester_budget_usd` is reached for requester alice: $10.00" in (
+        refused.outcome.detail
+    )
+    assert e2e.model.journal() == []  # C started no agent
+    assert c.log_issue()["state_reason"] == "not_planned"
+
+    started = b.run({"steps": [{"text": "Done."}], "conversations": [CONFIRM, HISTORY]})
+    assert started.outcome.kind == "completed", started.outcome
+    assert started.spend is not None and started.spend.budget_usd == 3.0
+    summary = b.log_comments()[0]
+    assert (
+        "$3.00 of model spend (budget lowered to what the requester has left of "
+        "limits.requester_budget_usd)" in summary
+    )
+    progress = [
+        first_marker(body, "usage")
+        for key, body in b.log_parts()
+        if key is None and first_marker(body, "progress")
+    ]
+    assert progress and progress[-1]["budget_usd"] == 3.0 and progress[-1]["done"] is True
