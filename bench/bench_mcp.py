@@ -56,9 +56,9 @@ from tusk.contracts.models import ContextDocument, PermissionConfig, Trigger
 from tusk.contracts.passes import PASS_FILE, write_pass
 from tusk.contracts.raw_context import RawContext, Thread
 from tusk.github.gateway import Gateway
-from tusk.mcp import server as mcp_server
-from tusk.mcp import transport
-from tusk.mcp.results import call_digest, escaped_forms, serialise, text_digest
+from tusk.mcp.gate.results import call_digest, escaped_forms, serialise, text_digest
+from tusk.mcp.server import transport
+from tusk.mcp.server import wiring as mcp_server
 
 AGENT = "bench-agent-token-0123456789"
 READ = "bench-read-token-0123456789"
@@ -491,7 +491,7 @@ def main() -> int:
 def posted_costs() -> list[tuple[int, float]]:
     """Median time of ``policy.prepare_body`` for prose bodies of growing size, uncached."""
     from tusk.contracts.models import PermissionConfig
-    from tusk.mcp import policy
+    from tusk.mcp.gate import policy
     from tusk.text import markdown
 
     config = policy.PolicyConfig(

@@ -1,4 +1,4 @@
-"""Every dotted name a document gives for Tusk's code (`tusk.mcp.transport.BearerGate`)
+"""Every dotted name a document gives for Tusk's code (`tusk.mcp.server.transport.BearerGate`)
 is importable as written: a module that was moved or split must not leave the docs
 pointing at its old place."""
 

@@ -113,7 +113,7 @@ def test_a_sideways_import_is_caught(tmp_path: Path) -> None:
     (action / "go_away.py").write_text(
         "from tusk.steps.go_away import main\n"
         "from tusk import trust\n"
-        "import tusk.mcp.policy\n"
+        "import tusk.mcp.gate.policy\n"
         "from tusk.poller.mentions import is_go_away\n"
         "def late():\n"
         "    from tusk.steps import merge_shards\n"
@@ -121,7 +121,7 @@ def test_a_sideways_import_is_caught(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert sorted(sideways_imports(action, root=tmp_path)) == [
-        "steps/go_away/go_away.py:3 tusk.mcp.policy",
+        "steps/go_away/go_away.py:3 tusk.mcp.gate.policy",
         "steps/go_away/go_away.py:4 tusk.poller.mentions",
         "steps/go_away/go_away.py:4 tusk.poller.mentions.is_go_away",
         "steps/go_away/go_away.py:6 tusk.steps.merge_shards",

@@ -1,6 +1,6 @@
 """The MCP server's side of approval mode: each write kept in the run folder, not made.
 
-``Stage.keep`` appends one ``StagedOperation`` to ``RUN_DIR/approval/operations.jsonl``
+``StagingArea.keep`` appends one ``StagedOperation`` to ``RUN_DIR/approval/operations.jsonl``
 (a push carries its bundle, base64); ``approval/run.json`` holds what the set needs
 from the server (the nonce salt, the permissions, why approval was required, how
 many days it may wait). The write-up joins both into the ``StagedSet``
@@ -49,7 +49,7 @@ class KeptRun(BaseModel):
 
 
 @dataclass
-class Stage:
+class StagingArea:
     """Keeps the staged writes of one run in ``run_dir``."""
 
     run_dir: Path

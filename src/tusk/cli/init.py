@@ -284,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
         staged=args.staged,
     )
     if args.apply:
-        from tusk.cli.apply import run_apply
+        from tusk.cli.deploy.command import run_apply
 
         return run_apply(args, files)
     written = write_files(args.dir, files, force=args.force)

@@ -150,7 +150,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "mcp",
-        "tusk.mcp.cli",
+        "tusk.mcp.server.cli",
         "the policy-enforcing MCP server",
         (
             "TUSK_AGENT_TOKEN",

@@ -22,13 +22,13 @@ from tusk.steps.run_claude.box import launch, place
 from tusk.steps.run_claude.box.principal import AGENT_SHELL
 from tusk.steps.run_claude.inputs import JobInputs, JobResult
 from tusk.steps.run_claude.proxy import budget
+from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, Record
 from tusk.steps.run_claude.proxy.prior import PriorTurns
-from tusk.steps.run_claude.proxy.record import RECORD_FILE, Record
 from tusk.steps.run_claude.session import mcp_process
 from tusk.steps.run_claude.session.cancel import Cancellation, Cancelled
-from tusk.steps.run_claude.session.passes import Passes, Stage, run_passes
+from tusk.steps.run_claude.session.passes import Passes, RunProgress, run_passes
 from tusk.steps.run_claude.workspace import prepare
-from tusk.steps.run_claude.writeup import record
+from tusk.steps.run_claude.writeup import kept as record
 from tusk.steps.run_claude.writeup.outcome import cancelled
 
 
@@ -38,7 +38,7 @@ def run_job(inputs: JobInputs, cancel: Cancellation | None = None) -> JobResult:
     raised by ``cancel``'s signal handlers) stops the agent and is written up."""
     cancel = cancel if cancel is not None else Cancellation()
     record.start_state(inputs)
-    stage = Stage()
+    stage = RunProgress()
     try:
         if not record.report_started(inputs):
             return record.taken_over(inputs)
@@ -73,7 +73,7 @@ def run_job(inputs: JobInputs, cancel: Cancellation | None = None) -> JobResult:
         raise
 
 
-def _run(inputs: JobInputs, stage: Stage, cancel: Cancellation) -> JobResult:
+def _run(inputs: JobInputs, stage: RunProgress, cancel: Cancellation) -> JobResult:
     needed = inputs.secrets.require("agent_token", "read_token")
     credentials = budget.model_credentials(inputs.secrets)
     decision = place.isolation_decision(inputs)

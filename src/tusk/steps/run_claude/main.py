@@ -150,7 +150,8 @@ def _after_the_run(args: argparse.Namespace) -> int:
     left behind and finish its write-up if the run step could not (SIGKILL)."""
     from tusk.steps.run_claude import job
     from tusk.steps.run_claude.inputs import secret_values
-    from tusk.steps.run_claude.writeup import publish, record
+    from tusk.steps.run_claude.writeup import kept as record
+    from tusk.steps.run_claude.writeup import publish
 
     secrets = load_secrets()
     gateway = None
@@ -189,7 +190,7 @@ def _never_started(args: argparse.Namespace) -> int:
     earlier step of the action failed, or the job was cancelled first). Say so on the
     log issue, once, so the failure is visible; a later delivery may take the job over."""
     from tusk.steps.run_claude.inputs import secret_values
-    from tusk.steps.run_claude.writeup import record
+    from tusk.steps.run_claude.writeup import kept as record
 
     run_meta = RunMetadata.model_validate_json(args.run_json.read_text(encoding="utf-8"))
     settings = load_settings(resolve_config_path(args.config))

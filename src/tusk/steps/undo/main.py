@@ -36,8 +36,8 @@ from tusk.github.gateway import Gateway, GitHubError, gateway_from_secrets
 from tusk.github.reactions import rest_path
 from tusk.issues.log_issue import claim_log_issue, log_marker, parse_log_issue
 from tusk.steps.undo import plan
-from tusk.steps.undo.apply import take_back_all
-from tusk.steps.undo.record import chain_of, record, run_comments
+from tusk.steps.undo.on_log_issue import chain_of, record, run_comments
+from tusk.steps.undo.take_back import take_back_all
 from tusk.steps.undo.verify import VerifiedUndo, verify
 from tusk.text.markers import first_marker
 

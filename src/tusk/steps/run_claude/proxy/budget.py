@@ -8,11 +8,11 @@ from pathlib import Path
 from tusk import actions_edge
 from tusk.contracts.config import Secrets, Settings
 from tusk.contracts.pricing import Spend
+from tusk.steps.run_claude.proxy.exchanges import Record
 from tusk.steps.run_claude.proxy.guard import RequestGuard
 from tusk.steps.run_claude.proxy.metering import Meter
 from tusk.steps.run_claude.proxy.prior import PriorTurns
 from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
-from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session.watch import StopReason
 
 SPEND_FILE = "spend.json"

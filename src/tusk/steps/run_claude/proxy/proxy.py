@@ -49,10 +49,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tusk.contracts.pricing import Spend, Usage
+from tusk.steps.run_claude.proxy.exchanges import AnswerTap, Record, tool_results
 from tusk.steps.run_claude.proxy.guard import RequestGuard, guard_refusal
 from tusk.steps.run_claude.proxy.metering import Meter, Reservation, UsageTap
 from tusk.steps.run_claude.proxy.prior import PriorTurns
-from tusk.steps.run_claude.proxy.record import AnswerTap, Record, tool_results
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 MAX_IN_FLIGHT = 4  # requests upstream at once; more wait for a slot

@@ -20,8 +20,8 @@ from tusk.steps.run_claude.box.folders import RunDirs
 from tusk.steps.run_claude.box.principal import Principal
 from tusk.steps.run_claude.inputs import AUDIT_FILE, EVENTS_FILE, JobInputs, secret_values
 from tusk.steps.run_claude.proxy.budget import budget_stop
+from tusk.steps.run_claude.proxy.exchanges import Record
 from tusk.steps.run_claude.proxy.metering import Meter
-from tusk.steps.run_claude.proxy.record import Record
 from tusk.steps.run_claude.session import command, continues, mcp_process, run
 from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
 from tusk.steps.run_claude.writeup import progress, publish, summary
@@ -30,7 +30,7 @@ from tusk.steps.run_claude.writeup.transcript import redact
 
 
 @dataclass
-class Stage:
+class RunProgress:
     """How far the run got: what a cancellation must still write up."""
 
     writing_up: bool = False
@@ -53,7 +53,7 @@ class Passes:
     dirs: RunDirs
     meter: Meter
     lines: list[tuple[str, str]] = field(default_factory=list)
-    stage: Stage = field(default_factory=Stage)
+    stage: RunProgress = field(default_factory=RunProgress)
     box: Box | None = None  # the agent's box, or None: Claude Code runs without one
     # the servers the box reaches; None: the host's network
     bridges: tuple[str, ...] | None = None

@@ -39,7 +39,7 @@ from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comme
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
 from tusk.steps.run_claude.proxy import conversation as conversation_record
-from tusk.steps.run_claude.proxy.record import RECORD_FILE, transcript_events
+from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, transcript_events
 from tusk.steps.run_claude.writeup import summary
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part

@@ -1,0 +1,79 @@
+"""``tusk init --apply``: what GitHub has of the deployment, read with the owner's token
+(the owner sees everything of the control repository, the bot may not see it yet)."""
+
+from __future__ import annotations
+
+from tusk.cli.deploy.plan import NOTHING, Seen, Wanted
+from tusk.contracts.config import Settings
+from tusk.github.gateway import Forbidden, Gateway, NotFound
+from tusk.issues.state import StateStore
+from tusk.issues.state_codec import StateKind
+
+
+def look(owner: Gateway, wanted: Wanted, settings: Settings) -> Seen:
+    """Everything the plan compares, one listing per kind of thing."""
+    repo = wanted.repo
+    try:
+        owner.get(f"/repos/{repo}")
+    except NotFound:
+        return NOTHING
+    return Seen(
+        repo_exists=True,
+        files={path: sha for path in wanted.files if (sha := file_sha(owner, repo, path))},
+        labels=frozenset(
+            str(label["name"]).lower() for label in owner.paginate(f"/repos/{repo}/labels")
+        ),
+        state_kinds=state_kinds(owner, settings, wanted.state_kinds),
+        bot_can_push=bot_can_push(owner, repo, wanted.bot),
+        bot_invited=bot_invited(owner, repo, wanted.bot),
+        secrets=frozenset(
+            str(secret["name"])
+            for secret in owner.paginate(f"/repos/{repo}/actions/secrets", item_key="secrets")
+        ),
+        workflows=workflow_states(owner, repo),
+    )
+
+
+def file_sha(gateway: Gateway, repo: str, path: str) -> str | None:
+    """The blob sha of ``path`` on the default branch, or None (no such file, empty repo)."""
+    try:
+        body = gateway.get(f"/repos/{repo}/contents/{path}")
+    except NotFound:
+        return None
+    if not isinstance(body, dict) or body.get("type") != "file":
+        return None
+    return str(body["sha"])
+
+
+def state_kinds(gateway: Gateway, settings: Settings, kinds: tuple[str, ...]) -> frozenset[str]:
+    """The state issues that exist, found as every reader finds them (the bot's only)."""
+    store = StateStore(gateway, settings)
+    found: list[StateKind] = ["history", "memory", "blocklist"]
+    return frozenset(
+        kind for kind in found if kind in kinds and store.state_issue(kind, create=False)
+    )
+
+
+def bot_can_push(gateway: Gateway, repo: str, bot: str) -> bool:
+    try:
+        body = gateway.get(f"/repos/{repo}/collaborators/{bot}/permission")
+    except NotFound:
+        return False
+    return str(body.get("permission")) in ("write", "admin")
+
+
+def bot_invited(gateway: Gateway, repo: str, bot: str) -> bool:
+    """Whether an invitation of the bot waits (the repository's admins see them)."""
+    try:
+        invitations = list(gateway.paginate(f"/repos/{repo}/invitations"))
+    except (NotFound, Forbidden):  # not an admin of it: the invitation is sent (again)
+        return False
+    return any(
+        str((invitation.get("invitee") or {}).get("login", "")).lower() == bot.lower()
+        for invitation in invitations
+    )
+
+
+def workflow_states(gateway: Gateway, repo: str) -> dict[str, str]:
+    body = gateway.get(f"/repos/{repo}/actions/workflows", params={"per_page": 100})
+    return {str(w["path"]): str(w["state"]) for w in body.get("workflows") or []}

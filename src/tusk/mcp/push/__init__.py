@@ -1,0 +1,9 @@
+"""``push_branch``: the agent's work into its fork.
+
+- ``tool``: the tool's function: import the agent's bundle, check, push.
+- ``git_push``: the git work, the token only in git's environment.
+- ``bundle``: a bundle's header, checked; ``checks``: paths, secrets in commits, files,
+  names (pure).
+- ``approval``: the push in approval mode: checked as a push, kept as a bundle; at apply,
+  the kept bundle imported as a push's.
+"""
