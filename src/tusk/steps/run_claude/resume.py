@@ -89,7 +89,10 @@ def load(gateway: Gateway, settings: Settings, run: RunMetadata) -> Resume:
         why = "the earlier runs on this thread could not be read"
         return Resume(note=fresh(f"{why} ({error})"), thread_note=fresh(why))
     if not records:
-        return Resume()
+        if not runs:
+            return Resume()
+        why = "the earlier runs on this thread kept no conversation record"
+        return Resume(note=fresh(why), thread_note=fresh(why))
     turns, left_out = earlier_turns(records, chars=limits.resume_chars)
     if not turns:
         why = "the earlier runs' turns are longer than limits.resume_chars"
