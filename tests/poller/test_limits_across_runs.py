@@ -308,3 +308,21 @@ def test_concurrent_runs_of_one_requester_never_start_past_her_budget(
     claim = seed_run(local_github, third.jobid, requester="alice", budget=5.0)
     again = check(agent, settings, run_metadata(third, claim), third)
     assert again.outcome is None and again.requester_left_usd == 7.0  # $8 - $1 spent - $0
+
+
+def test_a_run_written_up_holds_only_what_it_spent_even_without_its_last_progress_edit(
+    harness: Any, local_github: Any
+) -> None:
+    """Killed before its last progress edit, a run is written up by the clean-up step: its
+    write-up says it ended, so it no longer holds its whole budget."""
+    settings = limited(requester_budget_usd=8.0)
+    harness(scenario(issues=[]), settings)
+    number = seed_run(local_github, "killed", requester="alice", cost=0.25, budget=5.0)
+    agent = local_github.gateway("agent")
+    agent.get(f"/repos/{CONTROL}")  # GitHub's clock
+    [running] = read_runs(agent, settings, now=agent.server_time)
+    assert not running.finished
+    part = render_marker("writeup", {"jobid": "killed", "part": "summary-1", "nonce": "n"})
+    agent.post(f"/repos/{CONTROL}/issues/{number}/comments", json={"body": f"{part}\n## x"})
+    [ended] = read_runs(agent, settings, now=agent.server_time)
+    assert ended.finished and ended.cost_usd == 0.25

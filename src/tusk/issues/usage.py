@@ -76,21 +76,27 @@ def spend_of(comments: Iterator[dict[str, Any]], *, bot: str, jobid: str) -> flo
 
 def usage_of(comments: Iterator[dict[str, Any]], *, bot: str, jobid: str) -> Usage:
     """Pure: the spend, budget and end the bot's progress comments of ``jobid`` report;
-    with a claim taken over, the spends add up and the latest comment says the rest."""
+    with a claim taken over, the spends add up and the latest comment says the rest. A
+    write-up part of the job also says the run ended (a run killed before its last
+    progress edit is written up by the clean-up step)."""
     total = 0.0
     budget: float | None = None
-    done = False
+    done = written_up = False
     for comment in comments:
         author = str((comment.get("user") or {}).get("login") or "")
         body = str(comment.get("body") or "")
+        if author.lower() != bot.lower():
+            continue
+        if (first_marker(body, "writeup") or {}).get("jobid") == jobid:
+            written_up = True
         progress = first_marker(body, "progress")
-        if author.lower() != bot.lower() or not progress or progress.get("jobid") != jobid:
+        if not progress or progress.get("jobid") != jobid:
             continue
         usage = first_marker(body, "usage") or {}
         total += _number(usage.get("cost_usd")) or 0.0
         budget = _number(usage.get("budget_usd"))
         done = usage.get("done") is True
-    return Usage(total, budget, done)
+    return Usage(total, budget, done or written_up)
 
 
 def run_issues(
