@@ -3,6 +3,7 @@ budget with its permission marker, and only ever lower than the configured one (
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -122,3 +123,17 @@ def test_two_runs_of_one_requester_in_flight_never_start_past_her_budget(e2e: E2
         if key is None and first_marker(body, "progress")
     ]
     assert progress and progress[-1]["budget_usd"] == 3.0 and progress[-1]["done"] is True
+
+
+def test_a_marker_turns_limit_is_claude_codes_max_turns_for_the_run(e2e: E2E) -> None:
+    e2e.mention = "@tusk-bot [permissions: turns=2] look around"
+    steps = [bash(f"echo step {i}") for i in range(10)]
+    e2e.model.tolerate_failures()
+    result = e2e.run({"steps": steps, "conversations": [CONFIRM, HISTORY]})
+    assert result.outcome.kind == "max_turns", result.outcome
+    main = [e for e in e2e.model.journal() if "Self-check" not in json.dumps(e["request"])]
+    assert len(main) <= 3  # two turns (and no more) under the configured 60
+    summary = e2e.log_comments()[0]
+    assert "2 turns, 30 minutes, $5.00 of model spend (turns lowered by the mention's marker)" in (
+        summary
+    )
