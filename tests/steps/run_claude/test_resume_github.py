@@ -123,3 +123,15 @@ def test_resuming_off_reads_nothing(gh: Any) -> None:
     before = len(gh.journal())
     assert resume.load(gh.gateway("agent"), off, run_on_thread(log_issue(gh, "job-2"))).turns == ()
     assert len([e for e in gh.journal()[before:] if e["method"] == "GET"]) == 0
+
+
+def test_an_applied_sets_later_audit_parts_do_not_hide_the_records_digest(gh: Any) -> None:
+    first = log_issue(gh, "job-1")
+    write_up(gh, first)
+    # Approval mode: the apply continues the run's chain in audit parts of its own.
+    [applied] = audit_comments(
+        "", jobid="job-1", run="apply", records=0, head="1" * 64, log_url="x"
+    )
+    comment(gh, first, applied)
+    found = resume.load(gh.gateway("agent"), SETTINGS, run_on_thread(log_issue(gh, "job-2")))
+    assert [t.role for t in found.turns] == ["user", "assistant"], found.note

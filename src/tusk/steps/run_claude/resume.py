@@ -116,15 +116,20 @@ def fresh(why: str) -> str:
 def _digest(
     comments: Sequence[Mapping[str, Any]], issue: LogIssue, settings: Settings
 ) -> str | None:
-    """The conversation digest the run's audit log names (its latest complete set, the
-    bot's comments only)."""
+    """The conversation digest the run's audit log names (the latest complete set that
+    names one, the bot's comments only: an approved set's apply continues the chain in
+    sets of its own, which name none)."""
     own = [
         c
         for c in comments
         if str((c.get("user") or {}).get("login") or "").lower() == settings.bot.lower()
     ]
-    sets = [s for s in audit_sets(own) if s.jobid == issue.jobid and s.complete]
-    return sets[-1].conversation if sets else None
+    named = [
+        s.conversation
+        for s in audit_sets(own)
+        if s.jobid == issue.jobid and s.complete and s.conversation
+    ]
+    return named[-1] if named else None
 
 
 def load_for(secrets: Secrets, settings: Settings, run: RunMetadata) -> Resume:
