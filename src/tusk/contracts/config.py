@@ -126,6 +126,16 @@ class Limits(Section):
     state_issue_rollover: int = Field(
         2000, ge=10, le=2400, description="comments before a state issue rolls over"
     )
+    resume_chars: int = Field(
+        60_000,
+        ge=0,
+        description="characters of earlier runs' turns a later run on the same thread starts "
+        "with (about 15,000 tokens: the model's context keeps ample room to work); older runs "
+        "are left out whole, never cut mid-turn; 0: every run starts fresh",
+    )
+    resume_runs: int = Field(
+        5, ge=0, le=20, description="earlier runs on the thread a later run resumes from, at most"
+    )
     claim_lease_minutes: float = Field(
         30.0,
         gt=0,
@@ -142,6 +152,13 @@ class Limits(Section):
     )
     runs_per_requester: int | None = Field(
         10, ge=0, description="runs one login may start in the rolling window; null: no limit"
+    )
+    requester_budget_usd: float | None = Field(
+        10.0,
+        ge=0,
+        description="model spend of the runs one login asks for in the rolling window, in USD; "
+        "a run in flight holds its whole budget, and a new run's budget is lowered to what "
+        "the login has left; null: no cap",
     )
     runs_per_repository: int | None = Field(
         30, ge=0, description="runs for one repository in the rolling window; null: no limit"
@@ -160,7 +177,12 @@ class Limits(Section):
         """Whether any limit across runs is on."""
         return any(
             limit is not None
-            for limit in (self.daily_budget_usd, self.runs_per_requester, self.runs_per_repository)
+            for limit in (
+                self.daily_budget_usd,
+                self.runs_per_requester,
+                self.requester_budget_usd,
+                self.runs_per_repository,
+            )
         )
 
 
@@ -413,6 +435,9 @@ class Settings(Section):
             issues_per_repo=self.limits.issues_per_repo,
             prs_per_repo=self.limits.prs_per_repo,
             memory_writes=self.limits.memory_writes_per_run,
+            budget_usd=self.agent.max_budget_usd,
+            max_turns=self.limits.max_turns,
+            run_minutes=self.limits.run_minutes,
         )
 
 
@@ -478,15 +503,6 @@ def network_summary(settings: Settings) -> str:
     if agent.network_required:
         return status
     return f"{status}, or open where no fence can be put up (agent.network_required: false)"
-
-
-def budget_summary(settings: Settings) -> str:
-    """The run's budgets, in the words the log issue and summary use."""
-    limits = settings.limits
-    return (
-        f"{limits.max_turns} turns, {limits.run_minutes:g} minutes, "
-        f"${settings.agent.max_budget_usd:,.2f} of model spend"
-    )
 
 
 def load_secrets(environ: Mapping[str, str] | None = None, *, mask: bool = True) -> Secrets:

@@ -60,6 +60,9 @@ class Status:
     headline: str = ""  # the outcome's, when done
     ok: bool = False
     links: tuple[tuple[str, str], ...] = ()  # (kind, url) of what the run created
+    budget: str = ""  # the run's own budget, e.g. "$0.50"
+    warning: str = ""  # said once the run has used most of its budget
+    note: str = ""  # resumed the thread's earlier conversation, or a fresh start and why
     followups: int = 0  # follow-ups from the thread handed to the agent (MISSION C1)
     stopped_by: str = ""  # who stopped the run, and why they may (MISSION C2)
     approval: bool = False  # the writes wait for approval: nothing was made yet
@@ -103,7 +106,11 @@ def render_status(
             facts.append(f"follow-ups delivered: {status.followups}")
         if status.pass_name and status.pass_name != "starting":
             facts.append(f"pass: {status.pass_name}")
+        if status.budget:
+            facts.append(f"budget: {status.budget}")
         lines += ["", " · ".join(facts)]
+        if status.warning:
+            lines += ["", f"⚠️ {status.warning}"]
         lines += ["", f"<sub>Updated when the run writes, at most every {MIN_INTERVAL:g} s.</sub>"]
     elif status.phase == "done":
         facts = [
@@ -116,6 +123,8 @@ def render_status(
         if status.followups:
             facts.append(f"follow-ups delivered: {status.followups}")
         lines += ["", " · ".join(facts)]
+    if status.note:  # Tusk's own words, no thread text and no link to the control repository
+        lines += ["", f"💬 {status.note}"]
     # Nothing in the control repository is linked from the thread (its history and memory
     # entries, its log issue): the people on the thread may not see it, and need not.
     links = [(kind, url) for kind, url in status.links if not _in(url, control_repo)]

@@ -1,16 +1,29 @@
-"""Which run holds a thread (MISSION C1): read from the log issues, never a local file.
+"""A thread's runs, read from the log issues: never a local file (MISSION C1, C3).
 
-build-context writes the thread's key (``owner/name#N``) into the job marker
-of each agent run's log issue. A run is in flight on its thread while its log
-issue is open, is the bot's, is no failure record and carries no ``bug``
-label: the write-up closes it when the run ends, and a run that failed keeps
-it open under ``bug`` (it holds the thread no longer). The lowest number wins,
-as for claims (``tusk.issues.log_issue``).
+Each agent run's log issue names its thread in its title (A4:
+``[Agent Log] owner/name #123 — YYYY-MM-DD HH:MM``; issues, pull requests and
+discussions share a repository's numbers) and, since build-context writes it, in
+its job marker (``thread``: ``owner/name#N``); it carries the job marker that
+makes it a run (``tusk.issues.log_issue.parse_log_issue``: the bot's issues only).
+
+``earlier_runs`` is the one pure answer to "which runs came before this one on
+this thread", oldest first: the bot's issues numbered below this run's own
+claim, without failure records and claims released as duplicates.
+``list_log_issues`` is its I/O: the bot's log issues, newest first, a bounded
+number of pages.
+
+``in_flight`` answers "which run holds this thread now": a run is in flight on
+its thread while its log issue is open, is the bot's, is no failure record and
+carries no ``bug`` label (the write-up closes it when the run ends; a run that
+failed keeps it open under ``bug`` and holds the thread no longer), and is not
+past its time budget (``tusk.issues.stale_runs``). The lowest number wins, as
+for claims (``tusk.issues.log_issue``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,9 +31,63 @@ from typing import Any
 from tusk.contracts.config import Settings
 from tusk.github.gateway import Gateway
 from tusk.issues import claims
-from tusk.issues.log_issue import parse_log_issue
+from tusk.issues.log_issue import LogIssue, parse_log_issue
 from tusk.issues.stale_runs import is_stale
 from tusk.text.markers import first_marker
+
+_TITLE_THREAD = re.compile(r"^\[Agent Log\] (?P<repo>[^\s#]+) #(?P<number>[0-9]+)\b")
+MAX_PAGES = 5  # of 100 log issues each: how far back a thread's runs are looked for
+
+
+def thread_of(item: dict[str, Any]) -> tuple[str, int] | None:
+    """The (repository, number) a log issue's title names, or None."""
+    match = _TITLE_THREAD.match(str(item.get("title") or ""))
+    if match is None:
+        return None
+    return match.group("repo").lower(), int(match.group("number"))
+
+
+def earlier_runs(
+    items: Iterable[dict[str, Any]],
+    settings: Settings,
+    *,
+    repo: str,
+    number: int,
+    before: int,
+) -> list[LogIssue]:
+    """Pure: the runs on ``repo`` #``number`` claimed before log issue ``before``, oldest
+    first, one per job (its first claim)."""
+    found: dict[str, LogIssue] = {}
+    for item in items:
+        # Only the bot's own: anyone who may open an issue in the control repository could
+        # type a log issue's title and marker.
+        if str((item.get("user") or {}).get("login") or "").lower() != settings.bot.lower():
+            continue
+        issue = parse_log_issue(item, settings)
+        if issue is None or issue.failure or issue.state_reason == "duplicate":
+            continue
+        if issue.number >= before or thread_of(item) != (repo.lower(), number):
+            continue
+        if issue.jobid not in found or issue.number < found[issue.jobid].number:
+            found[issue.jobid] = issue
+    return sorted(found.values(), key=lambda issue: issue.number)
+
+
+def list_log_issues(gateway: Gateway, settings: Settings) -> Iterator[dict[str, Any]]:
+    """The bot's log issues in the control repository, newest first, at most
+    ``MAX_PAGES`` pages (listings lag a little: a run seconds old may be missing)."""
+    params = {
+        "labels": settings.labels.workflow,
+        "creator": settings.bot,
+        "state": "all",
+        "sort": "created",
+        "direction": "desc",
+    }
+    path = f"/repos/{settings.control_repo}/issues"
+    for index, item in enumerate(gateway.paginate(path, params=params)):
+        if index >= MAX_PAGES * 100:
+            return
+        yield item
 
 
 @dataclass(frozen=True)
@@ -31,7 +98,7 @@ class RunInFlight:
     requester: str | None
 
 
-def thread_of(item: dict[str, Any]) -> str | None:
+def thread_in_marker(item: dict[str, Any]) -> str | None:
     marker = first_marker(item.get("body"), "job") or {}
     thread = marker.get("thread")
     return thread.lower() if isinstance(thread, str) else None
@@ -47,7 +114,9 @@ def in_flight(
     for item in items:
         if item.get("state") != "open" or not claims.by_bot(item, settings.bot):
             continue
-        if thread_of(item) != thread.lower() or (now is not None and is_stale(item, settings, now)):
+        if thread_in_marker(item) != thread.lower() or (
+            now is not None and is_stale(item, settings, now)
+        ):
             continue
         labels = {str(label.get("name") or "").lower() for label in item.get("labels") or []}
         issue = parse_log_issue(item, settings)

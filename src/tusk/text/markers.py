@@ -37,6 +37,7 @@ MarkerKind = Literal[
     "stop-reply",
     "stale",
     "rerun",
+    "conversation",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

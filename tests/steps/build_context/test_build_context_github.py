@@ -127,6 +127,7 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
         "repo": REPO,
         "nonce": marker["nonce"],
         "requester": doc.actor,  # counted by the limits across runs
+        "budget_usd": 5.0,  # held against the requester's cap while the run may spend
         "thread": "alice/widgets#7",  # held by this run while its log issue is open
     }
     assert len(marker["nonce"]) == 16
