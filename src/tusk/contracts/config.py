@@ -77,7 +77,7 @@ class Section(BaseModel):
 
 
 class Limits(Section):
-    """Every limit MISSION.md names, with its default."""
+    """Every limit docs/requirements.md names, with its default."""
 
     comments_per_thread: int = Field(2, ge=0, description="agent comments per issue or PR (M4)")
     issues_per_repo: int = Field(1, ge=0, description="issues the agent may open per repository")
