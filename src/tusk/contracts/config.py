@@ -367,13 +367,35 @@ class Settings(Section):
         examples=[["alice", "bob"]],
     )
     allow_bot_accounts: bool = Field(False, description="accept mentions by accounts of type Bot")
-    staged: bool = Field(False, description="record agent writes in the log issue, don't perform")
+    record_only: bool = Field(
+        False, description="record agent writes in the log issue, don't perform them"
+    )
+    staged: bool = Field(
+        False,
+        description="the old name of record_only, still read for this release (with a warning)",
+        deprecated="renamed record_only",
+    )
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
     limits: Limits = Limits()
     labels: Labels = Labels()
     go_away: GoAway = GoAway()
     feedback: Feedback = Feedback()
     agent: Agent = Agent()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _record_only_was_staged(cls, data: Any) -> Any:
+        """``staged`` is ``record_only``'s old name (and "staged" now means approval's
+        staged set): a boolean given under it is read as ``record_only``, with a warning."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("staged"), bool):
+            return data
+        if "record_only" in data and data["record_only"] != data["staged"]:
+            raise ValueError("staged is the old name of record_only: give record_only only")
+        actions_edge.warning(
+            "tusk.yml: `staged` is now called `record_only`",
+            detail="Rename the key; `staged` is read as `record_only` for this release only.",
+        )
+        return {**data, "record_only": data["staged"]}
 
     @field_validator("allowed_users")
     @classmethod

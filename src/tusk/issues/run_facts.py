@@ -67,5 +67,5 @@ def run_facts(doc: ContextDocument, settings: Settings) -> RunFacts:
         marker_error=config.error,
         budget=budget_summary(settings),
         network=network_summary(settings),
-        staged=settings.staged,
+        staged=settings.record_only,
     )

@@ -90,7 +90,7 @@ def run_policy(
         permissions=narrowed_permissions(permissions, settings),
         blocklist=blocklist,
         go_away_phrase=settings.go_away.phrase,
-        staged=settings.staged,
+        record_only=settings.record_only,
         approval=approval,
         discussions_write=settings.discussions_write,
         mentions_per_post=settings.limits.mentions_per_post,
