@@ -96,6 +96,11 @@ def read_issue_requests(running: RunningServer, local: LocalGitHub) -> None:
         ),
     )
     print(f"  gateway (get + paginate, 100 a page)        {sent:3d}")
+    # Pages after the first follow GitHub's Link to /repositories/{id}/...: the ledger
+    # counts them under the operation's route, as the journal shows them sent.
+    by_id = sum(1 for e in local.journal() if e["path"].startswith("/repositories/"))
+    routes = ", ".join(f"{route} {n}" for route, n in sorted(gw.ledger.by_route.items()))
+    print(f"    pages through /repositories/{{id}}: {by_id}; ledger: {routes}")
     for per_page in (30, 100):
         client = pygithub(running, per_page=per_page)
 

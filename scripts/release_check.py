@@ -3,12 +3,18 @@
 Run by the release workflow on every `v*` tag before anything is built, and by
 the tests on the tree as it is:
 
-    python scripts/release_check.py v0.1.0 [--notes FILE]   # exit 0, or each problem, exit 1
+    python scripts/release_check.py v0.2.0 [--notes FILE]   # exit 0, or each problem, exit 1
 
 A release is `vX.Y.Z` where X.Y.Z is `tusk.__version__` (pyproject reads it
 from there, and `tusk init` calls `v<that>` by default), with a
 `## [X.Y.Z] - YYYY-MM-DD` section in CHANGELOG.md that says something. On
 success it writes the section's text, the release notes, to FILE (or prints it).
+
+README's set-up ("Putting Tusk on your own bot") installs one release, and a
+reader runs its steps with that release: its install ref must be the tag, and
+every `tusk` command and option its steps use must be in the CHANGELOG at that
+release or before it, not only in a later section or under "Unreleased"
+(`readme_problems`, which the tests also run on the tree as it is).
 """
 
 from __future__ import annotations
@@ -20,6 +26,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = re.compile(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
+ANY_SECTION = re.compile(r"^## (?:\[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}|Unreleased)\s*$", re.M)
+SETUP = "## Putting Tusk on your own bot"
+SETUP_END = "\nThe secrets the control repository holds"
+INSTALL_REF = re.compile(r"pip install git\+https://github\.com/[\w.-]+/[\w.-]+@(v[\w.]+)")
+COMMAND = re.compile(r"\btusk ([a-z][a-z-]*)((?:[ \t]+[^\s`]+)*)")
+OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)")
 
 
 def version_in_tree(root: Path) -> str:
@@ -39,6 +51,68 @@ def changelog_section(root: Path, version: str) -> str | None:
     return None
 
 
+def setup_steps(readme: str) -> str:
+    """The numbered steps of README's set-up: what a reader runs."""
+    if SETUP not in readme:
+        return ""
+    return readme.split(SETUP, 1)[1].split("\n## ", 1)[0].split(SETUP_END, 1)[0]
+
+
+def setup_words(steps: str) -> set[str]:
+    """Each ``tusk COMMAND`` and each of its ``--options`` the steps use."""
+    words = set()
+    for command, rest in COMMAND.findall(steps):
+        words.add(f"tusk {command}")
+        words.update(OPTION.findall(rest))
+    words.update(OPTION.findall(" ".join(re.findall(r"`([^`\n]*)`", steps))))
+    return words
+
+
+def first_mentions(changelog: str) -> dict[str, str]:
+    """Each word of the CHANGELOG -> the oldest section naming it ("Unreleased" or X.Y.Z)."""
+    heads = list(ANY_SECTION.finditer(changelog))
+    first: dict[str, str] = {}
+    for number, head in enumerate(heads):  # newest first: older sections overwrite
+        end = heads[number + 1].start() if number + 1 < len(heads) else len(changelog)
+        text = changelog[head.end() : end]
+        words = {f"tusk {c}" for c, _ in COMMAND.findall(text)} | set(OPTION.findall(text))
+        for word in words:
+            first[word] = head.group(1) or "Unreleased"
+    return first
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def readme_problems(root: Path = ROOT, tag: str | None = None) -> list[str]:
+    """README's set-up installs a release (``tag`` when given) and uses only what the
+    CHANGELOG places at that release or before it."""
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
+    steps = setup_steps(readme)
+    found = INSTALL_REF.search(steps)
+    if found is None:
+        return [f"README's set-up ({SETUP}) has no `pip install git+https://...@vX.Y.Z`"]
+    ref = found.group(1)
+    problems = []
+    if tag is not None and ref != tag:
+        problems.append(f"README's set-up installs {ref}, not the tag {tag}")
+    if not re.fullmatch(r"v\d+\.\d+\.\d+", ref):
+        return [*problems, f"README's set-up installs {ref}, which is not a release vX.Y.Z"]
+    first = first_mentions(changelog)
+    for word in sorted(setup_words(steps)):
+        since = first.get(word)
+        if since is None:
+            problems.append(f"README's set-up uses `{word}`, which CHANGELOG.md never names")
+        elif since == "Unreleased" or _key(since) > _key(ref[1:]):
+            problems.append(
+                f"README's set-up installs {ref} but uses `{word}`, which CHANGELOG.md places "
+                f"in {since if since == 'Unreleased' else 'v' + since}"
+            )
+    return problems
+
+
 def problems(tag: str, root: Path = ROOT) -> list[str]:
     found = []
     version = version_in_tree(root)
@@ -51,7 +125,7 @@ def problems(tag: str, root: Path = ROOT) -> list[str]:
         found.append(f"CHANGELOG.md has no '## [{version}] - YYYY-MM-DD' section")
     elif not section:
         found.append(f"CHANGELOG.md's section for {version} is empty")
-    return found
+    return found + readme_problems(root, tag)
 
 
 def main(argv: list[str]) -> int:

@@ -8,7 +8,7 @@ server), ``steps.<step>`` (one per composite action), ``sandbox`` (the local sta
 and ``templates``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 """This release. Its tag is ``v`` + this (``scripts/release_check.py`` holds the tag, this
 and CHANGELOG.md's section to one another), and ``tusk init`` calls that tag by default."""
 

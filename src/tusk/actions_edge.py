@@ -159,7 +159,8 @@ def report_and_exit_code(failure: BaseException, *, debug: bool = False) -> int:
         # Raised on purpose (e.g. a GitHubError) or the network: the message says what
         # to do, and a traceback would bury it (``--debug`` shows it).
         message = " ".join(str(failure).split()) or type(failure).__name__
-        error(f"Tusk stopped: {type(failure).__name__}", detail=message)
+        # The message says what happened; the class name would only open it in code words.
+        error("Tusk stopped", detail=message)
         if not debug and not in_actions():
             print("(run again with --debug for the traceback)", file=sys.stderr)
         return 1

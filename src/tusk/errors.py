@@ -31,9 +31,15 @@ class ConfigError(UserError):
         self.source = source
         self.problems = problems
         listing = "\n".join(f"  - {problem}" for problem in problems)
+        # A file that is not YAML, or not there, has no keys to fix yet.
+        whole_file = any(problem.startswith(("(YAML)", "(file)", "file ")) for problem in problems)
+        advice = (
+            "Fix the file as said above, then run again."
+            if whole_file
+            else "Fix each key above; `tusk config schema` prints what every key expects."
+        )
         super().__init__(
-            f"{source}: {len(problems)} problem(s) in the configuration",
-            f"{listing}\nFix each key above; `tusk config schema` prints what every key expects.",
+            f"{source}: {len(problems)} problem(s) in the configuration", f"{listing}\n{advice}"
         )
 
 

@@ -159,3 +159,9 @@ def test_verify_reads_the_log_issue_from_github(
     err = capsys.readouterr().err
     assert "chain broken at record" in err
     assert "audit part(s) 2 were edited after posting" in err
+
+    # Without a token the private repository's issue reads as not found: said as such.
+    monkeypatch.delenv("TUSK_READ_TOKEN")
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    assert tusk_main(["audit", "verify", url]) == 1
+    assert "no token was sent (TUSK_READ_TOKEN is not set)" in capsys.readouterr().err

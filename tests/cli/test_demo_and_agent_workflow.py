@@ -4,6 +4,7 @@ through the real agent workflow under act, judged by the local GitHub's state.""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,12 +29,26 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     assert (log["state"], log["state_reason"]) == ("closed", "completed")
     assert [label["name"] for label in log["labels"]] == ["workflow"]
     assert log["body"].index("# Task") < log["body"].index("# Context")
+    # What happened, in one line atop the body, from records the agent cannot write:
+    # the time, the turns, what was created (the pushed branch with its diff summary),
+    # the network as it was, and the Actions run.
+    outcome_line = log["body"].split("<!-- tusk:outcome -->\n", 1)[1].split("\n", 1)[0]
+    assert outcome_line.startswith("✅ **Completed** · "), outcome_line
+    assert re.search(r" · (\d+ min )?\d+ s · \d+ turn\(s\) · \$[\d.]+ · created: ", outcome_line)
+    assert "branch `tusk/fix-readme-typo` (1 file(s), +1 −1)" in outcome_line
+    assert " · network: " in outcome_line
+    assert re.search(
+        r"\[Actions run\]\(https://github\.com/alice/tusk-control/actions/runs/\d+", outcome_line
+    )
+    assert log["body"].index("<!-- tusk:outcome -->") < log["body"].index("# Task")
     # A8: the summary links what the agent created; the transcript follows it.
     # (after the run's progress comment; each write-up comment names its part)
     [summary] = [c["body"] for c in outcome.log_comments if '"part":"summary-1"' in c["body"]]
     pull = outcome.pull_requests[0]
     assert pull["html_url"] in summary
     assert outcome.agent_comments[0]["html_url"] in summary
+    assert outcome_line in summary
+    assert "### Pushed branches\n- `tusk/fix-readme-typo`: 1 file(s), +1 −1" in summary
     assert any("Transcript" in comment["body"] for comment in outcome.log_comments[2:])
     # The agent's work: a fix pushed from the bot's fork, and a comment stamped with the backlink.
     assert pull["head"]["label"] == f"{BOT}:tusk/fix-readme-typo"
@@ -49,6 +64,7 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     states = outcome.status_states
     assert states[0].startswith("⏳ **Queued.**"), states
     assert states[-1].startswith("✅ **Done: Completed** pass: "), states
+    assert "- branch (1 file(s), +1 −1): " in outcome.status_comment
     assert all(s.startswith("⚙️ **Working.**") for s in states[1:-1]), states
     # The write-up outlives the local GitHub: each part a file in the work folder.
     kept = {path.name: path for path in (tmp_path / "write-up").glob("*.md")}

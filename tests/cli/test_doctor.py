@@ -169,10 +169,24 @@ def test_verdicts_on_token_scopes() -> None:
     good = judge_token(
         role,
         login="Tusk-Bot",
-        scopes={"repo", "delete_repo", "workflow", "gist"},
+        scopes={"repo", "delete_repo", "workflow"},
         expected_login="tusk-bot",
     )
     assert good.status == OK
+    # A read token that may write and delete does its job, and is named for what it holds.
+    wide = judge_token(
+        ROLES["read_token"],
+        login="tusk-bot",
+        scopes={"repo", "delete_repo", "workflow"},
+        expected_login="tusk-bot",
+    )
+    assert wide.status == WARN
+    assert wide.line() == (
+        "! TUSK_READ_TOKEN: belongs to tusk-bot, scopes delete_repo, repo, workflow: more than "
+        "it needs for the agent's reads (delete_repo, workflow) → the least-privilege set-up gives "
+        "each role a token of its own with only its scopes: create a classic token for "
+        "tusk-bot with repo and store it as the secret TUSK_READ_TOKEN"
+    )
     anyone = judge_token(
         ROLES["dispatch_token"], login="member", scopes={"repo"}, expected_login=None
     )

@@ -298,3 +298,15 @@ def test_approvers_default_to_the_allowed_users() -> None:
     assert Settings.model_validate(base).agent.approvers is None
     named = Settings.model_validate({**base, "agent": {"approvers": ["carol"]}})
     assert named.agent.approvers == ("carol",)
+
+
+def test_a_file_that_is_not_yaml_is_not_told_to_fix_each_key(tmp_path: Path) -> None:
+    bad = tmp_path / "tusk.yml"
+    bad.write_text("bot: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(bad)
+    assert "(YAML)" in caught.value.hint and "Fix the file as said above" in caught.value.hint
+    assert "Fix each key" not in caught.value.hint
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tmp_path / "missing.yml")
+    assert "Fix the file" in caught.value.hint

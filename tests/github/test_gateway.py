@@ -320,7 +320,9 @@ def test_token_is_sent_but_never_appears_in_error_text(server: Scripted) -> None
     assert TOKEN not in caught.value.github_message and "***" in str(caught.value)
 
 
-def test_unreachable_github_is_a_transport_error_after_bounded_attempts() -> None:
+def test_unreachable_github_is_a_transport_error_after_bounded_attempts(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -331,6 +333,12 @@ def test_unreachable_github_is_a_transport_error_after_bounded_attempts() -> Non
     assert sleeps == [1.0, 2.0]
     assert "could not reach GitHub after 3 attempt(s)" in str(caught.value)
     assert "TUSK_GITHUB_API_URL" in str(caught.value) and TOKEN not in str(caught.value)
+    # Each wait is said as it starts: an offline poll is not silent for its retries.
+    waits = [r.getMessage() for r in caplog.records if r.name == "tusk.github.gateway"]
+    assert waits == [
+        "GET /x: GitHub not reached (ConnectionError); trying again in 1 s (attempt 2 of 3)",
+        "GET /x: GitHub not reached (ConnectionError); trying again in 2 s (attempt 3 of 3)",
+    ]
 
 
 def test_not_modified_is_returned_and_counted_apart(server: Scripted) -> None:

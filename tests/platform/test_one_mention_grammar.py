@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "tusk"
 GRAMMAR = "text/markdown.py"
 # Patterns with an "@" that match no mention, by (module, name): what each matches.
 NOT_MENTIONS = {
-    ("cli/init.py", "TUSK_REF"): "a `uses:` reference, owner/repo@ref",
+    ("cli/tusk_ref.py", "TUSK_REF"): "a `uses:` reference, owner/repo@ref",
     ("cli/doctor.py", "REUSABLE_CALL"): "a `uses:` line calling a reusable workflow",
     ("sandbox/act_runner.py", "_THIRD_PARTY"): "a `uses:` line of a third-party action",
     ("text/render.py", "_PLAIN_LINE"): "a line holding no '@' at all (nothing to neutralise)",

@@ -29,7 +29,11 @@ def jobs() -> dict[str, Any]:
 def test_the_runtime_npm_install_is_claude_code_alone() -> None:
     package = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
     assert list(package["dependencies"]) == ["@anthropic-ai/claude-code"]
-    assert set(package["devDependencies"]) == {"@octokit/openapi", "@octokit/graphql-schema"}
+    assert set(package["devDependencies"]) == {
+        "@octokit/openapi",
+        "@octokit/graphql-schema",
+        "@octokit/fixtures",  # the recordings of real GitHub the tests replay
+    }
     lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))["packages"]
     runtime = {name for name, entry in lock.items() if name and not entry.get("dev")}
     assert all(name.startswith("node_modules/@anthropic-ai/claude-code") for name in runtime)

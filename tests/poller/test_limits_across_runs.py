@@ -72,6 +72,9 @@ def test_requester_over_the_limit_is_answered_once_and_runs_after_the_window(
     assert "waits" in reply["body"] and "@alice" not in reply["body"]
     assert any("runs_per_requester" in line for line in report.lines())
     assert report.left_unread, "a waiting mention keeps its thread unread"
+    assert report.left_unread[0].endswith(
+        ": its mention waits or failed (above); the next poll sees it again"
+    )
 
     local_github.advance(3600)
     state, report = h.poller.cycle(state)  # still inside the window: no second reply

@@ -148,8 +148,12 @@ def test_permissions_parse_reports_a_malformed_marker(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TUSK_CONFIG", raising=False)
     assert main(["permissions", "parse", "@tusk-bot [permissions: everything] go"]) == 2
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
     assert "unknown permission" in data["error"]
+    assert captured.err.startswith(
+        "error: the permission marker [permissions: everything] cannot be read: unknown "
+    )
     assert data["operations"] == ["comment"] and data["prs_per_repo"] == 0
 
 

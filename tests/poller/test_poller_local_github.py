@@ -470,3 +470,22 @@ def test_a_preview_quoted_by_someone_else_is_no_pending_set(harness: Any) -> Non
     h = harness(scenario(issues=[issue(1, comments)]))
     h.poller.cycle(PollState())
     assert h.github.dispatches() == []
+
+
+def test_the_poller_pages_through_githubs_repository_links(harness: Any, local_github: Any) -> None:
+    """Pages of two: the control repository's issues (state and log issues) are read page
+    after page where GitHub's Link points, /repositories/{id}/..., and every mention is
+    dispatched once."""
+    issues = [issue(n, [said("alice", f"@tusk-bot task {n}")]) for n in range(1, 4)]
+    world = scenario(issues=issues)
+    control = next(r for r in world["repos"] if r["name"] == "alice/control")
+    control["issues"] = [
+        {"number": n, "author": "alice", "title": f"notes {n}", "labels": ["workflow"]}
+        for n in range(1, 6)
+    ]
+    h = harness({**world, "settings": {**world.get("settings", {}), "page_size": 2}})
+    h.poller.cycle(PollState())
+    assert sorted(doc.trigger.number for doc in h.sent().tasks) == [1, 2, 3]
+    by_id = [e for e in local_github.journal() if e["path"].startswith("/repositories/")]
+    assert {e.get("route") for e in by_id} == {"/repos/alice/control/issues"}
+    assert local_github.take_violations() == []

@@ -81,7 +81,8 @@ def test_demo_scenario_mentions_the_bot() -> None:
         ("mail me at a@tusk-bot.dev", []),
         ("`@tusk-bot` in code", []),
         ("> @tusk-bot quoted", []),
-        ("hey @renovate[bot]!", ["renovate[bot]"]),
+        ("hey @renovate[bot]!", ["renovate"]),  # a login ends at "["
+        ("hey @TUSK-BOT[bot]!", ["tusk-bot"]),
     ],
 )
 def test_mentions_follow_githubs_rules(text: str, expected: list[str]) -> None:

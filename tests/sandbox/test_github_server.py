@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -113,3 +114,21 @@ def test_anonymous_reads_public_data_only(local_github: Any, base_scenario: dict
     assert response.status == 401
     limit = anonymous.request("GET", "/repos/alice/widgets").header("x-ratelimit-limit")
     assert limit == "60"
+
+
+def test_a_scenario_in_json_with_an_escaped_astral_character_loads(
+    local_github: Any, base_scenario: dict[str, Any]
+) -> None:
+    """``json.dumps`` writes 🤖 as the surrogate pair ``\\ud83e\\udd16``, which YAML refuses."""
+    scenario = dict(base_scenario)
+    scenario["repos"] = [
+        {**repo, "issues": [{"number": 1, "author": "alice", "title": "🤖 t", "body": "🤖 b"}]}
+        if repo["name"] == "alice/widgets"
+        else repo
+        for repo in base_scenario["repos"]
+    ]
+    text = json.dumps(scenario)
+    assert "\\ud83e\\udd16" in text
+    local_github.load(text)
+    issue = local_github.gateway("alice").get("/repos/alice/widgets/issues/1")
+    assert (issue["title"], issue["body"]) == ("🤖 t", "🤖 b")

@@ -3,10 +3,13 @@ from cmark-gfm's rendering (GitHub's own parser). Each case is named by what it 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tusk.text import markdown
 from tusk.text.markdown import NOTIFIES, TRIGGERS, mentioned_logins, mentions_of, render
+from tusk.text.markers import backlink_footer
 
 
 @pytest.mark.parametrize(
@@ -133,3 +136,86 @@ def test_a_text_showing_no_at_outside_code_is_told_without_building_the_page(
     assert mentioned_logins(text, NOTIFIES) == logins
     assert mentioned_logins(text, TRIGGERS) <= logins
     assert bool(built) == bool(logins or "<" in text)
+
+
+# -- GitHub's own additions after cmark-gfm: autolinks and heading anchors
+
+SHA = "3f3f005b29247e51a4f4d6b8ce07b67646cd6074"
+
+
+def github_additions(rendered: str) -> str:
+    """What github.com adds to cmark-gfm's HTML before showing it: ``#123`` and commit
+    SHAs in text outside code and links become links (a SHA shown as its first seven
+    characters), and each heading gets an anchor holding an icon. (Its ``@login`` links
+    are the mentions themselves, which Tusk finds in the text those links hold.)"""
+    out, code, link = [], 0, 0
+    for part in re.split(r"(<[^>]+>)", rendered):
+        if part.startswith("<"):
+            name = re.match(r"</?([a-z0-9]+)", part)
+            tag = name[1] if name else ""
+            step = -1 if part.startswith("</") else 1
+            code += step if tag in ("code", "pre") else 0
+            link += step if tag == "a" else 0
+            heading = re.fullmatch(r"<(h[1-6])>", part)
+            if heading:
+                part += (
+                    '<a id="user-content-x" class="anchor" aria-hidden="true" href="#x">'
+                    '<svg class="octicon" viewBox="0 0 16 16"><path d="M0"></path></svg></a>'
+                )
+        elif not code and not link:
+            part = re.sub(
+                r"(?<![\w/])#(\d+)\b", r'<a class="issue-link" href="/o/r/issues/\1">#\1</a>', part
+            )
+            part = re.sub(
+                r"\b([0-9a-f]{40})\b",
+                lambda m: f'<a href="/o/r/commit/{m[1]}"><tt>{m[1][:7]}</tt></a>',
+                part,
+            )
+        out.append(part)
+    return "".join(out)
+
+
+FOOTER = backlink_footer(
+    log_issue_url="https://github.com/o/control/issues/5",
+    bot="tusk-bot",
+    go_away_phrase="go away",
+    jobid="j1",
+)
+AUTOLINKED = [
+    f"@tusk-bot fix #12, broken since {SHA}",
+    "## @tusk-bot please\n\nSee #3 and @alice's note in #4.",
+    f"# Done\n\nFixed in {SHA} (#7), thanks @bob." + FOOTER,
+    "> @carol said #9\n\n`#10 @dave`",
+]
+
+
+@pytest.mark.parametrize("text", AUTOLINKED)
+def test_githubs_autolinks_and_heading_anchors_change_nothing_tusk_judges(text: str) -> None:
+    """Who is mentioned under both policies, the footer's line and link: the same whether
+    or not GitHub's additions are in the HTML. The text they change is a SHA's (shown
+    shortened; it stays whole in the link, and secrets are judged on the source)."""
+    plain = render(text)
+    shown = markdown.read(github_additions(markdown.html(text)), text)
+    for policy in (NOTIFIES, TRIGGERS):
+        assert [m.login for m in shown.mentions(policy)] == [
+            m.login for m in plain.mentions(policy)
+        ]
+    footer_link = ("run log", "https://github.com/o/control/issues/5")
+    assert (footer_link in shown.links()) == (footer_link in plain.links())
+    line = "🤖 Posted by tusk-bot's agent"
+    assert any(line in t for t in shown.shown_lines()) == any(
+        line in t for t in plain.shown_lines()
+    )
+    assert [t.replace(SHA, SHA[:7]) for t in plain.shown_lines()] == shown.shown_lines()
+    assert any(SHA in a for a in shown.attributes) == (SHA in text)
+
+
+def test_the_request_after_a_mention_keeps_the_references_github_links() -> None:
+    """What GitHub's additions would change: read from github.com's own HTML, ``#12`` is
+    a link, and a trigger's request (read outside links) would lose it. Tusk reads
+    cmark-gfm's HTML, where the request is the text as typed."""
+    text = "@tusk-bot fix #12 and #13"
+    [mention] = render(text).mentions(TRIGGERS)
+    assert mention.after == " fix #12 and #13"
+    [linked] = markdown.read(github_additions(markdown.html(text)), text).mentions(TRIGGERS)
+    assert linked.after == " fix  and "

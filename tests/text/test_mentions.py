@@ -30,6 +30,7 @@ BOT = "tusk-bot"
         "`code` and @tusk-bot",
         "@tusk-bot's turn",
         "- [ ] @tusk-bot do this",
+        "@tusk-bot[bot] fix it",  # GitHub ends a login at "[": this notifies tusk-bot
     ],
 )
 def test_prose_mention_triggers(body: str) -> None:

@@ -159,9 +159,13 @@ class AuditLog:
         created: str | None = None,
         duration_ms: float = 0.0,
         args_digest: str | None = None,
+        branch: str | None = None,
+        head: str | None = None,
     ) -> AuditRecord:
         """Seal and write one record; ``args_digest`` is ``digest(args)`` when the caller
-        already has it. O(1): one serialisation, one hash, one line appended."""
+        already has it. O(1): one serialisation, one hash, one line appended. ``branch``
+        and ``head`` (a push's) are written only when given, so other lines keep their
+        spelling."""
         fields = {
             "time": self._clock().isoformat(),
             "tool": tool,
@@ -175,6 +179,10 @@ class AuditLog:
             "created": created,
             "duration_ms": round(duration_ms, 3),
         }
+        if branch is not None:
+            fields["branch"] = branch
+        if head is not None:
+            fields["head"] = head
         with self._lock:
             # Hash exactly the JSON that is written: verification re-hashes the parsed line.
             data = {**fields, "seq": self._seq, "prev_hash": self._head}
@@ -200,6 +208,8 @@ class CreatedItem:
     url: str
     tool: str
     target: str
+    branch: str | None = None  # a push: "created" or "moved" (None in older records)
+    head: str | None = None  # a push: the commit it left the branch at
 
 
 @dataclass(frozen=True)
@@ -213,7 +223,9 @@ class Refusal:
 def created_items(records: Iterable[AuditRecord]) -> list[CreatedItem]:
     """What the run made on GitHub, in order (staged writes made nothing)."""
     return [
-        CreatedItem(kind=r.created, url=r.url, tool=r.tool, target=r.target)
+        CreatedItem(
+            kind=r.created, url=r.url, tool=r.tool, target=r.target, branch=r.branch, head=r.head
+        )
         for r in records
         if r.decision == "allowed" and r.created is not None and r.url
     ]

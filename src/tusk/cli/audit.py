@@ -48,6 +48,16 @@ def verify_file(path: Path) -> int:
             "Pass the audit.jsonl of a run directory or artifact, or a log issue's URL.",
         )
     broken = verify_chain(path)
+    if (  # a file whose first line is no record at all is no chain: nothing "broke"
+        broken is not None
+        and broken.line == 1
+        and broken.reason.startswith(("not JSON", "not an audit record"))
+    ):
+        raise InputError(
+            f"{path}: not an audit log (its first line is {broken.reason})",
+            "Pass the audit.jsonl of a run directory or of its tusk-audit-* artifact, "
+            "or a log issue's URL.",
+        )
     if broken is not None:
         print(f"{path}: chain broken at line {broken.line}: {broken.reason}", file=sys.stderr)
         return 1
@@ -68,7 +78,7 @@ def api_url_for(issue_url: str, environ: dict[str, str] | None = None) -> str:
 
 
 def verify_issue(url: str) -> int:
-    from tusk.github.gateway import Gateway
+    from tusk.github.gateway import Gateway, NotFound
 
     match = ISSUE_URL.match(urlsplit(url).path)
     if match is None:
@@ -85,6 +95,14 @@ def verify_issue(url: str) -> int:
         comments = list(
             gateway.paginate(f"/repos/{match['repo']}/issues/{match['number']}/comments")
         )
+    except NotFound:
+        if token is not None:
+            raise
+        raise InputError(
+            f"{url}: not found, and no token was sent (TUSK_READ_TOKEN is not set)",
+            "A private control repository's issue reads as not found without a token: "
+            "export TUSK_READ_TOKEN (the bot's read token) and run again.",
+        ) from None
     finally:
         gateway.close()
     found, verdict = verify_comments(comments)

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from tusk.cli.demo_variants import VARIANTS, Stage, with_config
 from tusk.contracts.ranges import float_in
 from tusk.errors import UserError
 from tusk.github.thread_status import headline_of
@@ -62,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="approval mode: the run's writes are staged and previewed, approved by a comment, "
         "then applied",
     )
+    parser.add_argument(
+        "--variant",
+        choices=sorted(VARIANTS),
+        help="after the run, try a bot command: "
+        + "; ".join(f"{v.name}: {v.shows}" for v in VARIANTS.values()),
+    )
     parser.add_argument("--repo", help="--live: owner/name where the demo issue is opened")
     parser.add_argument("--config", help="--live: tusk.yml of your deployment")
     parser.add_argument(
@@ -82,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             "The offline demo runs on its own local GitHub and tusk.yml. To run on real "
             "GitHub: tusk demo --live --repo owner/name [--config tusk.yml].",
         )
-    return run_offline(args.workdir, approve=args.approve)
+    return run_offline(args.workdir, approve=args.approve, variant=args.variant)
 
 
 # --------------------------------------------------------------------------- offline
@@ -100,6 +107,8 @@ class DemoOutcome:
     history: list[dict[str, Any]] = field(default_factory=list)
     trigger_reactions: list[str] = field(default_factory=list)  # the bot's, in order
     status_states: list[str] = field(default_factory=list)  # the thread's status, as it moved
+    status_comment: str = ""  # the thread's status comment as it ended
+    variant_problems: list[str] = field(default_factory=list)  # what a --variant missed
     audit_artifacts: dict[str, list[str]] = field(default_factory=dict)  # name → files
     audit_verified: str | None = None  # `tusk audit verify LOG-ISSUE-URL`'s line, when it held
     audit_problem: str | None = None
@@ -140,25 +149,29 @@ class DemoOutcome:
         return found
 
 
-def demo_config(approve: bool) -> dict[str, Any]:
-    """The demo's tusk.yml; ``--approve`` requires approval for every write."""
-    if not approve:
-        return DEMO_CONFIG
-    from tusk.cli.demo_approve import APPROVAL_CONFIG
+def demo_config(approve: bool, variant: str | None = None) -> dict[str, Any]:
+    """The demo's tusk.yml; ``--approve`` requires approval for every write, and a
+    ``--variant`` adds what it needs."""
+    config = dict(DEMO_CONFIG)
+    if approve:
+        from tusk.cli.demo_approve import APPROVAL_CONFIG
 
-    return {**DEMO_CONFIG, "agent": {**DEMO_CONFIG["agent"], **APPROVAL_CONFIG}}
+        config = with_config(config, {"agent": APPROVAL_CONFIG})
+    return with_config(config, VARIANTS[variant].config) if variant else config
 
 
 def scenario_path(name: str) -> Path:
     return Path(str(resources.files("tusk.sandbox.scenarios").joinpath(name)))
 
 
-def run_offline(workdir: Path | None, *, approve: bool = False) -> int:
-    code, _ = play_offline(workdir, approve=approve)
+def run_offline(workdir: Path | None, *, approve: bool = False, variant: str | None = None) -> int:
+    code, _ = play_offline(workdir, approve=approve, variant=variant)
     return code
 
 
-def play_offline(workdir: Path | None, *, approve: bool = False) -> tuple[int, DemoOutcome | None]:
+def play_offline(
+    workdir: Path | None, *, approve: bool = False, variant: str | None = None
+) -> tuple[int, DemoOutcome | None]:
     """Run the demo; return its exit code and what it found in the local GitHub."""
     from tusk.sandbox.act_runner import ControlRepo
     from tusk.sandbox.github_server import start_server
@@ -180,7 +193,7 @@ def play_offline(workdir: Path | None, *, approve: bool = False) -> tuple[int, D
     try:
         say(f"Local GitHub at {github.url}; scripted model at {model_url}")
         trigger = show_trigger(github.url)
-        config = demo_config(approve)
+        config = demo_config(approve, variant)
         control = ControlRepo(
             base / "control", repo=CONTROL_REPO, config_text=yaml.safe_dump(config)
         )
@@ -222,14 +235,33 @@ def play_offline(workdir: Path | None, *, approve: bool = False) -> tuple[int, D
             )
         verify_audit(github.url, outcome)
         problems = outcome.problems()
+        if variant and not problems:
+            problems = outcome.variant_problems = try_variant(variant, github, control, model_url)
         if problems:
             say("The demo did not succeed:\n" + "\n".join(f"  - {p}" for p in problems))
             return 1, outcome
-        say("Demo succeeded: the mention became a traced, completed agent run.")
+        done = f" and then {VARIANTS[variant].shows.removeprefix('then ')}" if variant else ""
+        say(f"Demo succeeded: the mention became a traced, completed agent run{done}.")
         return 0, outcome
     finally:
         model.stop()
         github.stop()
+
+
+def try_variant(variant: str, github: Any, control: Any, model_url: str) -> list[str]:
+    """A bot command tried after the run (``--variant``); returns what it missed."""
+    say(f"\n== The variant {variant}: {VARIANTS[variant].shows}")
+    stage = Stage(
+        demo_gateway(github.url),
+        repo=DEMO_REPO,
+        bot=BOT,
+        control_repo=CONTROL_REPO,
+        say=say,
+        poll=lambda: poll_once(github.url, control.root / "tusk.yml"),
+        dispatches=lambda: admin_get(github.url, "/_sandbox/dispatches", github.app.admin_secret),
+        play=lambda d, n: run_dispatch(control, github.url, model_url, d, n),
+    )
+    return VARIANTS[variant].after(stage)
 
 
 def say(text: str) -> None:
@@ -320,10 +352,14 @@ def collect_outcome(api_url: str, trigger: str) -> DemoOutcome:
         outcome.log_comments = list(
             gateway.paginate(f"/repos/{CONTROL_REPO}/issues/{logs[0]['number']}/comments")
         )
-    comments = gateway.paginate(f"/repos/{DEMO_REPO}/issues/1/comments")
+    comments = list(gateway.paginate(f"/repos/{DEMO_REPO}/issues/1/comments"))
     outcome.agent_comments = [
         c for c in comments if c["user"]["login"] == BOT and headline_of(c["body"] or "") is None
     ]
+    outcome.status_comment = next(
+        (c["body"] for c in comments if c["user"]["login"] == BOT and headline_of(c["body"] or "")),
+        "",
+    )
     pulls = gateway.paginate(f"/repos/{DEMO_REPO}/pulls", params={"state": "all"})
     outcome.pull_requests = [p for p in pulls if p["user"]["login"] == BOT]
     outcome.trigger_reactions = trigger_reactions(gateway, trigger)
@@ -450,6 +486,8 @@ def print_outcome(outcome: DemoOutcome) -> None:
     say(f"== The run's status comment on {DEMO_REPO}#1, as it moved:")
     for number, state in enumerate(outcome.status_states, start=1):
         say(f"  {number}. {state}")
+    if outcome.status_comment:
+        say(f"== ... and as it ended:\n{textwrap.indent(outcome.status_comment, '    ')}")
     for name, files in outcome.audit_artifacts.items():
         say(f"== The run's artifact {name}: {', '.join(files)}")
     for comment in outcome.agent_comments:

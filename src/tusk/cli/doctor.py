@@ -32,14 +32,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from tusk.cli import deployed
 from tusk.cli.tusk_ref import RELEASE
-from tusk.contracts.config import (
-    Secrets,
-    Settings,
-    load_secrets,
-    load_settings,
-    resolve_config_path,
-)
+from tusk.contracts.config import Secrets, Settings, load_secrets
 from tusk.github.gateway import Forbidden, Gateway, NotFound, Unauthorized
 
 OK, FAIL, WARN = "ok", "FAIL", "warn"
@@ -131,6 +126,15 @@ def judge_token(
     listed = ", ".join(sorted(scopes)) or "none"
     if missing:
         return Check(name, FAIL, f"{whose}, scopes {listed}; lacks {', '.join(missing)}", fix_token)
+    extra = sorted(scopes - set(role.scopes))
+    if extra:
+        return Check(
+            name,
+            WARN,
+            f"{whose}, scopes {listed}: more than it needs for {role.use} ({', '.join(extra)})",
+            f"the least-privilege set-up gives each role a token of its own with only its "
+            f"scopes: {fix_token}",
+        )
     return Check(name, OK, f"{whose}, scopes {listed}")
 
 
@@ -171,6 +175,15 @@ def _cron_values(field: str, low: int, high: int) -> set[int] | None:
             return None
         values.update(range(start, end + 1, step))
     return values
+
+
+def runs_a_day(cron: str) -> int | None:
+    """How many times a day a daily ``cron`` schedule runs, or None (pure)."""
+    fields = cron.split()
+    if len(fields) != 5 or any(f != "*" for f in fields[2:]):
+        return None
+    minutes, hours = _cron_values(fields[0], 0, 59), _cron_values(fields[1], 0, 23)
+    return len(minutes) * len(hours) if minutes and hours else None
 
 
 def schedule_interval(cron: str) -> timedelta | None:
@@ -231,6 +244,7 @@ class Doctor:
     settings: Settings
     secrets: Secrets
     gateway_for: Callable[[str], Gateway]
+    config_name: str = "tusk.yml"  # where the settings were read, for the fixes
 
     def run_checks(self) -> list[Check]:
         checks: list[Check] = []
@@ -326,7 +340,7 @@ class Doctor:
                         f"allowed user {login}",
                         FAIL,
                         "no such GitHub user",
-                        "fix the spelling in allowed_users of tusk.yml",
+                        f"fix the spelling in allowed_users of {self.config_name}",
                     )
                 )
                 continue
@@ -337,7 +351,7 @@ class Doctor:
                         f"allowed user {login}",
                         WARN,
                         f"is a {kind} account: its mentions are ignored",
-                        "set allow_bot_accounts: true in tusk.yml if that is meant",
+                        f"set allow_bot_accounts: true in {self.config_name} if that is meant",
                     )
                 )
                 continue
@@ -489,14 +503,12 @@ def report(checks: Iterable[Check]) -> tuple[list[str], int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config", help="the deployment's tusk.yml (default: $TUSK_CONFIG, then ./tusk.yml)"
-    )
+    deployed.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = load_settings(resolve_config_path(args.config))
     secrets = load_secrets()
+    settings, source = deployed.settings_for(args, secrets)
     gateways: dict[str, Gateway] = {}
 
     def gateway_for(field: str) -> Gateway:
@@ -510,7 +522,7 @@ def run(args: argparse.Namespace) -> int:
         return gateways[field]
 
     try:
-        checks = Doctor(settings, secrets, gateway_for).run_checks()
+        checks = Doctor(settings, secrets, gateway_for, source).run_checks()
     finally:
         for gateway in gateways.values():
             gateway.close()

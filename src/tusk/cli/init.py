@@ -209,6 +209,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     apply.add_argument(
         "--public", action="store_true", help="with --apply: create the repository public"
     )
+    apply.add_argument(
+        "--replace-config",
+        action="store_true",
+        help="with --apply: replace your tusk.yml on GitHub with tusk init's, showing what "
+        "changes (without it, a tusk.yml that is there is kept as it is)",
+    )
 
 
 def check_names(args: argparse.Namespace) -> None:
@@ -241,7 +247,11 @@ def check_mode(args: argparse.Namespace) -> None:
             "Name the folder to write (tusk init DIR ...) or make the deployment on GitHub "
             "(tusk init --apply ...).",
         )
-    extra = [flag for flag in ("dry_run", "rotate_secrets", "public") if getattr(args, flag)]
+    extra = [
+        flag
+        for flag in ("dry_run", "rotate_secrets", "public", "replace_config")
+        if getattr(args, flag)
+    ]
     if extra and not args.apply:
         flags = ", ".join("--" + flag.replace("_", "-") for flag in extra)
         raise InputError(f"only with --apply: {flags}", "Add --apply, or drop them.")

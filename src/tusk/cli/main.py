@@ -19,7 +19,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tusk import __version__
 from tusk.actions_edge import report_and_exit_code
 from tusk.errors import UserError
 
@@ -201,6 +200,13 @@ COMMANDS: tuple[Command, ...] = (
         (*SECRETS, "TUSK_GITHUB_API_URL", "TUSK_CONFIG"),
     ),
     Command(
+        "record",
+        "tusk.cli.record",
+        "record real GitHub exchanges the recorded-truth tests lack (a scratch repository)",
+        ("TUSK_BOT_TOKEN", "TUSK_GITHUB_API_URL"),
+        extra="sandbox",
+    ),
+    Command(
         "sandbox",
         "tusk.sandbox.cli",
         "local stand-ins: the GitHub and the scripted model",
@@ -251,6 +257,17 @@ def finish_parser(parser: argparse.ArgumentParser, epilog: str) -> None:
                 finish_parser(child, epilog)
 
 
+class VersionAction(argparse.Action):
+    """``--version``: the release, or a checkout's development version past it (git is
+    asked only when the flag is given)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        from tusk.version import running_version
+
+        print(f"tusk {running_version()}")
+        parser.exit()
+
+
 def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tusk",
@@ -259,7 +276,9 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
         "variables.\n" + ACTIONS_PLUMBING,
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"tusk {__version__}")
+    parser.add_argument(
+        "--version", action=VersionAction, nargs=0, help="print the version and exit"
+    )
     parser.add_argument("--debug", action="store_true", help="print the traceback of any error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in commands:

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
-from tusk.contracts.config import Limits, Secrets, load_secrets, load_settings, resolve_config_path
+from tusk.cli import deployed
+from tusk.contracts.config import Limits, Secrets, load_secrets
 from tusk.contracts.limits import RunRecord, in_window
 from tusk.contracts.pricing import format_usd
 from tusk.errors import InputError
@@ -144,7 +145,7 @@ def table(found: Report) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="tusk.yml (default: $TUSK_CONFIG, then ./tusk.yml)")
+    deployed.add_arguments(parser)
     parser.add_argument("--days", type=int, default=7, help="how many days back to report")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
@@ -157,8 +158,9 @@ def reader(secrets: Secrets) -> Gateway:
 def run(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise InputError(f"--days {args.days}: at least one day", "Pass --days 1 or more.")
-    settings = load_settings(resolve_config_path(args.config))
-    gateway = reader(load_secrets())
+    secrets = load_secrets()
+    settings, _ = deployed.settings_for(args, secrets)
+    gateway = reader(secrets)
     try:
         gateway.get(f"/repos/{settings.control_repo}")  # GitHub's clock, and a clear 404
         now = gateway.server_time or datetime.now(UTC)

@@ -551,7 +551,8 @@ def load_settings(path: Path) -> Settings:
             str(path),
             [
                 "file not found; pass --config, set TUSK_CONFIG, or create ./tusk.yml "
-                "(tusk.example.yml documents every key)"
+                "(tusk.example.yml documents every key); tusk doctor and tusk usage read "
+                "the deployed one with --control-repo OWNER/REPO"
             ],
         )
     try:
@@ -571,11 +572,19 @@ def load_settings(path: Path) -> Settings:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(str(path), [f"(file) is not UTF-8 text: {error}"]) from None
+    return settings_from_text(text, source=str(path))
+
+
+def settings_from_text(text: str, *, source: str) -> Settings:
+    """A ``tusk.yml``'s text validated as ``load_settings`` validates the file (the text
+    may come from the control repository through the API)."""
+    if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+        raise ConfigError(source, [f"(file) is larger than {MAX_CONFIG_BYTES // 1024} KB"])
     try:
         data = load_yaml(text)
     except YamlProblem as problem:
-        raise ConfigError(str(path), [str(problem)]) from None
-    return parse_settings(data, source=str(path))
+        raise ConfigError(source, [str(problem)]) from None
+    return parse_settings(data, source=source)
 
 
 def settings_schema() -> dict[str, Any]:

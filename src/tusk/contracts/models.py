@@ -274,6 +274,11 @@ class AuditRecord(StrictModel):
     created: (
         Literal["comment", "issue", "pull_request", "branch", "label", "history", "memory"] | None
     ) = None
+    branch: Literal["created", "moved"] | None = Field(
+        default=None,
+        description="push_branch: whether the push created the branch or moved an existing one",
+    )
+    head: str | None = Field(default=None, description="push_branch: the commit it pushed")
     duration_ms: float = 0.0
     prev_hash: str
     hash: str

@@ -17,6 +17,7 @@ Their names stay importable from here.
 from __future__ import annotations
 
 import email.utils
+import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -92,6 +93,7 @@ __all__ = [
     "token_label",
 ]
 
+logger = logging.getLogger(__name__)
 USER_AGENT = "tusk-agent-platform"
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 MUTATION = re.compile(r"^\s*(?:#[^\n]*\n\s*)*mutation\b")  # comments may come first
@@ -254,6 +256,16 @@ class Gateway:
             if delay is None or attempt >= self.max_attempts or delay > self.max_wait:
                 raise self._scrubbed(self._failure(method, path, attempt, answer))
             self.ledger.record_retry()
+            if error is not None:  # a wait nobody would otherwise see: say what it is for
+                logger.warning(
+                    "%s %s: GitHub not reached (%s); trying again in %.0f s (attempt %d of %d)",
+                    method,
+                    path,
+                    type(error).__name__,
+                    delay,
+                    attempt + 1,
+                    self.max_attempts,
+                )
             self._sleep(delay)
 
     def _send(
@@ -269,6 +281,10 @@ class Gateway:
         except requests.RequestException as error:
             self.ledger.record(route, None)
             return error
+        for hop in raw.history:  # each redirect followed was a request GitHub counted
+            self.ledger.record(route_of(method, urlsplit(hop.url).path), hop.status_code)
+        if raw.history:
+            route = route_of(method, urlsplit(raw.url).path)
         self.ledger.record(route, answer.status)
         return answer
 

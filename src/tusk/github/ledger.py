@@ -17,10 +17,14 @@ def route_of(method: str, path: str) -> str:
     """Normalise a request path into a route template for counting.
 
     ``/repos/alice/widgets/issues/12/comments`` → ``GET /repos/{owner}/{repo}/issues/{n}/comments``.
+    ``/repositories/42/issues`` (the form of GitHub's ``Link`` pages and redirects) is
+    the same operation and counts under ``GET /repos/{owner}/{repo}/issues``.
     """
     parts = [p for p in urlsplit(path).path.split("/") if p]
     if parts[:1] == ["api"] and parts[1:2] == ["v3"]:  # GitHub Enterprise Server prefix
         parts = parts[2:]
+    if parts[:1] == ["repositories"] and parts[1:2] and parts[1].isdigit():
+        parts = ["repos", "{owner}", "{repo}", *parts[2:]]
     out = []
     for index, part in enumerate(parts):
         if index in (1, 2) and parts[0] == "repos":

@@ -24,7 +24,9 @@ Sources, best first:
    actions/github-script#643.) Such a level says so (``describe``:
    "collaborator, by association: role not visible") and is used only where
    erring broad is the safe side: a go-away's scope (the bot leaves the
-   repository). Nothing that widens what the agent may do rests on it.
+   repository). Nothing that widens what the agent may do rests on it, and
+   nothing that acts on other people's work: undo, stop, discard and apply are
+   decided by ``tusk.github.rights``, which never reads it.
 4. ``none``: neither was available; the author is external (never assumed).
 
 The trust level never authorizes work or widens a run's rights:

@@ -90,8 +90,10 @@ def issues_below(
     showed: a listing may miss an issue or show an old version of it, but what it
     shows is that issue (its author and the marker the bot wrote never change;
     a stale state can only keep a claim, never unmake one). Every number the
-    listing does not show is read by its own URL."""
-    known = listed or {}
+    listing does not show is read by its own URL, and so is one it shows closed as
+    ``duplicate``: listings carry no ``closed_by``, which says whether the bot
+    released it."""
+    known = {n: item for n, item in (listed or {}).items() if not looks_released(item)}
     slots: list[Slot] = []
     for below in range(number - 1, 0, -1):
         slot = Slot(below, "here", known[below]) if below in known else None
@@ -121,6 +123,12 @@ def window_start(created: dict[str, Any], lease_minutes: float) -> datetime:
     moment = created_at(created)
     assert moment is not None  # GitHub always answers created_at
     return moment - timedelta(minutes=lease_minutes)
+
+
+def looks_released(item: dict[str, Any]) -> bool:
+    """Closed as ``duplicate``: released if the bot closed it, which only the issue's own
+    URL says (GitHub's listings and search items have no ``closed_by``)."""
+    return item.get("state") == "closed" and item.get("state_reason") == "duplicate"
 
 
 def released(item: dict[str, Any], bot: str) -> bool:
@@ -158,7 +166,7 @@ def listed_claims(
 def confirmed(gateway: Gateway, settings: Settings, item: dict[str, Any]) -> dict[str, Any]:
     """A listed issue that looks released, read again by its own URL: only that answer
     names ``closed_by`` for sure, and a listing may be stale."""
-    if item.get("state_reason") != "duplicate":
+    if not looks_released(item):
         return item
     slot = read_number(gateway, settings.control_repo, int(item["number"]))
     return slot.item if slot.fate == "here" and slot.item is not None else item

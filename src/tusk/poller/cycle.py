@@ -139,8 +139,15 @@ class Poller:
             if not handled:
                 failed.add(thread.id)
         # Threads updated in the listing's own second stay unread (``too_fresh``).
-        unmarkable = failed | notifications.too_fresh(threads, response.listed_at)
-        all_done = self._mark_read(threads, unmarkable, report)
+        why = {
+            thread: "updated in the second GitHub listed it, so looked at again next poll"
+            for thread in notifications.too_fresh(threads, response.listed_at)
+        }
+        why |= {
+            thread: "its mention waits or failed (above); the next poll sees it again"
+            for thread in failed
+        }
+        all_done = self._mark_read(threads, why, report)
         self._acknowledge(report)
         return after_cycle(state, all_threads_done=all_done), report
 
@@ -155,9 +162,10 @@ class Poller:
             if react(self.bot, repo=repo, trigger=trigger, content=ACKNOWLEDGED):
                 report.acknowledged.append(trigger.url)
 
-    def _mark_read(self, threads: list[Thread], failed: set[str], report: CycleReport) -> bool:
-        """Mark the handled threads read; True when no thread was left unread."""
-        marks, kept = notifications.plan_marks(threads, failed)
+    def _mark_read(self, threads: list[Thread], why: dict[str, str], report: CycleReport) -> bool:
+        """Mark the handled threads read; True when no thread was left unread. ``why``:
+        each thread that must stay unread, and the reason the report gives."""
+        marks, kept = notifications.plan_marks(threads, set(why))
         for mark in marks:
             try:
                 notifications.send_mark(self.bot, mark)
@@ -165,9 +173,13 @@ class Poller:
                 where = mark.repo or "the inbox"
                 report.errors.append(f"marking {where} read failed: {error}")
                 kept += mark.threads
+                why |= {t.id: "marking it read failed (above)" for t in mark.threads}
             else:
                 report.marked_read += [thread.id for thread in mark.threads]
-        report.left_unread += [f"{t.repo} {t.title!r} (thread {t.id})" for t in kept]
+        later = "updated after a thread of its repository that stays unread"
+        report.left_unread += [
+            f"{t.repo} {t.title!r} (thread {t.id}): {why.get(t.id, later)}" for t in kept
+        ]
         return not kept
 
     def _handle_thread(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from tusk.contracts.config import Limits, load_settings, resolve_config_path
 from tusk.contracts.models import ALL_WRITE_OPERATIONS, PermissionConfig
@@ -38,4 +39,12 @@ def defaults_for(config: str | None) -> PermissionConfig:
 def run(args: argparse.Namespace) -> int:
     effective = effective_permissions(defaults_for(args.config), args.text)
     print(json.dumps(effective.model_dump(mode="json"), indent=2))
-    return 2 if effective.error else 0
+    if effective.error:  # in words too: the JSON above is what applies, fail-closed
+        print(
+            f"error: the permission marker {effective.marker or ''} cannot be read: "
+            f"{effective.error}\nA run would get the most restrictive permissions (above); "
+            "fix the marker before posting it.",
+            file=sys.stderr,
+        )
+        return 2
+    return 0

@@ -12,7 +12,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="which", required=True, metavar="STAND-IN")
     github = sub.add_parser("github", help="the local GitHub (REST + GraphQL) on 127.0.0.1")
     github.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    github.add_argument("--scenario", help="YAML/JSON scenario to load at start")
+    github.add_argument(
+        "--scenario",
+        help="YAML/JSON scenario to load at start: a file, or the name of one Tusk ships "
+        "(demo, rehearse-apply)",
+    )
     github.add_argument(
         "--lenient", action="store_true", help="log spec violations instead of answering 500"
     )

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tusk.sandbox import graphql_cost, ratelimit, secondary
+from tusk.sandbox import graphql_cost, ratelimit, repo_ids, secondary
 from tusk.sandbox import rest_actions_setup as _actions_setup  # noqa: F401
 from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handlers
 from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
@@ -148,7 +148,11 @@ class SandboxApp:
             "token": token.name if token else None,
             "body": _journal_body(body, lowered.get("content-type", "")),
         }
-        fault = self._take_fault(method, path, body)
+        with self.lock:
+            # A fault set on a route hits every page of it, also those GitHub's Link
+            # sends to /repositories/{id}/...
+            route = repo_ids.canonical_path(self.world, path) or path
+        fault = self._take_fault(method, path, body, route)
         if fault is not None and not fault.lands:
             if fault.delay:
                 time.sleep(fault.delay)
@@ -195,10 +199,15 @@ class SandboxApp:
             entry["seq"] = len(self.journal) + 1
             self.journal.append(entry)
 
-    def _take_fault(self, method: str, path: str, body: bytes = b"") -> Fault | None:
+    def _take_fault(
+        self, method: str, path: str, body: bytes = b"", route: str | None = None
+    ) -> Fault | None:
         with self.lock:
             for fault in self.faults:
-                if fault.matches(method, path, body) and (fault.count is None or fault.count > 0):
+                hit = fault.matches(method, path, body) or (
+                    route is not None and route != path and fault.matches(method, route, body)
+                )
+                if hit and (fault.count is None or fault.count > 0):
                     if fault.count is not None:
                         fault.count -= 1
                     return fault
@@ -257,6 +266,12 @@ class SandboxApp:
         auth_problem: str | None,
         entry: dict[str, Any],
     ) -> Outcome:
+        with self.lock:
+            documented = repo_ids.canonical_path(self.world, path)
+        if documented is None:  # no repository has that id
+            return json_outcome(404, {"message": "Not Found", "documentation_url": DOCS})
+        entry["route"] = documented  # one operation, whichever spelling GitHub's links used
+        path = documented
         op = self.spec.match(method, path)
         if op is None:
             message = self.record_violation(

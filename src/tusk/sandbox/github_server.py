@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from tusk.sandbox.github_access import ADMIN_SECRET_ENV
@@ -120,9 +121,19 @@ def start_server(
     return RunningServer(app, server, thread)
 
 
+def shipped_or_path(scenario: str) -> str:
+    """``scenario`` as a path, or the file of the scenario Tusk ships under that name."""
+    if Path(scenario).exists() or "/" in scenario:
+        return scenario
+    from importlib import resources
+
+    shipped = resources.files("tusk.sandbox.scenarios").joinpath(f"{scenario}.yml")
+    return str(shipped) if shipped.is_file() else scenario
+
+
 def serve_forever(*, port: int = 0, scenario: str | None = None, strict: bool = True) -> int:
     """``tusk sandbox github``: print the base URL, then serve until SIGTERM/SIGINT."""
-    data = read_scenario_file(scenario) if scenario else None
+    data = read_scenario_file(shipped_or_path(scenario)) if scenario else None
     running = start_server(
         port=port, scenario=data, strict=strict, admin_secret=os.environ.get(ADMIN_SECRET_ENV)
     )

@@ -75,8 +75,8 @@ def transfer_issue(resolver: Resolver, input: dict[str, Any]) -> dict[str, Any]:
     old = issue.number
     issue.number = next_number(target)
     labels = set(target.labels) if not input.get("createLabelsIfMissing") else None
-    issue.labels = [name for name in issue.labels if labels is None or name in labels]
-    world.ensure_labels(target, issue.labels)
+    issue.labels = [name for name in issue.labels if labels is None or name.lower() in labels]
+    issue.labels = world.ensure_labels(target, issue.labels)
     issue.updated_at = world.clock.tick()
     target.issues[issue.number] = issue
     repo.gone[old] = (target.full_name, issue.number)

@@ -337,7 +337,9 @@ class Resolver:
             "locked": issue.locked,
             "repository": lambda: self.repository(repo),
             "labels": lambda **a: connection(
-                [repo.labels[n] for n in issue.labels if n in repo.labels], a, self.label
+                [repo.labels[n.lower()] for n in issue.labels if n.lower() in repo.labels],
+                a,
+                self.label,
             ),
             "assignees": lambda **a: connection(issue.assignees, a, self.actor),
             "participants": lambda **a: connection(sorted(participants), a, self.actor),

@@ -31,7 +31,9 @@ def error_reply(error: SandboxError) -> Reply:
     if error.errors:
         body["errors"] = error.errors
     if "url" in error.extra:  # 301 Moved Permanently: where the object lives now
-        body["url"] = error.extra["url"]
+        # GitHub's redirect body is message, url and documentation_url only (recorded:
+        # @octokit/fixtures rename-repository).
+        body = {"message": error.message, "url": error.extra["url"], "documentation_url": DOCS}
         return Reply(error.status, body, {"Location": str(error.extra["url"])})
     return Reply(error.status, body)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from tusk.sandbox import repo_ids
 from tusk.sandbox.shapes import Shapes
 from tusk.sandbox.world import SandboxError, World
 from tusk.sandbox.world_records import Issue, Repo, Token
@@ -88,6 +89,8 @@ class Call:
 
     def repo(self, *, owner_key: str = "owner", repo_key: str = "repo") -> Repo:
         repo = self.world.repo(self.params[owner_key], self.params[repo_key])
+        if repo is None:
+            self.redirect_renamed(f"{self.params[owner_key]}/{self.params[repo_key]}")
         bound = self.token.repository if self.token is not None else None
         if bound is not None:  # a GITHUB_TOKEN sees its own repository and public ones
             if repo is None or (repo.private and repo.full_name.lower() != bound.lower()):
@@ -100,6 +103,22 @@ class Call:
         if repo.private and bound is None:  # an installation token has no scopes
             self.require_scope("repo")
         return repo
+
+    def redirect_renamed(self, former: str) -> None:
+        """GitHub's answer to a renamed or transferred repository's old name: 301 for a
+        read, 307 for any other method, to the same path under ``/repositories/{id}``
+        (recorded: @octokit/fixtures rename-repository)."""
+        repo_id = self.world.renamed.get(former.lower())
+        target = repo_ids.by_id(self.world, repo_id) if repo_id is not None else None
+        if target is None:
+            return
+        if not self.world.can_see(target, self.login):
+            raise SandboxError(404, "Not Found")
+        moved = repo_ids.id_path(self.world, f"/repos/{target.full_name}")
+        rest = self.path.split("/", 4)[4:]  # "", "repos", owner, name, rest
+        url = self.base + moved + ("/" + rest[0] if rest else "")
+        status = 301 if self.method in ("GET", "HEAD") else 307
+        raise SandboxError(status, "Moved Permanently", url=url)
 
     def writable_repo(self) -> Repo:
         """A repository the caller writes content to (issues, comments): read access suffices."""
@@ -130,8 +149,9 @@ class Call:
             moved = repo.gone[number]
             if moved is None:  # GitHub answers a deleted issue's URL with 410
                 raise SandboxError(410, "This issue was deleted")
+            # GitHub's Location names the new repository by its id.
             target = self.world.repos.get(moved[0].lower())
-            base = self.shapes.repo_url(target) if target else moved[0]
+            base = f"{self.base}/repositories/{target.id}" if target else moved[0]
             raise SandboxError(301, "Moved Permanently", url=f"{base}/issues/{moved[1]}")
         if issue is None:
             raise SandboxError(404, "Not Found")
@@ -149,6 +169,8 @@ def paginate(
 ) -> tuple[list[Any], dict[str, str]]:
     """One page of ``items`` and the ``Link`` header GitHub would send with it."""
     try:
+        if call.world.page_size is not None:
+            maximum = min(maximum, call.world.page_size)
         per_page = min(max(int(call.arg("per_page", str(default)) or default), 1), maximum)
         page = max(int(call.arg("page", "1") or 1), 1)
     except ValueError:
@@ -156,16 +178,21 @@ def paginate(
     last = max((len(items) + per_page - 1) // per_page, 1)
     chunk = items[(page - 1) * per_page : page * per_page]
     links = []
+    # GitHub's pages of a repository's lists live under /repositories/{id}, and its rels
+    # come as prev, next, last, first (recorded: @octokit/fixtures paginate-issues).
+    path = repo_ids.id_path(call.world, call.path)
 
     def link(number: int, rel: str) -> str:
         query = {k: v[-1] for k, v in call.query.items()}
         query.update({"per_page": str(per_page), "page": str(number)})
-        return f'<{call.base}{call.path}?{urlencode(query)}>; rel="{rel}"'
+        return f'<{call.base}{path}?{urlencode(query)}>; rel="{rel}"'
 
     if page > 1:
-        links += [link(page - 1, "prev"), link(1, "first")]
+        links.append(link(page - 1, "prev"))
     if page < last:
         links += [link(page + 1, "next"), link(last, "last")]
+    if page > 1:
+        links.append(link(1, "first"))
     return chunk, ({"Link": ", ".join(links)} if links else {})
 
 

@@ -7,11 +7,14 @@ import shlex
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, paginate, validation_failed
 from tusk.sandbox.world import SandboxError
 from tusk.sandbox.world_clock import parse_time
 from tusk.sandbox.world_records import Comment, Issue, Reaction, Repo
+
+LABEL_COLOR = re.compile(r"[0-9A-Fa-f]{6}")
 
 
 def since_arg(call: Call) -> datetime | None:
@@ -27,7 +30,7 @@ def since_arg(call: Call) -> datetime | None:
 @handles("issues/get")
 def get_issue(call: Call) -> Reply:
     repo = call.repo()
-    return Reply(200, call.shapes.issue(repo, call.issue(repo)))
+    return Reply(200, call.shapes.issue(repo, call.issue(repo), single=True))
 
 
 @handles("issues/list-for-repo")
@@ -108,14 +111,14 @@ def create_issue(call: Call) -> Reply:
         # Issue listings and search can lag a just-created issue on GitHub; only its own
         # URL is read-after-write (no documented bound or order; widely observed).
         issue.listed_from = call.world.wall() + lag
-    call.world.ensure_labels(repo, issue.labels)
+    issue.labels = call.world.ensure_labels(repo, issue.labels)
     repo.issues[issue.number] = issue
     repo.updated_at = moment
     issue.subscribers.add(login)
     call.world.record_activity(repo, issue, login, body, moment)
     return Reply(
         201,
-        call.shapes.issue(repo, issue),
+        call.shapes.issue(repo, issue, single=True),
         {"Location": f"{call.shapes.repo_url(repo)}/issues/{issue.number}"},
     )
 
@@ -167,15 +170,14 @@ def update_issue(call: Call) -> Reply:
         issue.state = state
     if pusher:
         if "labels" in call.body:
-            issue.labels = _labels_in(call.field("labels"))
-            call.world.ensure_labels(repo, issue.labels)
+            issue.labels = call.world.ensure_labels(repo, _labels_in(call.field("labels")))
         if "assignees" in call.body:
             issue.assignees = [a for a in call.field("assignees") or [] if call.world.user(a)]
         if "milestone" in call.body:
             value = call.field("milestone")
             issue.milestone = None if value is None else str(value)
     issue.updated_at = moment
-    return Reply(200, call.shapes.issue(repo, issue))
+    return Reply(200, call.shapes.issue(repo, issue, single=True))
 
 
 @handles("issues/add-labels")
@@ -183,10 +185,7 @@ def add_labels(call: Call) -> Reply:
     repo = call.push_repo()
     issue = call.issue(repo)
     names = _labels_in(call.field("labels") if isinstance(call.body, dict) else call.body)
-    for name in names:
-        if name not in issue.labels:
-            issue.labels.append(name)
-    call.world.ensure_labels(repo, issue.labels)
+    issue.labels = call.world.ensure_labels(repo, issue.labels + names)
     issue.updated_at = call.world.clock.tick()
     return Reply(200, call.shapes.issue_labels(repo, issue))
 
@@ -195,8 +194,8 @@ def add_labels(call: Call) -> Reply:
 def set_labels(call: Call) -> Reply:
     repo = call.push_repo()
     issue = call.issue(repo)
-    issue.labels = _labels_in(call.field("labels") if isinstance(call.body, dict) else call.body)
-    call.world.ensure_labels(repo, issue.labels)
+    names = _labels_in(call.field("labels") if isinstance(call.body, dict) else call.body)
+    issue.labels = call.world.ensure_labels(repo, names)
     issue.updated_at = call.world.clock.tick()
     return Reply(200, call.shapes.issue_labels(repo, issue))
 
@@ -205,10 +204,10 @@ def set_labels(call: Call) -> Reply:
 def remove_label(call: Call) -> Reply:
     repo = call.push_repo()
     issue = call.issue(repo)
-    name = call.params["name"]
-    if name not in issue.labels:
+    name = call.params["name"].lower()  # label names are case-insensitive
+    if name not in {n.lower() for n in issue.labels}:
         raise SandboxError(404, "Label does not exist")
-    issue.labels.remove(name)
+    issue.labels = [n for n in issue.labels if n.lower() != name]
     issue.updated_at = call.world.clock.tick()
     return Reply(200, call.shapes.issue_labels(repo, issue))
 
@@ -229,19 +228,25 @@ def list_repo_labels(call: Call) -> Reply:
 @handles("issues/create-label")
 def create_label(call: Call) -> Reply:
     repo = call.push_repo()
-    name = call.field("name")
-    if name in repo.labels:
+    name = str(call.field("name"))
+    color = str(call.field("color", "ededed"))
+    # GitHub wants six hex digits without "#" (recorded: @octokit/fixtures errors: 422
+    # with errors[] naming the field) and refuses a name that differs only in case.
+    if not LABEL_COLOR.fullmatch(color):
+        raise validation_failed("Label", "color")
+    if name.lower() in repo.labels:
         raise validation_failed("Label", "name", "already_exists")
     from tusk.sandbox.world_records import Label
 
     label = Label(
         id=call.world.new_id(),
         name=name,
-        color=call.field("color", "ededed"),
+        color=color,
         description=call.field("description"),
     )
-    repo.labels[name] = label
-    return Reply(201, call.shapes.label(repo, label))
+    repo.labels[name.lower()] = label
+    url = f"{call.shapes.repo_url(repo)}/labels/{quote(name)}"
+    return Reply(201, call.shapes.label(repo, label), {"Location": url})
 
 
 # --------------------------------------------------------------------------- comments

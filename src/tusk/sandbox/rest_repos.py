@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 from tusk.sandbox.rest import Call, Reply, handles, listing, validation_failed
@@ -87,6 +88,38 @@ def list_user_repos(call: Call) -> Reply:
 @handles("repos/get")
 def get_repo(call: Call) -> Reply:
     return Reply(200, call.shapes.repo(call.repo(), call.login))
+
+
+# What the stand-in models of "Update a repository"; any other field is refused rather
+# than answered 200 unchanged.
+UPDATABLE = {"name", "description", "has_discussions", "archived"}
+
+
+@handles("repos/update")
+def update_repo(call: Call) -> Reply:
+    """docs.github.com/rest/repos/repos#update-a-repository (admins). A new ``name``
+    renames it: its old name then redirects to ``/repositories/{id}`` (recorded:
+    @octokit/fixtures rename-repository)."""
+    repo = call.repo()
+    call.require_user()
+    if call.world.permission(repo, call.login) != "admin":
+        raise SandboxError(403, "Must have admin rights to Repository.")
+    unmodelled = sorted(set(call.body) - UPDATABLE) if isinstance(call.body, dict) else []
+    if unmodelled:
+        raise SandboxError(501, f"the sandbox does not model {', '.join(unmodelled)} here")
+    name = call.field("name")
+    if name and name != repo.name:
+        if call.world.repo(repo.owner, str(name)) is not None:
+            raise validation_failed("Repository", "name", "custom", "name already exists")
+        call.world.rename_repo(repo, str(name))
+    if "description" in call.body:
+        repo.description = call.field("description")
+    if "has_discussions" in call.body:
+        repo.has_discussions = bool(call.field("has_discussions"))
+    if "archived" in call.body:
+        repo.archived = bool(call.field("archived"))
+    repo.updated_at = call.world.clock.tick()
+    return Reply(200, call.shapes.repo(repo, call.login))
 
 
 @handles("repos/delete")
@@ -430,6 +463,9 @@ def rate_limit(call: Call) -> Reply:
 # --------------------------------------------------------------------------- contents and statuses
 
 
+RAW_MEDIA = re.compile(r"application/vnd\.github(?:\.v3)?\.raw")
+
+
 @handles("repos/get-content")
 def get_content(call: Call) -> Reply:
     repo = call.repo()
@@ -445,8 +481,9 @@ def get_content(call: Call) -> Reply:
     kind, value = found
     if kind == "file":
         data, blob = value
-        if "application/vnd.github.raw" in call.headers.get("accept", ""):
-            return Reply(200, data, content_type="application/vnd.github.raw; charset=utf-8")
+        raw = RAW_MEDIA.search(call.headers.get("accept", ""))
+        if raw is not None:  # GitHub answers in the media type asked for, v3 or not
+            return Reply(200, data, content_type=f"{raw[0]}; charset=utf-8")
         return Reply(200, content_entry(call, repo, path, "file", blob, len(data), ref, data))
     entries = [
         content_entry(call, repo, name, entry_kind, blob, size, ref, None)
@@ -498,7 +535,7 @@ def combined_status(call: Call) -> Reply:
             "statuses": [],
             "sha": sha,
             "total_count": 0,
-            "repository": call.shapes.repo(repo, call.login, full=False),
+            "repository": call.shapes.small_repo(repo),
             "commit_url": f"{call.shapes.repo_url(repo)}/commits/{sha}",
             "url": url,
         },

@@ -59,7 +59,7 @@ def _create_repo(call: Call, owner: str) -> Reply:
     call.world.add_repo(repo)
     if call.world.git is not None:
         call.world.git.create(repo.full_name, [], repo.default_branch)
-    return Reply(201, call.shapes.repo(repo, login))
+    return Reply(201, call.shapes.repo(repo, login), {"Location": call.shapes.repo_url(repo)})
 
 
 @handles("repos/create-for-authenticated-user")
@@ -78,6 +78,20 @@ def create_org_repo(call: Call) -> Reply:
     if login.lower() not in {m.lower() for m in org.members}:
         raise SandboxError(403, "You need to be a member of the organization to create in it")
     return _create_repo(call, org.login)
+
+
+@handles("orgs/check-membership-for-user")
+def check_org_membership(call: Call) -> Reply:
+    """docs.github.com/rest/orgs/members#check-organization-membership-for-a-user: 204 for
+    a member, 404 for anyone else. (GitHub redirects a requester who is no member to the
+    public-membership check, which answers 404 for them too; the stand-in answers it.)"""
+    call.require_user()
+    org = call.world.user(call.params["org"])
+    if org is None or org.type != "Organization":
+        raise SandboxError(404, "Not Found")
+    if call.params["username"].lower() in {m.lower() for m in org.members}:
+        return Reply(204)
+    raise SandboxError(404, "Not Found")
 
 
 # --------------------------------------------------------------------------- contents
@@ -138,6 +152,7 @@ def put_content(call: Call) -> Reply:
     entry = content_entry(call, repo, path, "file", blob, len(data), branch, None)
     commit_shape = {
         "sha": new_head,
+        "node_id": base64.b64encode(f"Commit:{new_head}".encode()).decode().rstrip("="),
         "message": str(call.field("message") or ""),
         "html_url": f"{call.base}/{repo.full_name}/commit/{new_head}",
         "url": f"{call.shapes.repo_url(repo)}/git/commits/{new_head}",
@@ -155,7 +170,7 @@ def _invitation(call: Call, repo: Repo, invitation: Invitation) -> dict[str, obj
     return {
         "id": invitation.id,
         "node_id": f"RI_{invitation.id}",
-        "repository": call.shapes.repo(repo, call.login, full=False),
+        "repository": call.shapes.small_repo(repo),
         "invitee": call.shapes.user(invitation.invitee),
         "inviter": call.shapes.user(invitation.inviter),
         "permissions": invitation.permission,  # read, triage, write, maintain or admin
@@ -194,7 +209,10 @@ def add_collaborator(call: Call) -> Reply:
         pending = Invitation(call.world.new_id(), user.login, login, role, call.world.clock.tick())
         repo.invitations.append(pending)
     pending.permission = role
-    return Reply(201, _invitation(call, repo, pending))
+    # The invitation as GitHub answers its creation: no ``expired`` yet, and its URL in
+    # Location (recorded: @octokit/fixtures add-and-remove-repository-collaborator).
+    shape = {k: v for k, v in _invitation(call, repo, pending).items() if k != "expired"}
+    return Reply(201, shape, {"Location": str(shape["url"])})
 
 
 @handles("repos/check-collaborator")

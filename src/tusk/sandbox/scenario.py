@@ -12,6 +12,7 @@ notifications. See ``sandbox/scenarios/README.md`` for the format. The checks ar
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,24 @@ def read_scenario_file(path: str | Path) -> dict[str, Any]:
 
 
 def parse_scenario_text(text: str) -> dict[str, Any]:
-    data = yaml.safe_load(text) or {}
+    """A scenario in YAML, or in JSON read as JSON: YAML 1.1 refuses the surrogate pair
+    escapes ``json.dumps`` writes for astral characters (``"\\ud83e\\udd16"``)."""
+    data = _as_json(text)
+    if data is None:
+        data = yaml.safe_load(text) or {}
     if not isinstance(data, dict):
         raise ScenarioError(["the scenario must be a mapping at the top level"])
     return data
+
+
+def _as_json(text: str) -> Any:
+    """``text`` read as JSON when it is a JSON object, else None (then it is YAML)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None  # a YAML flow mapping such as ``{now: 2026-01-01}``
 
 
 def build_world(data: dict[str, Any], git: GitStore | None) -> World:
@@ -65,6 +80,7 @@ def build_world(data: dict[str, Any], git: GitStore | None) -> World:
     world.listing_lags = [float(x) for x in settings.get("listing_lags_seconds", [])]
     world.comment_listing_lag = float(settings.get("comment_listing_lag_seconds", 0))
     world.mark_read_late_listings = int(settings.get("mark_read_late_listings", 0))
+    world.page_size = settings.get("page_size")
     world.fork_deletion_closes_pulls = bool(settings.get("fork_deletion_closes_pulls", True))
     world.discussion_subject_url = bool(settings.get("discussion_subject_url", True))
     world.secondary = SecondaryLimits(Limits.from_setting(settings.get("secondary_limits")))

@@ -56,13 +56,16 @@ def build_repo(world: World, spec: dict[str, Any]) -> None:
         parent = world.repos[spec["fork_of"].lower()]
         repo.fork_of = parent.full_name
     world.add_repo(repo)
+    for former in spec.get("renamed_from", []):
+        world.renamed[str(former).lower()] = repo.id
     for label in spec.get("labels", []):
         label = {"name": label} if isinstance(label, str) else label
-        repo.labels[label["name"]] = Label(
+        repo.labels[label["name"].lower()] = Label(
             id=world.new_id(),
             name=label["name"],
             color=label.get("color", "ededed"),
             description=label.get("description"),
+            default=label.get("default", False),
         )
     for branch in spec.get("branches", []):
         protected = branch.get("protected")
@@ -212,7 +215,7 @@ def _build_issue(world: World, repo: Repo, item: dict[str, Any], *, is_pull: boo
         locked=item.get("locked", False),
         reactions=_reactions(world, item.get("reactions"), created),
     )
-    world.ensure_labels(repo, issue.labels)
+    issue.labels = world.ensure_labels(repo, issue.labels)
     if is_pull:
         head_owner, _, head_ref = item["head"].rpartition(":")
         head_repo = repo.full_name

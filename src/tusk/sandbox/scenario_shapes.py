@@ -81,7 +81,7 @@ DISCUSSION = {
     "comments": [DISCUSSION_COMMENT],
 }
 BRANCH = {"name!": str, "from": str, "files": dict, "message": str, "protected": (bool, dict)}
-LABEL = {"name!": str, "color": str, "description": str}
+LABEL = {"name!": str, "color": str, "description": str, "default": bool}
 ARTIFACT = {"name!": str, "files": dict, "run_id": int, "expired": bool}
 WORKFLOW_RUN = {
     "workflow!": str,
@@ -111,6 +111,7 @@ REPO = {
     "workflow_runs": [WORKFLOW_RUN],
     "secrets": [str],  # names of the repository's Actions secrets
     "disabled_workflows": [str],  # workflow file paths GitHub shows as disabled_manually
+    "renamed_from": [str],  # former names (owner/name): GitHub redirects them by id
 }
 # ``members``: for a user of type Organization, the logins that belong to it.
 USER = {"login!": str, "id": int, "type": str, "name": str, "email": str, "members": [str]}
@@ -128,6 +129,7 @@ SETTINGS = {
     "listing_lags_seconds": [(int, float)],
     "comment_listing_lag_seconds": (int, float),
     "mark_read_late_listings": int,
+    "page_size": int,
     "discussion_subject_url": bool,
     "fork_deletion_closes_pulls": bool,
     "secondary_limits": (bool, dict),

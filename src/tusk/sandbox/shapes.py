@@ -257,7 +257,7 @@ class Shapes(IssueShapes):
                 "latest_comment_url": latest,
                 "type": thread.kind,
             },
-            "repository": self.repo(repo, thread.user, full=False),
+            "repository": self.small_repo(repo),
             "url": url,
             "subscription_url": f"{url}/subscription",
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zlib
 from typing import Any
+from urllib.parse import quote
 
 from tusk.sandbox.shapes_repos import RepoShapes, node_id
 from tusk.sandbox.world_clock import iso
@@ -48,11 +49,11 @@ class IssueShapes(RepoShapes):
         return {
             "id": label.id,
             "node_id": node_id("Label", label.id),
-            "url": f"{self.repo_url(repo)}/labels/{label.name}",
+            "url": f"{self.repo_url(repo)}/labels/{quote(label.name)}",
             "name": label.name,
             "description": label.description,
             "color": label.color,
-            "default": False,
+            "default": label.default,
         }
 
     def reactions(self, url: str, reactions: list[Reaction]) -> dict[str, Any]:
@@ -72,9 +73,13 @@ class IssueShapes(RepoShapes):
 
     def issue_labels(self, repo: Repo, issue: Issue) -> list[dict[str, Any]]:
         """The issue's labels as GitHub shows them (names the repository no longer has drop)."""
-        return [self.label(repo, repo.labels[n]) for n in issue.labels if n in repo.labels]
+        known = [repo.labels.get(n.lower()) for n in issue.labels]
+        return [self.label(repo, label) for label in known if label is not None]
 
-    def issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
+    def issue(self, repo: Repo, issue: Issue, *, single: bool = False) -> dict[str, Any]:
+        """An issue as GitHub answers it. ``closed_by`` only in the answers about one issue
+        (get, create, update): listings and search items lack it (recorded:
+        @octokit/fixtures paginate-issues, search-issues)."""
         url = f"{self.repo_url(repo)}/issues/{issue.number}"
         kind = "pull" if issue.pull else "issues"
         labels = self.issue_labels(repo, issue)
@@ -103,11 +108,14 @@ class IssueShapes(RepoShapes):
             "closed_at": iso(issue.closed_at),
             "created_at": iso(issue.created_at),
             "updated_at": iso(issue.updated_at),
-            "closed_by": self.user(issue.closed_by) if issue.closed_by else None,
             "author_association": self.association(repo, issue.author),
             "reactions": self.reactions(f"{url}/reactions", issue.reactions),
             "timeline_url": f"{url}/timeline",
+            # Tusk acts as a user, never as a GitHub App.
+            "performed_via_github_app": None,
         }
+        if single:
+            shape["closed_by"] = self.user(issue.closed_by) if issue.closed_by else None
         if issue.pull is not None:
             pull_url = f"{self.repo_url(repo)}/pulls/{issue.number}"
             html = f"{self.base}/{repo.full_name}/pull/{issue.number}"

@@ -198,6 +198,30 @@ class RepoShapes:
                 shape["source"] = self.repo(root, viewer, full=False)
         return shape
 
+    def small_repo(self, repo: Repo) -> dict[str, Any]:
+        """The small repository GitHub nests in invitations, commit statuses and
+        notification threads: names, owner and URLs, no dates, counts or permissions
+        (recorded: @octokit/fixtures add-and-remove-repository-collaborator,
+        create-status)."""
+        url = self.repo_url(repo)
+        shape: dict[str, Any] = {
+            "id": repo.id,
+            "node_id": node_id("Repository", repo.id),
+            "name": repo.name,
+            "full_name": repo.full_name,
+            "private": repo.private,
+            "owner": self.user(repo.owner),
+            "html_url": f"{self.base}/{repo.full_name}",
+            "description": repo.description,
+            "fork": repo.fork_of is not None,
+            "url": url,
+        }
+        for key in REPO_LINKS:
+            shape[f"{key}_url"] = (
+                f"{url}/{key.replace('_', '/') if key.startswith('git_') else key}"
+            )
+        return shape
+
     def repo_permissions(self, repo: Repo, viewer: str | None) -> dict[str, bool]:
         """The viewer's rights as the repository object lists them."""
         permission = self.world.permission(repo, viewer)

@@ -68,6 +68,9 @@ class World:
     users: dict[str, User] = field(default_factory=dict)
     tokens: dict[str, Token] = field(default_factory=dict)
     repos: dict[str, Repo] = field(default_factory=dict)  # key: full name, lower case
+    # A renamed or transferred repository's former names (lower case) -> its id: GitHub
+    # redirects them to /repositories/{id} (301 for reads, 307 for other methods).
+    renamed: dict[str, int] = field(default_factory=dict)
     threads: list[Thread] = field(default_factory=list)
     dispatches: list[Dispatch] = field(default_factory=list)
     inbox_modified: dict[str, datetime] = field(default_factory=dict)
@@ -95,6 +98,10 @@ class World:
     # Accepted status and GitHub will run an asynchronous process to mark notifications
     # as "read."" (docs.github.com/rest/activity/notifications#mark-notifications-as-read)
     mark_read_late_listings: int = 0
+    # The most items a page holds, whatever per_page asks (settings.page_size; None:
+    # GitHub's own maximum per operation). Small pages make short lists span pages, so
+    # a test walks every page after the first through GitHub's /repositories/{id} links.
+    page_size: int | None = None
     # Whether deleting a fork closes the open PRs from it (settings.fork_deletion_closes_pulls).
     fork_deletion_closes_pulls: bool = True
     # Whether a discussion notification has a subject.url (settings.discussion_subject_url):
@@ -318,11 +325,46 @@ class World:
                     return issue, comment
         return None
 
-    def ensure_labels(self, repo: Repo, names: list[str]) -> None:
-        # GitHub creates a missing label on the fly with the default colour.
+    def ensure_labels(self, repo: Repo, names: list[str]) -> list[str]:
+        """``names`` as the repository spells its labels, once each. Label names are
+        case-insensitive on GitHub (recorded: @octokit/fixtures add-labels-to-issue); a
+        missing label is created on the fly with the default colour."""
+        spelled: list[str] = []
         for name in names:
-            if name.lower() not in {k.lower() for k in repo.labels}:
-                repo.labels[name] = Label(id=self.new_id(), name=name)
+            label = repo.labels.get(name.lower())
+            if label is None:
+                label = repo.labels[name.lower()] = Label(id=self.new_id(), name=name)
+            if label.name not in spelled:
+                spelled.append(label.name)
+        return spelled
+
+    def rename_repo(self, repo: Repo, name: str) -> None:
+        """Rename ``repo``: everything that names it follows, and its old name redirects
+        to its id (``renamed``), as GitHub's does."""
+        old = repo.full_name
+        new = f"{repo.owner}/{name}"
+        del self.repos[old.lower()]
+        if self.git is not None and self.git.exists(old):
+            target = self.git.path(new)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.git.path(old).rename(target)
+        repo.name = name
+        self.repos[new.lower()] = repo
+        self.renamed[old.lower()] = repo.id
+        self.renamed.pop(new.lower(), None)
+        for other in self.repos.values():
+            if (other.fork_of or "").lower() == old.lower():
+                other.fork_of = new
+            for issue in other.issues.values():
+                if issue.pull and issue.pull.head_repo.lower() == old.lower():
+                    issue.pull.head_repo = new
+            other.gone = {
+                n: (new, moved[1]) if moved and moved[0].lower() == old.lower() else moved
+                for n, moved in other.gone.items()
+            }
+        for thread in self.threads:
+            if thread.repo.lower() == old.lower():
+                thread.repo = new
 
     def delete_repo(self, repo: Repo, moment: datetime) -> None:
         """Delete a repository; open PRs whose head lives in it are closed, unless

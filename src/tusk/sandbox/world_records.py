@@ -159,6 +159,8 @@ class Label:
     name: str
     color: str = "ededed"
     description: str | None = None
+    # One of the labels GitHub gives every new repository ("bug", "duplicate", ...).
+    default: bool = False
 
 
 @dataclass
@@ -203,7 +205,7 @@ class Repo:
     archived: bool = False
     has_discussions: bool = True
     protected: dict[str, dict[str, Any]] = field(default_factory=dict)
-    labels: dict[str, Label] = field(default_factory=dict)
+    labels: dict[str, Label] = field(default_factory=dict)  # key: name, lower case
     issues: dict[int, Issue] = field(default_factory=dict)
     discussions: dict[int, Discussion] = field(default_factory=dict)
     artifacts: dict[int, Artifact] = field(default_factory=dict)

@@ -52,8 +52,10 @@ _CODE_TAG = re.compile(r"</?(?:code|pre)\b", re.IGNORECASE)
 
 # ----------------------------------------------------------------------------- the grammar
 
+# Where a login ends is GitHub's: at the first character no login holds, "[" included, so
+# ``@tusk-bot[bot]`` mentions (and notifies) ``tusk-bot``; an app's ``[bot]`` account is
+# never mentioned by name. Case never matters (``@TUSK-BOT`` is ``tusk-bot``).
 LOGIN = r"[A-Za-z0-9][A-Za-z0-9-]{0,38}"
-BOT_ACCOUNT = r"(?:\[bot\])?"  # an app's account: @renovate[bot]
 TEAM = r"(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)?"
 # Each way of writing the "@" that the page shows as one: the character, and the
 # entities cmark or a browser decode to it, with or without their ";".
@@ -79,7 +81,7 @@ class MentionPolicy:
     def expression(self) -> str:
         """The grammar where this policy finds a mention, as regex source without groups
         (for the write-up, which embeds it in its own patterns)."""
-        return self.before + "@" + LOGIN + BOT_ACCOUNT + TEAM
+        return self.before + "@" + LOGIN + TEAM
 
     def source_pattern(self, login: str | None = None) -> re.Pattern[str]:
         """``pattern`` with every spelling of the "@" (to neutralise the source text)."""
@@ -87,7 +89,7 @@ class MentionPolicy:
 
 
 def _who(login: str | None) -> str:
-    return f"({re.escape(login)})" if login is not None else f"({LOGIN}{BOT_ACCOUNT}{TEAM})"
+    return f"({re.escape(login)})" if login is not None else f"({LOGIN}{TEAM})"
 
 
 @lru_cache(maxsize=256)
@@ -209,7 +211,11 @@ def html(markdown: str) -> str:
 @lru_cache(maxsize=1024)
 def render(markdown: str) -> Rendering:
     """What github.com shows of ``markdown``."""
-    rendered = html(markdown)
+    return read(html(markdown), markdown)
+
+
+def read(rendered: str, markdown: str) -> Rendering:
+    """What github.com shows of ``rendered``, the HTML made of ``markdown``."""
     runs: list[Run] = []
     attributes: list[str] = []
     for node, where in _walk(LexborHTMLParser(rendered).body):

@@ -31,6 +31,7 @@ MarkerKind = Literal[
     "verdict",
     "status",
     "undo",
+    "rerun",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

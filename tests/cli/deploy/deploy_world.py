@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tusk import REPOSITORY, __version__
+from tusk import REPOSITORY
 
 ROOT = Path(__file__).resolve().parents[3]
 SECTION = "## Putting Tusk on your own bot"
@@ -25,6 +25,7 @@ class ReadmeSteps:
     text: str  # the four steps, as README numbers them
     install: str  # step 2's command line
     exports: tuple[str, ...]  # step 3's exported names
+    export_line: str  # step 3's export line, example values and all
     apply: list[str]  # step 3's tusk command, as argv after `tusk`
     mention: str  # step 4's comment
 
@@ -45,10 +46,11 @@ def readme_steps() -> ReadmeSteps:
     command = next(line for kind, line in lines if line.startswith("tusk init --apply"))
     mention = next(line for kind, line in lines if kind == "text")
     exports = tuple(word.split("=", 1)[0] for word in shlex.split(export)[1:])
-    return ReadmeSteps(steps, install, exports, shlex.split(command)[1:], mention)
+    return ReadmeSteps(steps, install, exports, export, shlex.split(command)[1:], mention)
 
 
 STEPS = readme_steps()
+INSTALLED = STEPS.install.rsplit("@", 1)[1]  # the release README's step 2 installs
 ARGS = STEPS.apply[2:]  # after `init --apply`
 BOT_LOGIN = ARGS[ARGS.index("--bot") + 1]
 CONTROL = ARGS[ARGS.index("--control-repo") + 1]
@@ -99,7 +101,7 @@ def new_user_world(**extra_tokens: Any) -> dict[str, Any]:
             {
                 "name": REPOSITORY,
                 "files": {"README.md": "# Tusk\n"},
-                "branches": [{"name": f"v{__version__}", "files": release_files()}],
+                "branches": [{"name": INSTALLED, "files": release_files()}],
             }
         ],
     }

@@ -4,8 +4,14 @@ nothing, and no token anywhere but (sealed) in the secrets API."""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import re
+import shlex
+import socket
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -21,6 +27,7 @@ from tests.cli.deploy.deploy_world import (
     OWNER,
     OWNER_LOGIN,
     OWNER_TOKEN_SCOPES,
+    ROOT,
     STEPS,
     new_user_world,
     writes,
@@ -244,16 +251,228 @@ def test_an_organisations_control_repository_is_created_in_it(
     assert "POST /orgs/acme/repos" in writes(local_github.journal())
 
 
-def test_apply_repairs_what_drifted_and_leaves_the_rest(
+def edit(local_github: Any, path: str, change: Any) -> str:
+    """The owner edits ``path`` on GitHub (``change`` maps the old text to the new)."""
+    owner = local_github.gateway("ghp_owner0wner")
+    current = owner.get(f"/repos/{CONTROL}/contents/{path}")
+    text = change(base64.b64decode(current["content"]).decode())
+    body = {"message": "edit", "content": base64.b64encode(text.encode()).decode()}
+    owner.put(f"/repos/{CONTROL}/contents/{path}", json={**body, "sha": current["sha"]})
+    return str(text)
+
+
+def file_on_github(local_github: Any, path: str) -> str:
+    body = local_github.gateway("ghp_owner0wner").get(f"/repos/{CONTROL}/contents/{path}")
+    return base64.b64decode(body["content"]).decode()
+
+
+def test_a_second_apply_keeps_the_owners_tusk_yml_and_repairs_a_caller(
     local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert apply() == 0
-    owner = local_github.gateway("ghp_owner0wner")
-    current = owner.get(f"/repos/{CONTROL}/contents/tusk.yml")
-    edited = {"message": "edit", "content": "Ym90OiBvdGhlcgo=", "sha": current["sha"]}
-    owner.put(f"/repos/{CONTROL}/contents/tusk.yml", json=edited)
+    policy = "limits:\n  daily_budget_usd: 50\nagent:\n  network: open\n"
+    mine = edit(local_github, "tusk.yml", lambda text: text + policy)
+    edit(local_github, ".github/workflows/poll.yml", lambda text: text + "# drifted\n")
     capsys.readouterr()
     seen = len(local_github.journal())
     assert apply() == 0
-    assert "→ file update tusk.yml: differs from what tusk init writes" in capsys.readouterr().out
-    assert writes(local_github.journal()[seen:]) == [f"PUT /repos/{CONTROL}/contents/tusk.yml"]
+    out = capsys.readouterr().out
+    assert "✓ file tusk.yml: yours, kept as it is (your policy; --replace-config" in out
+    assert "→ file update .github/workflows/poll.yml: differs from what tusk init writes" in out
+    assert writes(local_github.journal()[seen:]) == [
+        f"PUT /repos/{CONTROL}/contents/.github/workflows/poll.yml"
+    ]
+    assert file_on_github(local_github, "tusk.yml") == mine
+    # A login asked for on the command line that the kept file lacks is named.
+    assert apply("--allowed-user", "tusk-platform", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "note: --allowed-user tusk-platform is not in your tusk.yml's allowed_users" in out
+
+    # Asked for, tusk init's tusk.yml replaces it, and what is lost is shown first.
+    assert apply("--replace-config") == 0
+    out = capsys.readouterr().out
+    assert "→ file replace tusk.yml: with tusk init's (--replace-config)" in out
+    assert "--replace-config changes your tusk.yml:\n" in out
+    assert "  -  daily_budget_usd: 50\n" in out
+    assert "daily_budget_usd" not in file_on_github(local_github, "tusk.yml")
+
+
+def test_a_mistyped_allowed_user_stops_the_plan_before_anything_is_written(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert apply("--allowed-user", "yuo") == 1
+    out = capsys.readouterr().out
+    assert "✓ allowed user you: a GitHub user" in out
+    assert "✗ allowed user yuo: GitHub has no such user: check the spelling" in out
+    assert "Nothing was written: do what the ✗ lines say" in out
+    assert writes(local_github.journal()) == []
+
+
+@pytest.mark.parametrize(
+    ("control", "said"),
+    [
+        ("acme/tusk-control", "you is not a member of the organisation acme: export the token"),
+        ("someone/tusk-control", "it would be someone's and TUSK_OWNER_TOKEN belongs to you"),
+        ("nobody-here/tusk-control", "GitHub has no user or organisation nobody-here"),
+    ],
+    ids=["org_not_a_member", "another_users_account", "no_such_account"],
+)
+def test_a_repository_the_owner_cannot_create_stops_the_plan_with_the_real_fix(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    control: str,
+    said: str,
+) -> None:
+    world = new_user_world()
+    world["users"] += [{"login": "acme", "type": "Organization"}, {"login": "someone"}]
+    local_github.load(world)
+    args = [*ARGS[: ARGS.index("--control-repo") + 1], control]
+    args += ARGS[ARGS.index("--control-repo") + 2 :]
+    assert tusk_main(["init", "--apply", *args]) == 1
+    assert f"✗ your rights {control}: {said}" in capsys.readouterr().out
+    assert writes(local_github.journal()) == []
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_apply(
+    local_github: Any, env: dict[str, str]
+) -> None:
+    """`tusk init --apply ... | head -1`: the rest is written although nobody reads it."""
+    environ = {**os.environ, **ALL, "TUSK_GITHUB_API_URL": local_github.url}
+    environ.pop("GITHUB_ACTIONS", None)
+    command = [sys.executable, "-m", "tusk.cli.main", "init", "--apply", *ARGS]
+    process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    assert process.stdout.readline().startswith(b"Plan for ")
+    process.stdout.close()  # the reader is gone
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err.decode()
+    assert b"BrokenPipe" not in err
+    control = local_github.state()["repos"][CONTROL]
+    assert len(control["issues"]) == 3 and set(control["secret_values"]) == {*BOT, *KEY}
+
+
+def test_doctor_and_usage_read_the_deployed_tusk_yml_right_after_an_apply(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """README's next step, where the person is: no tusk.yml on this machine."""
+    assert apply() == 0
+    policy = "limits:\n  daily_budget_usd: 50\n"
+    edit(local_github, "tusk.yml", lambda text: text + policy)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUSK_CONFIG", raising=False)
+    capsys.readouterr()
+    assert tusk_main(["doctor"]) == 1  # no local file: the hint names the way out
+    assert "tusk doctor and tusk usage read the deployed one with --control-repo" in (
+        capsys.readouterr().err
+    )
+    assert tusk_main(["doctor", "--control-repo", CONTROL]) == 0
+    out = capsys.readouterr().out
+    assert "15 check(s): all good" in out and "✗" not in out
+    assert tusk_main(["usage", "--control-repo", CONTROL, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runs"] == 0
+    assert {"limit": "daily_budget_usd", "allowed": "$50.00"}.items() <= report["window"][0].items()
+    assert list(tmp_path.iterdir()) == []
+    assert tusk_main(["doctor", "--control-repo", "you/nothing-here"]) == 1
+    assert "you/nothing-here:tusk.yml cannot be read" in capsys.readouterr().err
+
+
+def test_the_plan_says_what_the_schedule_costs_and_how_to_change_it(
+    local_github: Any, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert apply("--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "poll.yml runs `2-57/5 * * * *`: 288 polls a day, 8,640 in a 30-day month" in out
+    assert "about 8,640 Actions minutes a month (4.3 × GitHub Free's 2,000)" in out
+    assert "to change it: edit the cron line of .github/workflows/poll.yml" in out
+    assert apply() == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(
+        "(4.3 × GitHub Free's 2,000), agent runs on top; to change it: "
+        "edit the cron line of .github/workflows/poll.yml (README's cost "
+        "table: every 15 min is 2,880 a month, hourly 720), or poll from "
+        "a cron host, or --public for a public control repository."
+    )
+    assert f"tusk doctor --control-repo {CONTROL}" in out
+    local_github.load(new_user_world())
+    assert apply("--public", "--dry-run") == 0
+    assert "in a public repository jobs on GitHub's standard runners are free" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_placeholder_copied_from_readme_is_refused_before_anything_is_sent(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readme_values = dict(word.split("=", 1) for word in STEPS.export_line.split()[1:])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", readme_values["ANTHROPIC_API_KEY"])
+    assert apply() == 1
+    err = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY: an example value, not a secret" in err
+    assert local_github.journal() == []  # not even a read
+
+
+def test_a_role_token_holding_more_than_its_role_needs_is_named_with_the_fix(
+    local_github: Any,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wide = {"user": BOT_LOGIN, "scopes": ["repo", "delete_repo", "workflow"]}
+    local_github.load(new_user_world(ghp_bot0wide=wide))
+    monkeypatch.setenv("TUSK_READ_TOKEN", "ghp_bot0wide")
+    assert apply("--dry-run") == 0
+    out = capsys.readouterr().out
+    assert (
+        f"note: ! TUSK_READ_TOKEN: belongs to {BOT_LOGIN}, scopes delete_repo, repo, workflow: "
+        "more than it needs for the agent's reads (delete_repo, workflow) → the least-privilege"
+    ) in out
+
+
+def test_readmes_rehearsal_runs_apply_and_doctor_against_the_shipped_scenario(
+    tmp_path: Any,
+) -> None:
+    """README's "Rehearse it offline", line by line, on a port of its own."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("### Rehearse it offline", 1)[1].split("```bash\n", 1)[1]
+    lines = block.split("```", 1)[0].strip().splitlines()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    lines = [line.replace("8700", port) for line in lines]
+    serve = shlex.split(lines[0].removesuffix("&"))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TUSK_", "ANTHROPIC_"))}
+    for line in lines[1:]:
+        if line.startswith("export "):
+            environ |= dict(word.split("=", 1) for word in shlex.split(line)[1:])
+    tusk = [sys.executable, "-m", "tusk.cli.main"]
+    server = subprocess.Popen(
+        [*tusk, *serve[1:]], env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().decode().strip() == f"http://127.0.0.1:{port}"
+        runs = [shlex.split(line) for line in lines if line.startswith("tusk ")][1:]
+        assert [run[:2] for run in runs] == [["tusk", "init"], ["tusk", "doctor"]]
+        done = [
+            subprocess.run(
+                [*tusk, *run[1:]], env=environ, cwd=tmp_path, capture_output=True, text=True
+            )
+            for run in runs
+        ]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    applied, doctor = done
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "Plan for you/tusk-control: 23 of 23 step(s) to do" in applied.stdout
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "✗" not in doctor.stdout and "check(s): all good" in doctor.stdout

@@ -123,6 +123,25 @@ def test_audit_verify_cli_exits_non_zero_naming_the_broken_line(tmp_path: Path, 
     assert "line 2" in capsys.readouterr().err
 
 
+def test_audit_verify_on_a_file_that_is_no_audit_log_says_so(tmp_path: Path, capsys) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# notes\n")
+    assert tusk_main(["audit", "verify", str(notes)]) == 1
+    err = capsys.readouterr().err
+    assert f"error: {notes}: not an audit log (its first line is not JSON" in err
+    assert "chain broken" not in err
+    # A chain whose first record was edited is still a broken chain.
+    path = tmp_path / "audit.jsonl"
+    write_log(path)
+    edited = lines(path)
+    first = json.loads(edited[0])
+    first["target"] = "someone/else"
+    edited[0] = json.dumps(first)
+    path.write_text("\n".join(edited) + "\n")
+    assert tusk_main(["audit", "verify", str(path)]) == 1
+    assert "chain broken at line 1" in capsys.readouterr().err
+
+
 def test_reopened_log_continues_the_chain(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     write_log(path, 2)

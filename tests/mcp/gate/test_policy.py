@@ -294,6 +294,10 @@ def test_servers_own_token_is_refused_even_without_a_known_format() -> None:
         ("__a__@tusk-bot done", "__a__tusk-bot done"),
         ("mail tusk@tusk-bot.dev", "mail tusk@tusk-bot.dev"),
         ("@tusk-botany is someone else", "@tusk-botany is someone else"),
+        # GitHub ends a login at "[": @tusk-bot[bot] notifies tusk-bot. Case never counts.
+        ("ping @tusk-bot[bot] now", "ping tusk-bot[bot] now"),
+        ("ping @TUSK-BOT now", "ping TUSK-BOT now"),
+        ("[@Tusk-Bot[bot]](#x)", "[Tusk-Bot[bot]](#x)"),
     ],
 )
 def test_self_mention_is_neutralised(body: str, expected: str) -> None:

@@ -699,6 +699,17 @@ async def test_push_branch_lands_on_a_new_fork_and_opens_a_pr(
     listed = local_github.gateway("alice").get(f"/repos/{BOT}/widgets/branches")
     assert {b["name"]: b["commit"]["sha"] for b in listed}["tusk/fix"] == local_sha
     assert "extraheader" not in (work / ".git" / "config").read_text().lower()
+    # The push's diff summary, for the write-up: one file, one line in, none out (the
+    # stand-in's README is one line, replaced).
+    [pushed] = [json.loads(line) for line in (running.run_dir / "pushes.jsonl").open()]
+    assert pushed == {
+        "branch": "tusk/fix",
+        "url": pushed["url"],
+        "files": 1,
+        "additions": 1,
+        "deletions": pushed["deletions"],
+    }
+    assert pushed["url"].endswith(f"/{BOT}/widgets/tree/tusk/fix")
 
 
 async def test_push_waits_until_a_new_forks_git_objects_are_there(
@@ -797,6 +808,37 @@ async def test_cannot_force_push_a_branch_this_run_did_not_create(
         await agent.ok("push_branch", branch="tusk/own")
         git(["commit", "--quiet", "--amend", "-m", "Rewritten again"], work)
         await agent.ok("push_branch", branch="tusk/own")
+
+
+async def test_a_push_records_whether_it_created_or_moved_the_branch_and_its_head(
+    start_mcp, local_github, tmp_path
+) -> None:
+    """Undo deletes a branch only when the run created it and it still has the run's head:
+    the audit says which, for every push."""
+    local_github.load(scenario(with_fork=True))
+    work = make_workspace(local_github, tmp_path)
+    first = start_mcp(workspace=work)
+    async with agent_session(first.url) as agent:
+        await agent.ok("push_branch", branch="tusk/fix")
+        (work / "more.txt").write_text("more\n")
+        git(["add", "-A"], work)
+        git(["commit", "--quiet", "-m", "More"], work)
+        await agent.ok("push_branch", branch="tusk/fix")
+    (work / "later.txt").write_text("later\n")
+    git(["add", "-A"], work)
+    git(["commit", "--quiet", "-m", "A later run's commit"], work)
+    second = start_mcp(workspace=work)
+    async with agent_session(second.url) as agent:
+        await agent.ok("push_branch", branch="tusk/fix")
+    head = git(["rev-parse", "tusk/fix"], work).strip()
+    pushes = [
+        (r.branch, r.head)
+        for running in (first, second)
+        for r in audit.read_records(running.audit_path)
+        if r.tool == "push_branch" and r.decision == "allowed"
+    ]
+    assert [branch for branch, _ in pushes] == ["created", "moved", "moved"]
+    assert pushes[-1][1] == head and all(sha and len(sha) == 40 for _, sha in pushes)
 
 
 async def test_workspace_hooks_never_run_in_the_servers_process(

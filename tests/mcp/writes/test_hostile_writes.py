@@ -240,3 +240,24 @@ async def test_mentions_after_emphasis_are_capped_and_self_mentions_neutralised(
     posted = comment_body(local_github, comment_id_of(made))
     assert posted.startswith(f"_a_{BOT} done")
     assert f"@{BOT} done" not in posted
+
+
+async def test_a_bot_login_with_brackets_or_in_capitals_never_mentions_the_bot(
+    start_mcp, local_github
+) -> None:
+    """GitHub ends a login at "[" and ignores case: ``@tusk-bot[bot]`` and ``@TUSK-BOT``
+    both notify tusk-bot, so both are posted without their '@'."""
+    import github_view
+    from mcp_harness import BOT
+
+    running = start_mcp()
+    async with agent_session(running.url) as agent:
+        made = await agent.ok(
+            "create_comment",
+            repo="alice/widgets",
+            number=1,
+            body=f"thanks @{BOT}[bot] and @{BOT.upper()}, and @bob",
+        )
+    posted = comment_body(local_github, comment_id_of(made))
+    assert posted.startswith(f"thanks {BOT}[bot] and {BOT.upper()}, and @bob")
+    assert github_view.notified(posted) == {"bob"}

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tusk.github.rights import Rights, Role, judge
 from tusk.steps.apply.decide import Comment, Pending, decide
 from tusk.text.commands import ApprovalCommand
 
@@ -15,8 +16,22 @@ D1, D2 = "sha256:" + "1" * 64, "sha256:" + "2" * 64
 LATER = NOW + timedelta(days=2)
 
 
+def rights(role: str | None, login: str = "alice") -> dict[str, Rights]:
+    """The same rights over every set: ``role`` on the thread's repository (None: unread)."""
+    why = "" if role else "GitHub shows collaborators' roles only to accounts with push access"
+    verdict = judge(
+        login,
+        roles=[Role("alice/widgets", role, why)],
+        requester=None,
+        requester_may=False,
+    )
+    return {D1: verdict, D2: verdict}
+
+
 def verdict(comment: Comment, pending: list[Pending], role: str | None = "write") -> str:
-    got = decide(comment, actor="alice", allowed=["alice"], role=role, pending=pending, now=NOW)
+    got = decide(
+        comment, actor="alice", allowed=["alice"], rights=rights(role), pending=pending, now=NOW
+    )
     return f"{got.act} {got.digest}".strip() if got.act != "refuse" else f"refuse: {got.reason}"
 
 
@@ -55,8 +70,41 @@ def test_someone_not_allowed_may_not_approve_even_with_write_access() -> None:
         said(author="bob"),
         actor="bob",
         allowed=["alice"],
-        role="admin",
+        rights=rights("admin", "bob"),
         pending=[Pending(D1)],
         now=NOW,
     )
     assert got.act == "refuse" and "not one of the users allowed" in got.reason
+
+
+def test_the_requester_may_discard_their_run_but_never_apply_it_without_write() -> None:
+    own = {D1: judge("erin", roles=[], requester="erin")}
+    erin = Comment("erin", ApprovalCommand("discard", None), False)
+    got = decide(erin, actor="erin", allowed=["alice"], rights=own, pending=[Pending(D1)], now=NOW)
+    assert (got.act, got.digest) == ("discard", D1)
+    applying = Comment("erin", ApprovalCommand("apply", D1), False)
+    got = decide(
+        applying,
+        actor="erin",
+        allowed=["erin"],
+        rights=rights(None, "erin"),
+        pending=[Pending(D1)],
+        now=NOW,
+    )
+    assert got.act == "refuse" and "erin has no write access GitHub confirms" in got.reason
+
+
+def test_write_access_to_the_thread_alone_does_not_apply_a_set_that_writes_elsewhere() -> None:
+    both = judge(
+        "alice",
+        roles=[Role("alice/widgets", "write"), Role("acme/tools", "read")],
+        requester=None,
+        requester_may=False,
+    )
+    got = decide(
+        said(), actor="alice", allowed=["alice"], rights={D1: both}, pending=[Pending(D1)], now=NOW
+    )
+    assert got.act == "refuse" and "role read on acme/tools" in got.reason
+    assert "Who can: someone GitHub shows with write access to alice/widgets, acme/tools" in (
+        got.reason
+    )

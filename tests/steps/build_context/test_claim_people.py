@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 from bc_samples import REPO, issue_document, settings
 
+from tusk.contracts.config import Settings
 from tusk.github.gateway import Gateway
+from tusk.issues.state import StateStore
 from tusk.steps.build_context import main as build_main
+from tusk.text.markers import first_marker
 
 CONTROL = "alice/tusk-control"
 OTHER = "alice/archive"
@@ -62,7 +65,9 @@ def github(local_github: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     return local_github
 
 
-def deliver(github: Any, tmp_path: Path, name: str) -> dict[str, Any]:
+def deliver(
+    github: Any, tmp_path: Path, name: str, configured: Settings | None = None
+) -> dict[str, Any]:
     """One delivery of the job, through build-context; its outputs and step summary."""
     summary = tmp_path / f"{name}-summary.md"
     summary.write_text("", encoding="utf-8")
@@ -70,7 +75,7 @@ def deliver(github: Any, tmp_path: Path, name: str) -> dict[str, Any]:
         patch.setenv("GITHUB_STEP_SUMMARY", str(summary))
         outputs = build_main.build_and_claim(
             issue_document([]),
-            settings(),
+            configured or settings(),
             github.gateway("agent"),
             context_file=tmp_path / "context.json",
             out_dir=tmp_path / name,
@@ -184,6 +189,51 @@ def test_a_claim_that_cannot_be_found_is_stood_in_for_by_the_bots_reaction_on_th
     assert "says this job ran already, but its log issue cannot be found" in again["summary"]
 
 
+def rerun_refusals(github: Any) -> list[str]:
+    comments = github.gateway("alice").paginate(f"/repos/{REPO}/issues/7/comments")
+    return [c["body"] for c in comments if first_marker(c["body"], "rerun")]
+
+
+def test_a_claim_deleted_while_its_job_runs_is_stood_in_for_by_its_status_on_the_thread(
+    github: Any, tmp_path: Path
+) -> None:
+    """No 🚀 yet and no history entry: the status comment build-context posts right after
+    its claim says the job was claimed, and its log issue answers 410. Every re-delivery
+    stops, and the thread hears it once."""
+    first = deliver(github, tmp_path, "first")
+    assert first["proceed"] is True
+    delete(github, int(first["log-issue-number"]))
+    for name in ("again", "and-again"):
+        again = deliver(github, tmp_path, name)
+        assert again["proceed"] is False
+        assert not (tmp_path / name / "run.json").exists()
+        assert "says this job was claimed; its log issue" in again["summary"]
+        assert "answers 410 Gone (deleted)" in again["summary"]
+    assert control_issues(github) == {}  # nothing new was created
+    [refusal] = rerun_refusals(github)
+    assert "Not run again." in refusal and "answers 410 Gone" in refusal
+    assert "@tusk-bot" not in refusal.split("\n", 1)[1]  # the bot is not mentioned
+
+
+def test_a_claim_deleted_after_its_run_is_stood_in_for_by_the_history(
+    github: Any, tmp_path: Path
+) -> None:
+    """With no status comment on the thread and no reaction, the history issue's entry of
+    the run (carrying its job id) says it ran."""
+    quiet = settings().model_copy(
+        update={"feedback": settings().feedback.model_copy(update={"thread_status": False})}
+    )
+    first = deliver(github, tmp_path, "first", quiet)
+    StateStore(github.gateway("agent"), quiet).append_entry(
+        "history", "fixed the widget", jobid=str(first["jobid"])
+    )
+    delete(github, int(first["log-issue-number"]))
+    again = deliver(github, tmp_path, "again", quiet)
+    assert again["proceed"] is False
+    assert "the history issue has this job's entry" in again["summary"]
+    assert len(rerun_refusals(github)) == 1
+
+
 def test_a_claim_transferred_while_its_job_runs_is_followed_to_its_new_home(
     github: Any, tmp_path: Path
 ) -> None:
@@ -206,7 +256,8 @@ def test_a_reaction_by_someone_else_does_not_stop_the_job(github: Any, tmp_path:
 
 def test_a_claim_the_bot_released_itself_does_not_hold_the_job(github: Any, tmp_path: Path) -> None:
     """The bot closing its own claim as duplicate (a losing or released claim) is the one
-    way a claim stops holding its job."""
+    way a claim stops holding its job. GitHub's listings carry no ``closed_by``: only the
+    claim's own URL says who closed it, so a claim that trusted the listing fails here."""
     first = deliver(github, tmp_path, "first")
     patch(github, "agent", int(first["log-issue-number"]), state="closed", state_reason="duplicate")
     assert deliver(github, tmp_path, "again")["proceed"] is True
@@ -264,3 +315,27 @@ def test_two_builds_racing_under_a_reordering_listing_lag_give_exactly_one_run(
     states = {n: (i["state"], i["state_reason"]) for n, i in control_issues(local_github).items()}
     assert states == {1: ("open", None), 2: ("closed", "duplicate")}
     assert {r["log-issue-number"] for r in results.values()} == {1}
+
+
+def test_a_claim_is_found_through_githubs_repository_links(
+    local_github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of two: the bot's issues in the control repository span pages, read where
+    GitHub's Link points (/repositories/{id}/...); the re-delivery still finds the claim."""
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+    world = {**SCENARIO, "settings": {"page_size": 2}}
+    world["repos"] = [
+        {**r, "issues": [{"author": "tusk-bot", "title": f"notes {n}"} for n in range(1, 5)]}
+        if r["name"] == CONTROL
+        else r
+        for r in SCENARIO["repos"]
+    ]
+    local_github.load(world)
+    first = deliver(local_github, tmp_path, "first")
+    assert first["proceed"] is True
+    again = deliver(local_github, tmp_path, "again")
+    assert (again["proceed"], again["log-issue-number"]) == (False, first["log-issue-number"])
+    by_id = [e for e in local_github.journal() if e["path"].startswith("/repositories/")]
+    assert {e.get("route") for e in by_id} >= {f"/repos/{CONTROL}/issues"}
+    assert local_github.take_violations() == []

@@ -537,3 +537,13 @@ def test_a_cleanup_survives_github_refusing_content_for_a_while(local_github: An
     assert refused  # the limit did bite, and was survived
     assert go_away_log(local_github)["state_reason"] == "not_planned"
     assert "## Problems\n\nNone." in go_away_log(local_github)["body"]
+
+
+def test_the_clean_up_pages_through_githubs_repository_links(local_github: Any) -> None:
+    """Pages of two: the bot's comments, forks and state issues are read page after page
+    where GitHub's Link points, /repositories/{id}/..., and nothing is missed."""
+    local_github.load({**scenario(everyone_asks=True), "settings": {"page_size": 2}})
+    test_collaborator_blocks_the_repository_and_the_bot_leaves_it(local_github)
+    by_id = [e for e in local_github.journal() if e["path"].startswith("/repositories/")]
+    assert {e["token"] for e in by_id} >= {"agent"}
+    assert local_github.take_violations() == []

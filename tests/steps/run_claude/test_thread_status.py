@@ -202,10 +202,27 @@ def test_the_run_shows_working_then_its_outcome(gh: Any, tmp_path: Path) -> None
     from tusk.contracts.config import Secrets
 
     secrets = Secrets(agent_token="agent", github_api_url=gh.url)
+    # The run pushed a branch: the MCP server's audit and its diff summary of it.
+    from tusk.audit.chain import AuditLog
+
+    branch = "https://github.com/tusk-bot/widgets/tree/fix-typo"
+    AuditLog(tmp_path / "audit.jsonl").append(
+        tool="push_branch",
+        kind="write",
+        target="alice/widgets",
+        args={"branch": "fix-typo"},
+        decision="allowed",
+        url=branch,
+        created="branch",
+    )
+    (tmp_path / "pushes.jsonl").write_text(
+        f'{{"branch":"fix-typo","url":"{branch}","files":1,"additions":1,"deletions":1}}\n'
+    )
     run_status.conclude(secrets, SETTINGS, state, tmp_path)
     [done] = status_comments(gh)
     assert done["id"] == working["id"]
     assert "✅ **Done: Completed**" in done["body"] and "$0.2500 of $5.00" in done["body"]
+    assert f"- branch (1 file(s), +1 −1): {branch}" in done["body"]
 
 
 def test_off_means_no_status_comment(gh: Any, tmp_path: Path) -> None:

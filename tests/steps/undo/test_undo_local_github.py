@@ -49,6 +49,8 @@ def world() -> dict[str, Any]:
             {
                 "name": f"{BOT}/widgets",
                 "fork_of": REPO,
+                # bob may push to the agent's branches (as "allow edits by maintainers" lets)
+                "collaborators": {"bob": "write"},
                 "branches": [{"name": "main"}, {"name": "tusk/fix-a"}, {"name": "tusk/fix-b"}],
             },
         ],
@@ -78,7 +80,7 @@ class Run:
             log_issue_url=self.log["html_url"], bot=BOT, go_away_phrase="go away", jobid=self.jobid
         )
 
-    def _record(self, tool: str, url: str, created: str) -> None:
+    def _record(self, tool: str, url: str, created: str, **push: str) -> None:
         self.audit.append(
             tool=tool,
             kind="write",
@@ -87,7 +89,16 @@ class Run:
             decision="allowed",
             url=url,
             created=created,
+            **push,
         )
+
+    def push(self, branch: str, *, pushed: str = "created") -> str:
+        """The run's push_branch as the MCP server records it: created or moved, and the
+        head it left (what the fork has now)."""
+        head = str(head_of(self.gh, branch))
+        url = f"{self.gh.url}/{BOT}/widgets/tree/{branch}"
+        self._record("push_branch", url, "branch", branch=pushed, head=head)
+        return head
 
     def comment(self, number: int, text: str) -> dict[str, Any]:
         made = self.bot.post(
@@ -104,7 +115,7 @@ class Run:
         return dict(made)
 
     def pull(self, branch: str) -> dict[str, Any]:
-        self._record("push_branch", f"{self.gh.url}/{BOT}/widgets/tree/{branch}", "branch")
+        self.push(branch)
         made = self.bot.post(
             f"/repos/{REPO}/pulls",
             json={
@@ -145,6 +156,20 @@ class Run:
             self.bot.post(
                 f"/repos/{CONTROL}/issues/{self.log['number']}/comments", json={"body": body}
             )
+
+
+def head_of(gh: Any, branch: str) -> str | None:
+    """The commit the bot's fork has at ``branch`` now (None: no such branch)."""
+    return gh.state()["repos"][f"{BOT}/widgets"]["branches"].get(branch)
+
+
+def commit_to_fork(gh: Any, who: str, branch: str, path: str) -> str:
+    """``who`` pushes one commit onto the fork's ``branch`` (the Contents API); its sha."""
+    made = gh.gateway(who).put(
+        f"/repos/{BOT}/widgets/contents/{path}",
+        json={"message": f"{who}'s change", "content": "eA==", "branch": branch},
+    )
+    return str(made.body["commit"]["sha"])
 
 
 @pytest.fixture
@@ -265,7 +290,11 @@ def test_undo_by_someone_else_is_refused_and_changes_nothing(gh: Any, tmp_path: 
         == 0
     )
     after = [entry for entry in thread_logins(gh) if entry[0] != "mallory"]
-    assert after == before
+    [reply] = bot_replies(gh)
+    assert after == [*before, (BOT, "")]  # only the reply, saying why and who can
+    said = "mallory did not ask for this run and has no write access GitHub confirms"
+    assert f"{said}: role read on alice/widgets" in reply
+    assert "Who can: the run's requester, alice, or someone GitHub shows" in reply
     undo_logs = [
         i
         for i in gh.gateway("agent").paginate(f"/repos/{CONTROL}/issues", params={"state": "all"})
@@ -273,7 +302,7 @@ def test_undo_by_someone_else_is_refused_and_changes_nothing(gh: Any, tmp_path: 
     ]
     [log] = undo_logs
     assert (log["state"], log["state_reason"]) == ("closed", "not_planned")
-    assert "**Refused**: mallory neither asked for this run" in log["body"]
+    assert "**Refused**: mallory did not ask for this run" in log["body"]
 
 
 def test_a_collaborator_may_undo_someone_elses_run(gh: Any, tmp_path: Path) -> None:
@@ -282,9 +311,171 @@ def test_a_collaborator_may_undo_someone_elses_run(gh: Any, tmp_path: Path) -> N
     assert (BOT, "job-alice") not in thread_logins(gh)
 
 
+def pulls_by_branch(gh: Any) -> dict[str, str]:
+    pulls = gh.gateway("alice").paginate(f"/repos/{REPO}/pulls", params={"state": "all"})
+    return {p["head"]["ref"]: p["state"] for p in pulls}
+
+
+def undo_log_body(gh: Any) -> str:
+    [log] = [
+        i
+        for i in gh.gateway("agent").paginate(f"/repos/{CONTROL}/issues", params={"state": "all"})
+        if i["title"].startswith("[Undo]")
+    ]
+    return str(log["body"])
+
+
+def bot_replies(gh: Any) -> list[str]:
+    comments = gh.gateway("alice").paginate(f"/repos/{REPO}/issues/1/comments")
+    return [
+        c["body"] for c in comments if c["user"]["login"] == BOT and first_marker(c["body"], "undo")
+    ]
+
+
+def test_undo_after_another_run_pushed_to_the_branch_deletes_nothing_of_that_run(
+    gh: Any, tmp_path: Path
+) -> None:
+    """Run A created tusk/fix-a; run B (another thread) fast-forwarded it. Undoing A closes
+    A's pull request and leaves the branch with B's commit on it, and says why; undoing B
+    leaves it too: B did not create it."""
+    run_a = Run(gh, tmp_path, "job-a", "alice")
+    run_a.comment(1, "Opened a PR.")
+    run_a.pull("tusk/fix-a")
+    run_a.write_up()
+    run_b = Run(gh, tmp_path, "job-b", "bob")
+    b_head = commit_to_fork(gh, "agent", "tusk/fix-a", "b.txt")
+    assert run_b.push("tusk/fix-a", pushed="moved") == b_head
+    run_b.write_up()
+
+    assert (
+        execute(ask_undo(gh, "alice"), gateway=gh.gateway("agent"), settings=SETTINGS, now=AT) == 0
+    )
+    assert head_of(gh, "tusk/fix-a") == b_head  # B's commit is still there
+    assert pulls_by_branch(gh)["tusk/fix-a"] == "closed"  # A's pull request is taken back
+    assert "someone pushed to it since" in undo_log_body(gh)
+    log_comments = gh.gateway("agent").paginate(
+        f"/repos/{CONTROL}/issues/{run_a.log['number']}/comments"
+    )
+    [undone] = [c["body"] for c in log_comments if first_marker(c["body"], "undo")]
+    assert f"kept: {gh.url}/{BOT}/widgets/tree/tusk/fix-a" in undone
+    [reply] = bot_replies(gh)
+    assert "kept" in reply and "someone pushed to it since" in reply
+
+
+def test_undo_of_a_run_that_only_moved_a_branch_leaves_it(gh: Any, tmp_path: Path) -> None:
+    run_b = Run(gh, tmp_path, "job-b", "bob")
+    run_b.comment(1, "Pushed onto the existing branch.")
+    commit_to_fork(gh, "agent", "tusk/fix-a", "b.txt")
+    head = run_b.push("tusk/fix-a", pushed="moved")
+    run_b.write_up()
+    assert execute(ask_undo(gh, "bob"), gateway=gh.gateway("agent"), settings=SETTINGS, now=AT) == 0
+    assert head_of(gh, "tusk/fix-a") == head
+    assert "did not create this branch (its push moved an existing branch)" in undo_log_body(gh)
+
+
+def test_undo_after_a_human_pushed_to_the_agents_branch_keeps_the_human_commit(
+    gh: Any, tmp_path: Path
+) -> None:
+    run = Run(gh, tmp_path, "job-a", "alice")
+    run.comment(1, "Opened a PR.")
+    run.pull("tusk/fix-a")
+    run.write_up()
+    human = commit_to_fork(gh, "bob", "tusk/fix-a", "bob.txt")
+    assert (
+        execute(ask_undo(gh, "alice"), gateway=gh.gateway("agent"), settings=SETTINGS, now=AT) == 0
+    )
+    assert head_of(gh, "tusk/fix-a") == human
+    assert pulls_by_branch(gh)["tusk/fix-a"] == "closed"
+
+
+def test_a_comment_edited_after_the_run_is_deleted_only_with_its_marker_intact(
+    gh: Any, tmp_path: Path
+) -> None:
+    run = Run(gh, tmp_path, "job-a", "alice")
+    kept_marker = run.comment(1, "First.")
+    lost_marker = run.comment(1, "Second.")
+    run.write_up()
+    gh.advance(60)
+    bob = gh.gateway("bob")  # a maintainer may edit anyone's comment
+    path = f"/repos/{REPO}/issues/comments"
+    bob.patch(f"{path}/{kept_marker['id']}", json={"body": kept_marker["body"] + "\nfixed a typo"})
+    bob.patch(f"{path}/{lost_marker['id']}", json={"body": "bob's words now"})
+    assert (
+        execute(ask_undo(gh, "alice"), gateway=gh.gateway("agent"), settings=SETTINGS, now=AT) == 0
+    )
+    ids = [c["id"] for c in gh.gateway("alice").paginate(f"{path[:-9]}/1/comments")]
+    assert kept_marker["id"] not in ids and lost_marker["id"] in ids
+    body = undo_log_body(gh)
+    assert "edited after the run; deleted because the run's marker in it is intact" in body
+    assert "not this run's" in body
+
+
 def test_a_forged_request_is_refused(gh: Any, tmp_path: Path) -> None:
     two_runs(gh, tmp_path)
     request = ask_undo(gh, "mallory").model_copy(update={"actor": "alice"})
     with pytest.raises(UserError, match="written by `mallory`, not `alice`"):
         execute(request, gateway=gh.gateway("agent"), settings=SETTINGS, now=AT)
     assert (BOT, "job-alice") in thread_logins(gh)
+
+
+def test_undo_pages_through_githubs_repository_links(local_github: Any, tmp_path: Path) -> None:
+    """Pages of two: every list undo reads spans pages, and each page after the first is
+    fetched where GitHub's Link points, /repositories/{id}/..."""
+    local_github.load({**world(), "settings": {"page_size": 2}})
+    test_undo_takes_back_exactly_the_latest_run_and_records_it(local_github, tmp_path)
+    by_id = [e for e in local_github.journal() if e["path"].startswith("/repositories/")]
+    assert {e["token"] for e in by_id} >= {"agent"}
+    assert local_github.take_violations() == []
+
+
+def world_without_push() -> dict[str, Any]:
+    """The bot's usual case: it works from its fork, with no push access to the repository,
+    so GitHub will not show it anyone's role there. The repository belongs to the
+    organisation alice (dave is a member, without write), and carol was invited to read."""
+    data = world()
+    data["users"] = [
+        *[u for u in data["users"] if u["login"] != "alice"],
+        {"login": "alice", "type": "Organization", "members": ["dave"]},
+        {"login": "dave"},
+        {"login": "erin"},
+    ]
+    data["tokens"] |= {name: {"user": name, "scopes": ["repo"]} for name in ("dave", "erin")}
+    repo = next(r for r in data["repos"] if r["name"] == REPO)
+    repo["collaborators"] = {"carol": "read"}
+    return data
+
+
+@pytest.mark.parametrize("who", ["carol", "dave"])
+def test_undo_by_a_read_invitee_or_an_org_member_is_refused_where_the_bot_cannot_push(
+    local_github: Any, tmp_path: Path, who: str
+) -> None:
+    """By ``author_association`` carol is a COLLABORATOR and dave a MEMBER; neither has
+    write access, and GitHub will not confirm anyone's role to the bot here."""
+    local_github.load(world_without_push())
+    run = Run(local_github, tmp_path, "job-erin", "erin")
+    run.comment(1, "Done.")
+    run.write_up()
+    request = ask_undo(local_github, who)
+    association = local_github.gateway(who).get(
+        f"/repos/{REPO}/issues/comments/{request.comment_id}"
+    )["author_association"]
+    assert association in ("COLLABORATOR", "MEMBER")
+    assert execute(request, gateway=local_github.gateway("agent"), settings=SETTINGS, now=AT) == 0
+    assert (BOT, "job-erin") in thread_logins(local_github)  # nothing was undone
+    [reply] = bot_replies(local_github)
+    assert "only to accounts with push access, and the bot has none there" in reply
+    assert "Who can: the run's requester, erin" in reply
+    assert "**Refused**" in undo_log_body(local_github)
+
+
+def test_the_requester_may_undo_their_run_where_the_bot_cannot_push(
+    local_github: Any, tmp_path: Path
+) -> None:
+    local_github.load(world_without_push())
+    run = Run(local_github, tmp_path, "job-erin", "erin")
+    run.comment(1, "Done.")
+    run.write_up()
+    request = ask_undo(local_github, "erin")
+    assert execute(request, gateway=local_github.gateway("agent"), settings=SETTINGS, now=AT) == 0
+    assert (BOT, "job-erin") not in thread_logins(local_github)
+    assert "Rights: erin asked for this run." in undo_log_body(local_github)

@@ -15,7 +15,9 @@ Tokens are read once here, masked in Actions logs, and leave Tusk only in the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
 from collections.abc import Callable, Mapping
 
 import yaml
@@ -24,12 +26,23 @@ from pydantic import SecretStr
 from tusk import actions_edge
 from tusk.cli.deploy.look import look
 from tusk.cli.deploy.perform import Applier
-from tusk.cli.deploy.plan import BLOCKED, Step, Wanted, plan
+from tusk.cli.deploy.plan import (
+    BLOCKED,
+    Seen,
+    Step,
+    Wanted,
+    checks,
+    config_diff,
+    is_placeholder,
+    plan,
+    poll_cost,
+)
 from tusk.cli.doctor import (
     FAIL,
     OK,
     ROLES,
     STORED_SECRETS,
+    WARN,
     Check,
     Doctor,
     judge_token,
@@ -42,6 +55,7 @@ from tusk.errors import UserError
 from tusk.github.gateway import Gateway, Unauthorized
 
 OWNER_ENV = "TUSK_OWNER_TOKEN"
+POLL_FILE = ".github/workflows/poll.yml"
 OWNER_SCOPES = ("repo", "workflow")
 STATE_KINDS = ("history", "memory", "blocklist")
 ROLE_FIELDS = {"TUSK_BOT_TOKEN": "bot_token", "TUSK_AGENT_TOKEN": "agent_token"}
@@ -65,8 +79,24 @@ def secret_values(secrets: Secrets) -> tuple[dict[str, SecretStr], set[str]]:
     return values, stand_ins
 
 
+def say(text: str = "") -> None:
+    """Print a line of the apply; a reader that went away (``| head``) stops the printing,
+    never the apply: what is half done is finished, silently."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Later lines, and the flush at exit, go nowhere (Python's documented way).
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (kept open)
+
+
 def wanted_for(
-    files: Mapping[str, str], settings: Settings, args: argparse.Namespace, exported: set[str]
+    files: Mapping[str, str],
+    settings: Settings,
+    args: argparse.Namespace,
+    exported: set[str],
+    owner_login: str = "",
 ) -> Wanted:
     return Wanted(
         repo=settings.control_repo,
@@ -78,6 +108,10 @@ def wanted_for(
         secrets=STORED_SECRETS,
         exported=frozenset(exported),
         rotate_secrets=args.rotate_secrets,
+        config=CONFIG_FILE,
+        replace_config=bool(getattr(args, "replace_config", False)),
+        allowed_users=tuple(settings.allowed_users),
+        owner_login=owner_login,
     )
 
 
@@ -93,9 +127,9 @@ def whose(gateway: Gateway, env: str) -> tuple[str, set[str] | None]:
     return str(response.body["login"]), parse_scopes(response.header("x-oauth-scopes"))
 
 
-def check_tokens(owner: Gateway, bot: Gateway, settings: Settings) -> None:
+def check_tokens(owner: Gateway, bot: Gateway, settings: Settings) -> str:
     """Whose each token is and whether the owner's may do the set-up; nothing is written
-    before both are right."""
+    before both are right. Returns the owner's login."""
     login, scopes = whose(owner, OWNER_ENV)
     missing = [s for s in OWNER_SCOPES if scopes is not None and s not in scopes]
     if missing:
@@ -108,19 +142,33 @@ def check_tokens(owner: Gateway, bot: Gateway, settings: Settings) -> None:
     if bot_login.lower() != settings.bot.lower():
         raise UserError(
             f"TUSK_BOT_TOKEN belongs to {bot_login}, not to the bot {settings.bot}",
-            "Export the bot account's own classic token. Nothing was written.",
+            f"If the bot is {bot_login}, pass --bot {bot_login}; else export the bot "
+            f"account's own classic token. Nothing was written.",
         )
     if login.lower() == settings.bot.lower():
         raise UserError(
             f"{OWNER_ENV} belongs to the bot {settings.bot}",
             "The control repository's owner is you (or your organisation), never the bot.",
         )
+    return login
 
 
-def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: GatewayFor) -> None:
+def check_placeholders(values: Mapping[str, str | None]) -> None:
+    """Nothing copied from README's examples is sent or stored."""
+    copied = sorted(name for name, value in values.items() if value and is_placeholder(value))
+    if copied:
+        raise UserError(
+            f"{', '.join(copied)}: an example value, not a secret",
+            "Export the real value of each (README's `sk-ant-...` and `ghp_...` stand for "
+            "your own key and tokens). Nothing was written.",
+        )
+
+
+def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: GatewayFor) -> list[str]:
     """Each bot token about to be stored is the bot's and has its role's scopes (as
-    ``tusk doctor`` judges them), so no token the workflows cannot use is stored."""
-    problems = []
+    ``tusk doctor`` judges them), so no token the workflows cannot use is stored; returns
+    the warnings (a token that holds more than its role needs)."""
+    problems, warnings = [], []
     seen: dict[str, tuple[str, set[str] | None]] = {}
     for role in ROLES.values():
         value = values.get(role.env)
@@ -136,6 +184,8 @@ def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: Gatew
         check = judge_token(role, login=login, scopes=scopes, expected_login=settings.bot)
         if check.status == FAIL:
             problems.append(check.line())
+        elif check.status == WARN:
+            warnings.append(check.line())
     if problems:
         raise UserError(
             f"{len(problems)} bot token(s) would be stored that cannot do their job",
@@ -144,6 +194,7 @@ def check_roles(values: Mapping[str, SecretStr], settings: Settings, make: Gatew
             "TUSK_AGENT_TOKEN and TUSK_READ_TOKEN, or give the bot token every role's scopes. "
             "Nothing was written.",
         )
+    return warnings
 
 
 def default_gateway(api_url: str) -> GatewayFor:
@@ -175,6 +226,7 @@ def run_apply(
             "(the bot's classic token). Nothing was written.",
         )
     assert owner_value is not None
+    check_placeholders({name: env.get(name) for name in (OWNER_ENV, *ROLE_FIELDS)})
     if actions_edge.in_actions():
         actions_edge.mask(owner_value)
     make = gateway_for or default_gateway(secrets.github_api_url)
@@ -196,42 +248,75 @@ def _apply(
     bot: Gateway,
     make: GatewayFor,
 ) -> int:
-    check_tokens(owner, bot, settings)
+    owner_login = check_tokens(owner, bot, settings)
     values, stand_ins = secret_values(secrets)
-    wanted = wanted_for(files, settings, args, set(values))
-    steps = plan(wanted, look(owner, wanted, settings))
+    wanted = wanted_for(files, settings, args, set(values), owner_login)
+    seen = look(owner, wanted, settings)
+    before, steps = checks(wanted, seen), plan(wanted, seen)
     storing = {step.target for step in steps if step.kind == "secret" and step.todo}
     notes = [
         f"{name} not exported: the bot token's value is stored for it"
         for name in sorted(stand_ins & storing)
-    ]
-    print_plan(wanted, steps, notes)
+    ] + kept_config_notes(wanted, seen, settings)
+    print_plan(wanted, before + steps, notes)
+    if wanted.replace_config and (diff := config_diff(wanted, seen)):
+        say("\n--replace-config changes your tusk.yml:")
+        for line in diff:
+            say(f"  {line}")
     # What tusk doctor checks: the exported tokens, and the bot token for a role it is
     # stored for now (a secret stored before may hold another value: it is only named).
     values = {name: v for name, v in values.items() if name not in stand_ins or name in storing}
-    check_roles({name: values[name] for name in storing}, settings, make)
-    if any(step.action == BLOCKED for step in steps):
-        print("\nNothing was written: export what the ✗ lines name, then run again.")
+    for line in check_roles({name: values[name] for name in storing}, settings, make):
+        say(f"  note: {line}")
+    private = wanted.private if seen.private is None else seen.private
+    cost = poll_cost(files.get(POLL_FILE, ""), private)
+    say("\nWhat it costs:")
+    for line in cost:
+        say(f"  {line}")
+    if any(step.action == BLOCKED for step in before + steps):
+        say("\nNothing was written: do what the ✗ lines say, then run again.")
         return 1
     if args.dry_run:
-        print("\n--dry-run: nothing was written.")
+        say("\n--dry-run: nothing was written.")
         return 0
     applier = Applier(owner, bot, wanted, settings, values)
     todo = [step for step in steps if step.todo]
     if todo:
-        print("\nApplying:")
+        say("\nApplying:")
     for step in todo:
-        print(f"  {step.kind} {step.target}: {applier.do(step)}")
-    return after_apply(settings, values, set(wanted.secrets), secrets.github_api_url, make)
+        say(f"  {step.kind} {step.target}: {applier.do(step)}")
+    code = after_apply(settings, values, set(wanted.secrets), secrets.github_api_url, make)
+    say(f"Its cost: {'; '.join(cost[1:])}.")
+    return code
+
+
+def kept_config_notes(wanted: Wanted, seen: Seen, settings: Settings) -> list[str]:
+    """What the command line asks that the owner's kept tusk.yml does not say (pure)."""
+    if seen.config_text is None or wanted.replace_config:
+        return []
+    try:
+        kept = parse_settings(yaml.safe_load(seen.config_text), source=CONFIG_FILE)
+    except (UserError, yaml.YAMLError):
+        return [f"your {CONFIG_FILE} on GitHub does not pass `tusk config check`: fix it there"]
+    notes = [
+        f"--allowed-user {login} is not in your {CONFIG_FILE}'s allowed_users (kept): add it "
+        "there, or pass --replace-config"
+        for login in settings.allowed_users
+        if login.lower() not in {user.lower() for user in kept.allowed_users}
+    ]
+    if kept.bot.lower() != settings.bot.lower():
+        notes.append(f"your {CONFIG_FILE} names the bot {kept.bot}, not {settings.bot}")
+    return notes
 
 
 def print_plan(wanted: Wanted, steps: list[Step], notes: list[str]) -> None:
     todo = sum(1 for step in steps if step.todo)
-    print(f"Plan for {wanted.repo}: {todo} of {len(steps)} step(s) to do")
+    total = sum(1 for step in steps if step.kind not in ("allowed user", "your rights"))
+    say(f"Plan for {wanted.repo}: {todo} of {total} step(s) to do")
     for step in steps:
-        print(f"  {step.line()}")
+        say(f"  {step.line()}")
     for note in notes:
-        print(f"  note: {note}")
+        say(f"  note: {note}")
 
 
 def stored_not_exported(checks: list[Check], stored: set[str], repo: str) -> list[Check]:
@@ -273,15 +358,16 @@ def after_apply(
         for gateway in gateways.values():
             gateway.close()
     lines, code = report(checks)
-    print("\ntusk doctor:")
+    say("\ntusk doctor:")
     for line in lines:
-        print(line)
+        say(line)
     if code:
-        print("\nLeft for you: fix the ✗ lines above, then run this command again.")
+        say("\nLeft for you: fix the ✗ lines above, then run this command again.")
     else:
         users = ", ".join(settings.allowed_users)
-        print(
+        say(
             f"\nLeft for you: mention @{settings.bot} on an issue as {users}; the poll "
-            "workflow picks it up within five minutes."
+            "workflow picks it up within five minutes. Check it again any time with "
+            f"`tusk doctor --control-repo {settings.control_repo}`."
         )
     return code

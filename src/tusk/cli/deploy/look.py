@@ -3,7 +3,19 @@
 
 from __future__ import annotations
 
-from tusk.cli.deploy.plan import NOTHING, Seen, Wanted
+import base64
+from dataclasses import replace
+
+from tusk.cli.deploy.plan import (
+    NO_ACCOUNT,
+    NOTHING,
+    ORG_MEMBER,
+    ORG_OUTSIDER,
+    OTHER_USER,
+    YOURS,
+    Seen,
+    Wanted,
+)
 from tusk.contracts.config import Settings
 from tusk.github.gateway import Forbidden, Gateway, NotFound
 from tusk.issues.state import StateStore
@@ -13,12 +25,17 @@ from tusk.issues.state_codec import StateKind
 def look(owner: Gateway, wanted: Wanted, settings: Settings) -> Seen:
     """Everything the plan compares, one listing per kind of thing."""
     repo = wanted.repo
+    unknown = unknown_users(owner, wanted.allowed_users)
     try:
-        owner.get(f"/repos/{repo}")
+        body = owner.get(f"/repos/{repo}")
     except NotFound:
-        return NOTHING
+        return replace(NOTHING, account=account(owner, wanted), unknown_users=unknown)
     return Seen(
         repo_exists=True,
+        owner_admin=bool((body.get("permissions") or {}).get("admin")),
+        private=bool(body.get("private")),
+        unknown_users=unknown,
+        config_text=file_text(owner, repo, wanted.config),
         files={path: sha for path in wanted.files if (sha := file_sha(owner, repo, path))},
         labels=frozenset(
             str(label["name"]).lower() for label in owner.paginate(f"/repos/{repo}/labels")
@@ -32,6 +49,44 @@ def look(owner: Gateway, wanted: Wanted, settings: Settings) -> Seen:
         ),
         workflows=workflow_states(owner, repo),
     )
+
+
+def unknown_users(gateway: Gateway, logins: tuple[str, ...]) -> frozenset[str]:
+    """The logins GitHub has no user for (lower case)."""
+    unknown = set()
+    for login in logins:
+        try:
+            gateway.get(f"/users/{login}")
+        except NotFound:
+            unknown.add(login.lower())
+    return frozenset(unknown)
+
+
+def account(gateway: Gateway, wanted: Wanted) -> str:
+    """Where a new control repository would go, as the owner's token stands to it."""
+    owner, me = wanted.repo.split("/")[0], wanted.owner_login
+    try:
+        body = gateway.get(f"/users/{owner}")
+    except NotFound:
+        return NO_ACCOUNT
+    if body.get("type") == "Organization":
+        try:  # 204 for a member; 404 (or a redirect to the public check) for anyone else
+            gateway.request("GET", f"/orgs/{owner}/members/{me}")
+        except (NotFound, Forbidden):
+            return ORG_OUTSIDER
+        return ORG_MEMBER
+    return YOURS if owner.lower() == me.lower() else OTHER_USER
+
+
+def file_text(gateway: Gateway, repo: str, path: str) -> str | None:
+    """The text of ``path`` on the default branch, or None."""
+    try:
+        body = gateway.get(f"/repos/{repo}/contents/{path}")
+    except NotFound:
+        return None
+    if not isinstance(body, dict) or body.get("type") != "file":
+        return None
+    return base64.b64decode(body.get("content") or "").decode("utf-8", errors="replace")
 
 
 def file_sha(gateway: Gateway, repo: str, path: str) -> str | None:

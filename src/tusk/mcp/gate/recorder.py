@@ -35,6 +35,7 @@ LOOP_FILE = "loop-detected.json"
 GO_AWAY_FILE = "go-away.json"  # run-claude ends the session when this appears
 STAGED_FILE = "staged.jsonl"
 AUDIT_FILE = "audit.jsonl"
+PUSHES_FILE = "pushes.jsonl"  # each pushed branch's diff summary, for the write-up
 MAX_UNAUTHORIZED_RECORDS = 100
 
 
@@ -108,8 +109,11 @@ class Recorder:
         reason: str | None = None,
         url: str | None = None,
         created: str | None = None,
+        branch: str | None = None,
+        head: str | None = None,
     ) -> None:
-        """Append the call's audit record."""
+        """Append the call's audit record (a push's with whether it created the branch or
+        moved one, and the head it left)."""
         self.audit.append(
             tool=call.tool,
             kind=call.kind,
@@ -122,6 +126,8 @@ class Recorder:
             url=url,
             created=created,
             duration_ms=(self.clock() - call.started) * 1000.0,
+            branch=branch,
+            head=head,
         )
 
     def answer(self, call: Call, text: str) -> str:
@@ -174,6 +180,13 @@ class Recorder:
         }
         with (self.run_dir / STAGED_FILE).open("a", encoding="utf-8") as handle:
             handle.write(self.redactor.text(canonical_json(line)) + "\n")
+
+    def pushed(self, branch: str, url: str | None, stat: Mapping[str, int]) -> None:
+        """A branch pushed, with its diff summary (``PUSHES_FILE``): run-claude's write-up
+        and the thread's status show it; the agent cannot write the run folder."""
+        line = {"branch": branch, "url": url or "", **stat}
+        with (self.run_dir / PUSHES_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(canonical_json(line) + "\n")
 
     def sent_away(self, tool: str) -> None:
         """Tell run-claude the trigger's repository sent the bot away (``GO_AWAY_FILE``)."""

@@ -234,6 +234,17 @@ class Pusher:
         out = self.git.run(["rev-list", taken.sha, "--not", taken.base_ref], cwd=self.repo_dir)
         return out.split()
 
+    def diffstat(self, taken: Taken) -> dict[str, int]:
+        """Files changed, lines added and deleted between the fork's base and the pushed
+        commit, as git counts them (a binary file counts as a file, no lines)."""
+        out = self.git.run(["diff", "--numstat", taken.base_ref, taken.sha], cwd=self.repo_dir)
+        stats = [line.split("\t", 2) for line in out.splitlines() if line.count("\t") >= 2]
+        return {
+            "files": len(stats),
+            "additions": sum(int(a) for a, _, _ in stats if a.isdigit()),
+            "deletions": sum(int(d) for _, d, _ in stats if d.isdigit()),
+        }
+
     def changes(self, commits: Sequence[str]) -> list[push_checks.Change]:
         """Every path each new commit changes (a merge: what differs from all its parents,
         so a file an "evil merge" adds on its own is listed too), NUL-separated."""
@@ -399,4 +410,5 @@ class Pusher:
             url=url,
             created="branch",
             created_branch=not exists,
+            head=taken.sha,  # undo deletes the branch only while it still points here
         )

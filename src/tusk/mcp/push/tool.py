@@ -9,6 +9,7 @@ exact commit.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio.to_thread
@@ -18,7 +19,9 @@ from tusk.mcp.gate.policy import Refused
 from tusk.mcp.push.approval import keep_branch
 from tusk.mcp.push.git_push import Pusher, PushFailed
 from tusk.mcp.server.runtime import Runtime
-from tusk.mcp.writes.outcomes import Prepared
+from tusk.mcp.writes.outcomes import Prepared, WriteOutcome
+
+logger = logging.getLogger(__name__)
 
 
 class PushBranch(BaseModel):
@@ -49,9 +52,18 @@ async def push_branch(rt: Runtime, pusher: Pusher | None, a: PushBranch) -> str:
             rt.recorder.refuse(call, refused)
         except Exception as error:
             rt.recorder.fail(call, error)
+
+    def send(_: object) -> WriteOutcome:
+        outcome = pusher.push(taken)
+        try:
+            rt.recorder.pushed(a.branch, outcome.url, pusher.diffstat(taken))
+        except Exception:  # the summary is a courtesy: the push stands without it
+            logger.warning("could not count the changes of %s", a.branch, exc_info=True)
+        return outcome
+
     return await rt.write(
         "push_branch",
         {"branch": a.branch, "sha": taken.sha},
         prepare=lambda: Prepared(summary, request),
-        send=lambda _: pusher.push(taken),
+        send=send,
     )

@@ -186,7 +186,15 @@ class Runtime:
                 number=outcome.number,
                 counted=self._known_now(tool, args),
             )
-            self.recorder.record(call, "allowed", url=outcome.url, created=outcome.created)
+            pushed = outcome.created == "branch"
+            self.recorder.record(
+                call,
+                "allowed",
+                url=outcome.url,
+                created=outcome.created,
+                branch=("created" if outcome.created_branch else "moved") if pushed else None,
+                head=outcome.head if pushed else None,
+            )
         return self.recorder.answer(call, self.redactor.text(outcome.message))
 
     def _count_if_landed(self, tool: str, args: Mapping[str, Any], error: Exception) -> None:

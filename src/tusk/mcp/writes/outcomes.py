@@ -34,3 +34,4 @@ class WriteOutcome:
     comment_id: int | None = None
     created_branch: bool = False
     number: int | None = None  # the issue or pull request it opened
+    head: str | None = None  # a push: the commit it left the branch at

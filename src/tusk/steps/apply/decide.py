@@ -1,23 +1,27 @@
 """Whether an approval command may act, and on which set (pure).
 
 Fail closed: only a comment GitHub shows as written by the requester, never
-edited since, holding the verb now, from an allowed user with write access to
-the target repository, naming a set that waits (digest given, or the one set
-pending on the thread), not expired, discarded or applied, may act. Anything
-else is a refusal with its reason, said on the thread.
+edited since, holding the verb now, naming a set that waits (digest given, or
+the one set pending on the thread), not expired, discarded or applied, may
+act; and only on rights GitHub confirms (``tusk.github.rights``): an apply
+needs an allowed approver with write access to every repository the set
+writes to (``touched_repos``: the thread's and each target of
+``agent.write_repos``), a discard that or the run's requester. Anything else
+is a refusal with its reason, said on the thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from tusk.approval.staged_set import normal_digest
+from tusk.approval.staged_set import StagedSet, normal_digest
+from tusk.contracts.models import is_valid_repo
+from tusk.github.rights import Rights
 from tusk.text.commands import ApprovalCommand
 
-WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 SetState = Literal["waiting", "applied", "discarded", "failed"]
 
 
@@ -50,13 +54,25 @@ def refuse(reason: str) -> Verdict:
     return Verdict("refuse", reason=reason)
 
 
-def who_may(author: str, *, allowed: Sequence[str], role: str | None) -> str | None:
-    """Why ``author`` may not approve, or None when they may."""
+def listed(author: str, allowed: Sequence[str]) -> str | None:
+    """Why ``author`` may not approve, or None when they are one of the approvers."""
     if author.lower() not in {login.lower() for login in allowed}:
         return f"{author} is not one of the users allowed to approve (agent.approvers)"
-    if role not in WRITE_ROLES:
-        return f"{author} has no write access to the repository (GitHub says: {role or 'none'})"
     return None
+
+
+def touched_repos(staged: StagedSet, *, bot: str, control_repo: str) -> list[str]:
+    """Every repository the set writes to, the bot's own fork and the control repository
+    aside: the thread's, and each ``agent.write_repos`` target among its writes."""
+    repos: dict[str, str] = {staged.repo.lower(): staged.repo}
+    for operation in staged.operations:
+        named = operation.args.get("repo")
+        repo = named if isinstance(named, str) and is_valid_repo(named) else operation.target
+        if not is_valid_repo(repo) or repo.lower() == control_repo.lower():
+            continue
+        if repo.split("/", 1)[0].lower() != bot.lower():
+            repos.setdefault(repo.lower(), repo)
+    return list(repos.values())
 
 
 def decide(
@@ -64,11 +80,12 @@ def decide(
     *,
     actor: str,
     allowed: Sequence[str],
-    role: str | None,
+    rights: Mapping[str, Rights],
     pending: Sequence[Pending],
     now: datetime,
 ) -> Verdict:
-    """What the approval comment may do, from what GitHub shows."""
+    """What the approval comment may do, from what GitHub shows; ``rights`` holds the
+    author's confirmed rights over each set by its digest."""
     if comment.author.lower() != actor.lower():
         return refuse(f"the comment is by {comment.author}, not {actor}")
     if comment.edited:
@@ -76,15 +93,22 @@ def decide(
     command = comment.command
     if command is None:
         return refuse("the comment no longer says `apply` or `discard` to the bot")
-    why_not = who_may(comment.author, allowed=allowed, role=role)
-    if why_not is not None:
-        return refuse(why_not)
+    not_listed = listed(comment.author, allowed)
+    if command.verb == "apply" and not_listed:
+        return refuse(not_listed)
     target = _target(command, pending)
     if isinstance(target, Verdict):
         return target
     if target.state != "waiting":
         return refuse(f"the set {target.digest} was already {target.state}; it cannot be applied")
+    granted = rights.get(target.digest)
+    if granted is None:
+        return refuse(f"{comment.author}'s rights over the set {target.digest} were not read")
+    if not granted.allowed:
+        return refuse(granted.refusal().rstrip("."))
     if command.verb == "discard":
+        if not_listed and not granted.requester:
+            return refuse(not_listed)
         return Verdict("discard", target.digest)
     if target.expires_at is not None and now >= target.expires_at:
         return refuse(

@@ -1,7 +1,9 @@
 """What the apply step reads from GitHub and writes there (through the gateway).
 
 Read: the approval comment itself (never the dispatch's copy of it), the
-approver's role on the target repository, the bot's previews on the thread,
+approver's confirmed rights over each set (``tusk.github.rights``: write access
+on every repository it writes to; for a discard, or the run's requester as its
+log issue names them), the bot's previews on the thread,
 each set's comments and verdicts on its log issue, the run's audit chain.
 Written: one reply on the thread per approval comment, a verdict on the log
 issue, the preview brought up to date. Every create carries a nonce and is
@@ -16,11 +18,12 @@ from typing import Any
 
 from tusk.approval.staged_set import SetProblem, StagedSet, read_set
 from tusk.contracts.models import ApprovalRequest
-from tusk.github.gateway import Gateway, GitHubError, NotFound
+from tusk.github.gateway import Gateway, GitHubError
 from tusk.github.once import post_marked_comment
-from tusk.steps.apply.decide import Comment, Pending, SetState
+from tusk.github.rights import Rights, confirmed_rights
+from tusk.steps.apply.decide import Comment, Pending, SetState, touched_repos
 from tusk.text.commands import approval_command
-from tusk.text.markers import parse_markers, render_marker
+from tusk.text.markers import first_marker, parse_markers, render_marker
 
 
 def read_comment(gateway: Gateway, request: ApprovalRequest, *, bot: str) -> Comment:
@@ -33,15 +36,47 @@ def read_comment(gateway: Gateway, request: ApprovalRequest, *, bot: str) -> Com
     )
 
 
-def role_of(gateway: Gateway, repo: str, login: str) -> str | None:
-    """The login's role on ``repo`` from GitHub's permission endpoint; None when it cannot
-    be read (then nobody is taken to have write access)."""
+def requester_of(gateway: Gateway, staged: StagedSet, *, bot: str) -> str | None:
+    """Who asked for the set's run, as the job marker of its log issue (the bot's) says."""
     try:
-        data = gateway.get(f"/repos/{repo}/collaborators/{login}/permission")
-    except (NotFound, GitHubError):
+        issue = gateway.get(f"/repos/{staged.control_repo}/issues/{staged.log_issue_number}")
+    except GitHubError:
         return None
-    role = data.get("role_name") or data.get("permission")
-    return str(role) if role else None
+    if str((issue.get("user") or {}).get("login") or "").lower() != bot.lower():
+        return None
+    found = (first_marker(str(issue.get("body") or ""), "job") or {}).get("requester")
+    return found if isinstance(found, str) else None
+
+
+def rights_over(
+    gateway: Gateway,
+    waiting: Iterable[Waiting],
+    *,
+    author: str,
+    verb: str,
+    thread_repo: str,
+    bot: str,
+    control_repo: str,
+) -> dict[str, Rights]:
+    """``author``'s confirmed rights over each set that waits, by digest: write access on
+    every repository it writes to; a discard also lets the run's requester."""
+    found: dict[str, Rights] = {}
+    for item in waiting:
+        if item.pending.state != "waiting":
+            continue
+        staged = item.staged
+        repos = (
+            touched_repos(staged, bot=bot, control_repo=control_repo) if staged else [thread_repo]
+        )
+        discard = verb == "discard" and staged is not None
+        found[item.pending.digest] = confirmed_rights(
+            gateway,
+            author,
+            repos=repos,
+            requester=requester_of(gateway, staged, bot=bot) if discard and staged else None,
+            requester_may=discard,
+        )
+    return found
 
 
 def _by_bot(items: Iterable[dict[str, Any]], bot: str) -> list[dict[str, Any]]:

@@ -41,7 +41,7 @@ from tusk.steps.apply.github_side import (
     previews,
     read_comment,
     record_verdict,
-    role_of,
+    rights_over,
     update_preview,
 )
 
@@ -90,11 +90,20 @@ def handle(
     say = Answer(gateway, request, bot=bot, quiet=quiet)
     comment = read_comment(gateway, request, bot=bot)
     waiting = previews(gateway, request, bot=bot)
+    rights = rights_over(
+        gateway,
+        waiting,
+        author=comment.author or request.actor,
+        verb=comment.command.verb if comment.command else request.verb,
+        thread_repo=request.repo,
+        bot=bot,
+        control_repo=settings.control_repo,
+    )
     verdict = decide(
         comment,
         actor=request.actor,
         allowed=settings.agent.approvers or settings.allowed_users,
-        role=role_of(gateway, request.repo, comment.author or request.actor),
+        rights=rights,
         pending=[w.pending for w in waiting],
         now=now or datetime.now(UTC),
     )

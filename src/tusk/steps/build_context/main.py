@@ -28,9 +28,9 @@ from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.github.once import new_nonce
-from tusk.github.reactions import ran_record
 from tusk.github.thread_status import Status, ThreadStatus, thread_kind
 from tusk.issues.log_issue import LogIssueClaim, claim_log_issue
+from tusk.issues.ran_before import ran_before, say_not_again
 from tusk.issues.run_facts import run_facts
 from tusk.issues.state import StateStore
 from tusk.steps.build_context import build_context as bc
@@ -234,23 +234,22 @@ def build_and_claim(
         repo=doc.repo,
         since=doc.trigger.created_at - SINCE_MARGIN,
         nonce=nonce,
-        already_ran=lambda: ran_record(
-            gateway, repo=doc.repo, trigger=doc.trigger, bot=settings.bot
+        already_ran=lambda: ran_before(
+            gateway,
+            repo=doc.repo,
+            control_repo=settings.control_repo,
+            trigger=doc.trigger,
+            jobid=doc.jobid,
+            bot=settings.bot,
+            history=history,
+            since=doc.trigger.created_at - SINCE_MARGIN,
         ),
     )
     actions_edge.append_summary(
         step_summary(doc, built, claim, log, sizes=prepared.sizes, artifact_name=artifact_name)
     )
     if not claim.won:
-        owner = f"log issue #{claim.number} ({claim.url})" if claim.number else claim.why
-        actions_edge.notice(f"job {doc.jobid} is already owned: {owner}; this run stops here")
-        return {
-            **EMPTY_OUTPUTS,
-            "proceed": False,
-            "jobid": doc.jobid,
-            "log-issue-number": claim.number,
-            "log-issue-url": claim.url,
-        }
+        return stopped(gateway, settings, doc, claim)
     if settings.feedback.thread_status:  # queued, on the thread that asked
         status_on_thread(gateway, settings, doc, claim.url)
     return write_outputs(
@@ -265,6 +264,30 @@ def build_and_claim(
         full_context=prepared.context_md if log.context_cut else None,
         artifact_name=artifact_name,
     )
+
+
+def stopped(
+    gateway: Gateway, settings: Settings, doc: ContextDocument, claim: LogIssueClaim
+) -> dict[str, str | bool | int]:
+    """Another run owns the job, or its claim is gone but the job ran: stop, and say so."""
+    owner = f"log issue #{claim.number} ({claim.url})" if claim.number else claim.why
+    actions_edge.notice(f"job {doc.jobid} is already owned: {owner}; this run stops here")
+    if not claim.number:  # its claim is gone: the thread hears why nothing happens
+        say_not_again(
+            gateway,
+            repo=doc.repo,
+            trigger=doc.trigger,
+            jobid=doc.jobid,
+            why=claim.why,
+            bot=settings.bot,
+        )
+    return {
+        **EMPTY_OUTPUTS,
+        "proceed": False,
+        "jobid": doc.jobid,
+        "log-issue-number": claim.number,
+        "log-issue-url": claim.url,
+    }
 
 
 def step_summary(

@@ -27,6 +27,8 @@ class RunnerEnv(BaseModel):
     local_demo: bool = False  # TUSK_LOCAL_DEMO=1: Tusk's own offline demo
     run_id: str = ""  # GITHUB_RUN_ID
     run_attempt: str = ""  # GITHUB_RUN_ATTEMPT
+    server_url: str = ""  # GITHUB_SERVER_URL
+    repository: str = ""  # GITHUB_REPOSITORY: the control repository the run is in
     runner_temp: Path | None = None  # RUNNER_TEMP
     github_workspace: Path | None = None  # GITHUB_WORKSPACE
     runner_tool_cache: Path | None = None  # RUNNER_TOOL_CACHE
@@ -51,6 +53,8 @@ class RunnerEnv(BaseModel):
             local_demo=environ.get("TUSK_LOCAL_DEMO") == "1",
             run_id=environ.get("GITHUB_RUN_ID", ""),
             run_attempt=environ.get("GITHUB_RUN_ATTEMPT", ""),
+            server_url=environ.get("GITHUB_SERVER_URL", ""),
+            repository=environ.get("GITHUB_REPOSITORY", ""),
             runner_temp=path("RUNNER_TEMP"),
             github_workspace=path("GITHUB_WORKSPACE"),
             runner_tool_cache=path("RUNNER_TOOL_CACHE"),
@@ -68,6 +72,14 @@ class RunnerEnv(BaseModel):
         without root; it then says plainly that isolation is off.
         """
         return self.github_actions and not (self.act and self.local_demo)
+
+    @property
+    def run_url(self) -> str:
+        """This run's page on GitHub (its attempt), or empty outside Actions."""
+        if not (self.server_url and self.repository and self.run_id.isdigit()):
+            return ""
+        url = f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
+        return url + (f"/attempts/{self.run_attempt}" if self.run_attempt.isdigit() else "")
 
     @property
     def run_key(self) -> str:

@@ -22,6 +22,7 @@ from tusk.contracts.config import Secrets, Settings
 from tusk.contracts.models import RunMetadata
 from tusk.github.gateway import Gateway
 from tusk.github.thread_status import Status, ThreadStatus, thread_kind
+from tusk.steps.run_claude.writeup.glance import PUSHES_FILE, PushedBranch, read_pushes
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.progress import Snapshot, Tally, snapshot
 from tusk.steps.run_claude.writeup.publish import WriteUpState
@@ -81,6 +82,17 @@ def mirror(
     return show
 
 
+def with_diffstats(
+    links: tuple[tuple[str, str], ...], pushes: list[PushedBranch]
+) -> tuple[tuple[str, str], ...]:
+    """A pushed branch's link says what it changes: ``branch (2 file(s), +5 −1)`` (pure)."""
+    stats = {pushed.url: pushed.stat() for pushed in pushes if pushed.url}
+    return tuple(
+        (f"{kind} ({stats[url]})", url) if kind == "branch" and url in stats else (kind, url)
+        for kind, url in links
+    )
+
+
 def outcome_status(outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...]) -> Status:
     base = working(snap)
     return Status(
@@ -108,7 +120,10 @@ def conclude(secrets: Secrets, settings: Settings, state: WriteUpState, run_dir:
         records = read_records(audit)
     except ValueError:  # a broken chain: the log issue says so; the thread gets no links
         records = []
-    links = tuple((item.kind, item.url) for item in created_items(records))
+    links = with_diffstats(
+        tuple((item.kind, item.url) for item in created_items(records)),
+        read_pushes(run_dir / PUSHES_FILE),
+    )
     token = secrets.require("agent_token")["agent_token"]
     gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
     try:

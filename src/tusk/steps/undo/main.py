@@ -3,10 +3,12 @@
 Reads the ``tusk-undo`` dispatch, checks on GitHub that its actor really
 wrote ``@bot undo`` on that thread, claims the undo's own log issue (a
 repeated delivery stops here: exactly once), finds the latest run that still
-has writes on the thread, checks that the actor asked for it or is a
-collaborator, takes its writes back, records that on the run's log issue and
-in its audit chain, and reports on the undo's log issue. The bot stays
-allowed. Exits 1 when a write could not be taken back, after doing the rest.
+has writes on the thread, checks that the actor asked for it or that GitHub
+confirms their write access to every repository the undo touches
+(``tusk.github.rights``), takes its writes back, records that on the run's log
+issue and in its audit chain, reports on the undo's log issue, and answers on
+the thread when it refused or left something. The bot stays allowed. Exits 1
+when a write could not be taken back, after doing the rest.
 """
 
 from __future__ import annotations
@@ -30,13 +32,16 @@ from tusk.contracts.config import (
 from tusk.contracts.models import AuditRecord, UndoRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, GitHubError, gateway_from_secrets
+from tusk.github.once import create_once, find_comment
 from tusk.github.reactions import rest_path
+from tusk.github.rights import confirmed_rights
 from tusk.issues.log_issue import claim_log_issue, log_marker, parse_log_issue
+from tusk.issues.state import StateStore
 from tusk.steps.undo import plan
 from tusk.steps.undo.on_log_issue import chain_of, record, run_comments
 from tusk.steps.undo.take_back import take_back_all
 from tusk.steps.undo.verify import VerifiedUndo, verify
-from tusk.text.markers import first_marker
+from tusk.text.markers import first_marker, render_marker
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,8 +106,9 @@ def find_run(
 
 def removals_of(
     run_found: plan.RunOnThread, repo: str, comments: list[dict[str, Any]]
-) -> list[plan.Removal]:
-    """What the audit says the run created, and the run's comments on the thread."""
+) -> tuple[list[plan.Removal], datetime | None]:
+    """What the audit says the run created, and the run's comments on the thread; and
+    when the run's audit ends (a comment changed after that was edited since)."""
     lines, _ = chain_of(comments)
     records = [AuditRecord.model_validate_json(line) for line in lines]
     on_thread = [
@@ -111,7 +117,8 @@ def removals_of(
         if cid
     ]
     created: list[CreatedItem] = created_items(records)
-    return plan.removals(created, on_thread)
+    ended = max((r.time for r in records), default=None)
+    return plan.removals(created, on_thread), ended
 
 
 def execute(
@@ -141,16 +148,18 @@ def execute(
         report.run = run_found
         requester = job_marker.get("requester")
         report.requester = requester if isinstance(requester, str) else None
-        report.refused = plan.may_undo(
-            request.actor, requester=report.requester, collaborator=verified.collaborator
+        removals, ended = removals_of(run_found, request.repo, comments)
+        rights = confirmed_rights(
+            gateway,
+            request.actor,
+            repos=plan.touched_repos(request.repo, removals, bot=settings.bot),
+            requester=report.requester,
         )
+        report.rights = rights.why
+        report.refused = None if rights.allowed else rights.refusal()
         if report.refused is None:
             take_back_all(
-                gateway,
-                removals_of(run_found, request.repo, comments),
-                report,
-                bot=settings.bot,
-                jobid=run_found.jobid,
+                gateway, removals, report, bot=settings.bot, jobid=run_found.jobid, run_ended=ended
             )
             record(
                 gateway,
@@ -177,18 +186,19 @@ def finish(
     """The undo's own log issue says what happened and closes; the request gets 👍 or 😕."""
     lines = [
         log_marker(request.jobid, request.repo),
-        f"↩️ Undo asked by `{request.actor}` ({verified.trust_note}): {request.comment_url}",
+        f"↩️ Undo asked by `{request.actor}`: {request.comment_url}",
+        *([f"Rights: {report.rights}."] if report.rights and not report.refused else []),
         "",
     ]
     if report.refused:
-        lines.append(f"**Refused**: {report.refused}. Nothing was changed.")
+        lines.append(f"**Refused**: {report.refused} Nothing was changed.")
     else:
         assert report.run is not None
         lines.append(
             f"**Undid** job `{report.run.jobid}` ({report.run.log_issue_url}), "
             f"asked by `{report.requester}`:"
         )
-        lines += [f"- {r.describe()}" for r in report.done]
+        lines += [f"- {r.describe()}{edited_note(r, report)}" for r in report.done]
         lines += [f"- already gone: {r.url}" for r in report.gone]
         lines += [f"- kept (not the run's): {r.url}: {why}" for r, why in report.skipped]
         lines += [f"- ⚠️ failed: {r.describe()}: {why}" for r, why in report.failed]
@@ -198,6 +208,7 @@ def finish(
         f"/repos/{settings.control_repo}/issues/{number}",
         json={"body": "\n".join(lines) + "\n", "state": "closed", "state_reason": closed},
     )
+    reply_on_thread(gateway, settings, request, verified.thread, report)
     path = rest_path(request.repo, request.comment_type, request.comment_id, verified.thread)
     content = "confused" if report.refused or report.failed else "rocket"
     if path is not None:  # a courtesy, like every reaction: never fails the undo
@@ -219,3 +230,55 @@ def finish(
         ),
         flush=True,
     )
+
+
+def edited_note(removal: plan.Removal, report: plan.UndoReport) -> str:
+    if removal in report.edited:
+        return " (edited after the run; deleted because the run's marker in it is intact)"
+    return ""
+
+
+def thread_reply(report: plan.UndoReport) -> str | None:
+    """What undo says on the thread: why it refused, or what it left and why; None when it
+    took back everything it found (the reaction says that)."""
+    if report.refused:
+        return f"↩️ Nothing was undone: {report.refused}"
+    kept = [f"- kept {r.url}: {why}" for r, why in report.skipped]
+    edited = [
+        f"- deleted {r.url}, edited after the run: the run's marker in it is intact"
+        for r in report.edited
+    ]
+    if not (kept or edited):
+        return None
+    return "\n".join(["↩️ Undone, except:" if kept else "↩️ Undone.", *kept, *edited])
+
+
+def reply_on_thread(
+    gateway: Gateway,
+    settings: Settings,
+    request: UndoRequest,
+    number: int,
+    report: plan.UndoReport,
+) -> None:
+    """One reply per undo request (found again by its nonce), never where the bot was sent
+    away."""
+    text = thread_reply(report)
+    if text is None or StateStore(gateway, settings).read_blocklist().blocks(request.repo):
+        return
+    repo, bot = request.repo, settings.bot
+    body = f"{render_marker('undo', {'nonce': request.jobid})}\n{text}\n"
+
+    def find() -> dict[str, Any] | None:
+        return find_comment(gateway, repo, number, kind="undo", nonce=request.jobid, bot=bot)
+
+    if find() is None:
+        create_once(
+            lambda: dict(
+                gateway.post(
+                    f"/repos/{repo}/issues/{number}/comments", json={"body": body}, may_repeat=False
+                ).body
+            ),
+            find,
+            sleep=gateway.sleep,
+            what=f"the undo's reply on {repo}#{number}",
+        )

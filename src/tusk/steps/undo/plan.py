@@ -3,15 +3,18 @@
 ``@bot undo`` on a thread undoes the latest run that still has writes there:
 the bot's comments on the thread carry their run's ``backlink`` marker (job
 id, log issue), so the thread itself says which runs posted on it. Only the
-bot's own content counts (anyone can type a marker). The run's requester, or a
-collaborator of the repository, may undo it; nobody else.
+bot's own content counts (anyone can type a marker).
 
 What the run made comes from its audit log (every write the MCP server let
 through, with the URL of what it created), read back from the run's log
 issue, plus Tusk's own status comment on the thread. Each is removed the way
 GitHub allows: comments deleted, issues closed as not planned, pull requests
-closed, branches on the bot's fork deleted, labels the run added removed. The bot
-stays allowed: nothing is blocked.
+closed, branches on the bot's fork deleted, but only a branch the run's push
+created and whose head is still the commit the run pushed (a branch the run
+only moved, or one someone pushed to since, is left), labels the run added
+removed. The bot stays allowed:
+nothing is blocked. Who may undo is decided on rights GitHub confirms
+(``tusk.github.rights``) over the repositories the removals touch.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ class Removal:
     repo: str
     ident: str  # a comment id, an issue or pull request number, a branch name, number/label
     url: str
+    # A branch: whether the run's pushes created it (None: its audit does not say), and
+    # the commit its last push left it at.
+    created: bool | None = None
+    head: str | None = None
 
     def describe(self) -> str:
         verbs = {
@@ -72,6 +79,8 @@ class UndoReport:
     gone: list[Removal] = field(default_factory=list)  # already removed (by someone else)
     failed: list[tuple[Removal, str]] = field(default_factory=list)
     skipped: list[tuple[Removal, str]] = field(default_factory=list)  # not the run's: kept
+    edited: list[Removal] = field(default_factory=list)  # done, though edited since the run
+    rights: str = ""  # what the actor's right to undo rests on
 
 
 def backlink_of(item: dict[str, Any], *, bot: str) -> dict[str, Any] | None:
@@ -102,16 +111,14 @@ def runs_on_thread(comments: Iterable[dict[str, Any]], *, bot: str) -> list[RunO
     return sorted(runs, key=lambda run: -max(run.comment_ids))
 
 
-def may_undo(actor: str, *, requester: str | None, collaborator: bool) -> str | None:
-    """None when ``actor`` may undo the run, else why not."""
-    if requester is not None and actor.lower() == requester.lower():
-        return None
-    if collaborator:
-        return None
-    return (
-        f"{actor} neither asked for this run (its requester is {requester or 'unknown'}) "
-        "nor is a collaborator of the repository"
-    )
+def touched_repos(thread_repo: str, removals: Sequence[Removal], *, bot: str) -> list[str]:
+    """The repositories an undo writes to, whose write access confirms an actor who did not
+    ask for the run: the thread's and those of the run's writes, the bot's own fork aside."""
+    repos: dict[str, str] = {thread_repo.lower(): thread_repo}
+    for removal in removals:
+        if removal.repo.split("/", 1)[0].lower() != bot.lower():
+            repos.setdefault(removal.repo.lower(), removal.repo)
+    return list(repos.values())
 
 
 def removal_of(item: CreatedItem) -> Removal | None:
@@ -141,7 +148,15 @@ def removal_of(item: CreatedItem) -> Removal | None:
     if item.kind == "branch":
         match = _TREE.match(path)
         if match:
-            return Removal("branch", match.group("repo"), match.group("branch"), item.url)
+            created = None if item.branch is None else item.branch == "created"
+            return Removal(
+                "branch",
+                match.group("repo"),
+                match.group("branch"),
+                item.url,
+                created=created,
+                head=item.head,
+            )
     return None
 
 
@@ -149,11 +164,25 @@ def removals(created: Sequence[CreatedItem], status_comments: Sequence[Removal])
     """Everything to take back, once each: comments first (they point at the rest), then
     pull requests, issues and branches."""
     order = {"comment": 0, "label": 1, "pull_request": 2, "issue": 3, "branch": 4}
-    seen: set[tuple[str, str, str]] = set()
-    out: list[Removal] = []
+    found: dict[tuple[str, str, str], Removal] = {}
     for removal in [*status_comments, *(r for i in created if (r := removal_of(i)))]:
         key = (removal.kind, removal.repo.lower(), removal.ident)
-        if key not in seen:
-            seen.add(key)
-            out.append(removal)
-    return sorted(out, key=lambda r: order[r.kind])
+        if key in found and removal.kind == "branch":
+            removal = pushed_again(found[key], removal)
+        elif key in found:
+            continue
+        found[key] = removal
+    return sorted(found.values(), key=lambda r: order[r.kind])
+
+
+def pushed_again(first: Removal, later: Removal) -> Removal:
+    """One branch the run pushed twice: created if either push created it (the first does),
+    and at the head the later push left."""
+    return Removal(
+        "branch",
+        first.repo,
+        first.ident,
+        first.url,
+        created=first.created or later.created,
+        head=later.head or first.head,
+    )

@@ -1,11 +1,11 @@
-"""undo's verification: the request read back from GitHub, and who the actor is there.
+"""undo's verification: the request read back from GitHub.
 
 The dispatch payload is only as trustworthy as whoever holds a dispatch token,
 and undo deletes and closes things: so the comment it names is fetched inside
-``request.repo`` and must exist, be the actor's and say ``@bot undo``.
-Whether the actor is a collaborator is asked of GitHub (the permission
-endpoint, else the comment's ``author_association``, as ``tusk.github.trust``
-decides), never taken from the payload. Undo works on issues and pull
+``request.repo`` and must exist, be the actor's and say ``@bot undo``. Whether
+the actor may undo the run is decided later, once the run and what it touched
+are known, on rights GitHub confirms (``tusk.github.rights``); the comment's
+``author_association`` is never read for it. Undo works on issues and pull
 requests; a discussion is refused.
 """
 
@@ -17,8 +17,7 @@ from typing import Any
 
 from tusk.contracts.models import UndoRequest
 from tusk.errors import UserError
-from tusk.github import trust
-from tusk.github.gateway import Forbidden, Gateway, NotFound
+from tusk.github.gateway import Gateway, NotFound
 from tusk.text.commands import asks_to_undo
 
 THREAD_IN_URL = re.compile(r"/(?:issues|pull)/(?P<number>\d+)(?:$|[/#?])")
@@ -33,8 +32,6 @@ FORGED_HINT = (
 class VerifiedUndo:
     request: UndoRequest
     thread: int  # the issue or pull request number
-    collaborator: bool
-    trust_note: str
 
 
 def _refuse(request: UndoRequest, why: str) -> UserError:
@@ -65,19 +62,6 @@ def _comment(gateway: Gateway, request: UndoRequest) -> dict[str, Any]:
         ) from error
 
 
-def collaborator(
-    gateway: Gateway, repo: str, login: str, association: str | None
-) -> trust.TrustDecision:
-    """The actor's trust level on ``repo``, from GitHub (as the poller decides it)."""
-    permission: dict[str, Any] | None = None
-    if not trust.owns(repo, login):
-        try:
-            permission = dict(gateway.get(f"/repos/{repo}/collaborators/{login}/permission"))
-        except (Forbidden, NotFound):
-            permission = None  # no push access: the association decides
-    return trust.decide(repo, login, permission=permission, association=association)
-
-
 def verify(gateway: Gateway, request: UndoRequest, *, bot: str) -> VerifiedUndo:
     found = _comment(gateway, request)
     author = str((found.get("user") or {}).get("login") or "")
@@ -89,10 +73,6 @@ def verify(gateway: Gateway, request: UndoRequest, *, bot: str) -> VerifiedUndo:
     match = THREAD_IN_URL.search(url)
     if match is None:
         raise _refuse(request, "its URL names no issue or pull request")
-    decision = collaborator(gateway, request.repo, request.actor, found.get("author_association"))
     return VerifiedUndo(
-        request=request.model_copy(update={"comment_url": url}),
-        thread=int(match.group("number")),
-        collaborator=decision.trusted,
-        trust_note=f"{decision.level} ({decision.source}: {decision.detail})",
+        request=request.model_copy(update={"comment_url": url}), thread=int(match.group("number"))
     )

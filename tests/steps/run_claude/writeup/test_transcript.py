@@ -71,7 +71,9 @@ def test_whole_transcript_renders_each_turn_call_result_and_error() -> None:
     ]
     expected = """## Transcript of job `job-1`
 
-9 events from Claude Code's stream-json output. Long tool results are shortened, head and tail kept.
+9 events rebuilt from the model proxy's own record of this run (what
+Claude Code sent the model and what the model answered, kept where the agent cannot write),
+not from Claude Code's output. Long tool results are shortened, head and tail kept.
 
 ---
 

@@ -125,7 +125,43 @@ def test_a_completed_run_is_written_up_and_closed(gh: Any, tmp_path: Path) -> No
     assert report.complete and state.complete
     assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "audit-1"]
     assert issue(gh)["state"] == "closed" and issue(gh)["state_reason"] == "completed"
-    assert [r.key for r in report.results] == ["summary-1", "transcript-1", "audit-1", "close"]
+    keys = ["summary-1", "transcript-1", "audit-1", "outcome", "close"]
+    assert [r.key for r in report.results] == keys
+
+
+def test_the_outcome_is_one_line_atop_the_body_and_a_rerun_does_not_double_it(
+    gh: Any, tmp_path: Path
+) -> None:
+    folder = run_dir(tmp_path, gh, OK.model_copy(update={"turns": 4}))
+    state = writeup.load_state(folder)
+    assert state is not None
+    run_url = "https://github.com/alice/tusk-control/actions/runs/7/attempts/1"
+    state.started_at, state.finished_at, state.run_url = 1000.0, 1192.4, run_url
+    state.network = "fenced (3 hosts allowed)"
+    writeup.save_state(folder, state)
+    (folder / "pushes.jsonl").write_text(
+        '{"additions":2,"branch":"fix-typo","deletions":1,"files":1,"url":"u"}\n'
+        '{"additions":5,"branch":"fix-typo","deletions":1,"files":2,"url":"u2"}\n'
+    )
+    write_up(gh, folder)
+    line = (
+        "✅ **Completed** · 3 min 12 s · 4 turn(s) · created: 1 comment, branch `fix-typo` "
+        "(2 file(s), +5 −1) · network: fenced (3 hosts allowed) · "
+        f"[Actions run]({run_url})"
+    )
+    body = issue(gh)["body"]
+    assert body.startswith(f"<!-- tusk:outcome -->\n{line}\n<!-- /tusk:outcome -->\n\n# Task")
+    comments = gh.gateway("alice").get(f"/repos/{CONTROL}/issues/1/comments")
+    summary_text = comments[0]["body"]
+    assert line in summary_text and f"[Actions run]({run_url})" in summary_text
+    assert "### Pushed branches\n- `fix-typo`: 2 file(s), +5 −1 (u2)" in summary_text
+    # Written up again (the clean-up step), the line is replaced, not added.
+    state = writeup.load_state(folder)
+    assert state is not None
+    state.complete = False
+    writeup.save_state(folder, state)
+    write_up(gh, folder)
+    assert issue(gh)["body"] == body and body.count("<!-- tusk:outcome -->") == 1
 
 
 def test_a_summary_that_landed_behind_a_502_is_not_posted_twice(gh: Any, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from tusk import actions_edge
@@ -80,6 +81,8 @@ def start_state(inputs: JobInputs) -> None:
                 nonce=new_nonce(),
                 facts=run_facts(doc, inputs.settings) if doc is not None else None,
                 trigger=doc.trigger if doc is not None else None,
+                started_at=time.time(),
+                run_url=inputs.runner.run_url,
             ),
         )
 
@@ -113,6 +116,7 @@ def write_up(
     state.isolation = isolation_note
     state.spend = spend
     state.network = network
+    state.finished_at = state.finished_at or time.time()
     publish.save_state(run_dir, state)
     state, report = publish_parts(inputs, run_dir)
     thread_status.conclude(inputs.secrets, inputs.settings, state, run_dir)

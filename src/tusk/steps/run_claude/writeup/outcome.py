@@ -37,6 +37,7 @@ class Outcome(BaseModel):
     headline: str
     detail: str = ""
     exit_code: int | None = None
+    turns: int | None = None  # the turns Claude Code's result counts (its --max-turns)
 
     @property
     def ok(self) -> bool:
@@ -69,6 +70,15 @@ _STOP_HEADLINES = {
 
 
 def classify(
+    *, exit_code: int | None, result: dict[str, Any] | None, stop: StopReason | None
+) -> Outcome:
+    """The session's outcome, with the turns it used when its result says."""
+    outcome = _classify(exit_code=exit_code, result=result, stop=stop)
+    turns = (result or {}).get("num_turns")
+    return outcome.model_copy(update={"turns": turns}) if isinstance(turns, int) else outcome
+
+
+def _classify(
     *, exit_code: int | None, result: dict[str, Any] | None, stop: StopReason | None
 ) -> Outcome:
     if stop is not None:

@@ -32,8 +32,9 @@ from pydantic import BaseModel, ConfigDict
 
 from tusk.approval.on_thread import post_preview
 from tusk.approval.staging import write_up_parts
-from tusk.contracts.models import RunMetadata, Trigger
-from tusk.contracts.pricing import Spend
+from tusk.audit.chain import created_items
+from tusk.contracts.models import AuditRecord, RunMetadata, Trigger
+from tusk.contracts.pricing import Spend, format_usd
 from tusk.github.gateway import Gateway, GitHubError, NotFound
 from tusk.github.once import (
     DEFAULT_PATIENCE,
@@ -44,7 +45,8 @@ from tusk.github.once import (
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
 from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, transcript_events
-from tusk.steps.run_claude.writeup import summary
+from tusk.steps.run_claude.writeup import glance, summary
+from tusk.steps.run_claude.writeup.glance import PUSHES_FILE
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
 from tusk.text.markers import first_marker, render_marker
@@ -85,6 +87,9 @@ class WriteUpState(BaseModel):
     network: str = ""
     facts: RunFacts | None = None  # who asked, trust, permissions: the summary shows them
     trigger: Trigger | None = None  # the mention, which gets 🚀 or 😕 at the end
+    started_at: float | None = None  # epoch seconds: the run step began
+    finished_at: float | None = None  # epoch seconds: the agent's outcome was known
+    run_url: str = ""  # the Actions run's page
 
 
 def state_path(run_dir: Path) -> Path:
@@ -245,6 +250,9 @@ def publish(
             )
         elif part.action == "preview":
             report.results.append(_preview(gateway, run, part, bot=bot, patience=patience))
+        elif part.action == "body":
+            edit = functools.partial(_outcome_on_top, gateway, issue, part)
+            report.results.append(_step(part.key, edit))
         elif part.action == "close":
             if flagged:  # an earlier, incomplete write-up added the label: it is whole now
                 unflag = _step("unlabel", lambda: _remove_label(gateway, issue, bug_label))
@@ -322,6 +330,15 @@ def _preview(
     return PartResult(part.key, True, str(posted.get("html_url", "")))
 
 
+def _outcome_on_top(gateway: Gateway, issue: str, part: Part) -> None:
+    """The one-line outcome atop the log issue's body (an edit of the bot's own issue;
+    sent again, it puts the same line in the same place)."""
+    body = str(gateway.get(issue).get("body") or "")
+    new = glance.with_outcome(body, part.body)
+    if new != body:
+        gateway.patch(issue, json={"body": new})
+
+
 def _step(key: str, action: Callable[[], object]) -> PartResult:
     """An idempotent part (label, close): the gateway retries it; here it only may fail."""
     try:
@@ -370,8 +387,14 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     # The digest is of fixed length: the parts' count does not hang on the transcript.
     audit = audit_for([])
 
+    pushed = glance.read_pushes(run_dir / PUSHES_FILE)
+    line = glance_of(state, records, pushed)
+
     def summary_for(parts: int) -> summary.RunSummary:
         return summary.build_summary(
+            glance=line,
+            pushed=pushed,
+            run_url=state.run_url,
             run=state.run,
             outcome=outcome,
             records=records,
@@ -403,6 +426,30 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         react=state.trigger is not None,
         approval=approval.log_comments,
         preview=approval.preview,
+        glance=line,
+    )
+
+
+def glance_of(
+    state: WriteUpState, records: Sequence[AuditRecord], pushed: Sequence[glance.PushedBranch]
+) -> str:
+    """The run's outcome in one line (``glance``), from the state and the records."""
+    outcome = state.outcome or KILLED
+    took = (
+        state.finished_at - state.started_at
+        if state.started_at is not None and state.finished_at is not None
+        else None
+    )
+    kinds = [item.kind for item in created_items(records)]
+    return glance.outcome_line(
+        ok=outcome.ok,
+        headline=outcome.headline,
+        seconds=took,
+        turns=outcome.turns,
+        cost=format_usd(state.spend.cost_usd) if state.spend is not None else "",
+        created=glance.created_line(kinds, pushed),
+        network=state.network,
+        run_url=state.run_url,
     )
 
 

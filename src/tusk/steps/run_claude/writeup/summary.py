@@ -23,6 +23,7 @@ from tusk.audit.on_issue import audit_comments, transcript_digest
 from tusk.contracts.models import AuditRecord, RunMetadata
 from tusk.contracts.pricing import Spend
 from tusk.issues.run_facts import RunFacts
+from tusk.steps.run_claude.writeup.glance import PushedBranch
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.transcript import (
     COMMENT_LIMIT,
@@ -95,6 +96,9 @@ class RunSummary(View):
     facts: RunFacts | None = None  # who asked, trust, permissions, marker, budgets
     audit_parts: int = 0  # audit comments posted on the log issue
     log_issue_url: str = ""
+    glance: str = ""  # the one-line outcome (``glance.outcome_line``), also atop the body
+    pushed: tuple[PushedBranch, ...] = ()  # each pushed branch's diff summary
+    run_url: str = ""  # the Actions run
 
     @property
     def cost_line(self) -> str:
@@ -121,8 +125,14 @@ def build_summary(
     network: str = "",
     facts: RunFacts | None = None,
     audit_parts: int = 0,
+    glance: str = "",
+    pushed: Sequence[PushedBranch] = (),
+    run_url: str = "",
 ) -> RunSummary:
     return RunSummary(
+        glance=glance,
+        pushed=tuple(pushed),
+        run_url=run_url,
         jobid=run.jobid,
         repo=run.repo,
         trigger_url=run.trigger_url,
@@ -219,7 +229,7 @@ def compose(
     )
 
 
-PartAction = Literal["comment", "label", "close", "react", "preview"]
+PartAction = Literal["comment", "label", "close", "react", "preview", "body"]
 
 
 @dataclass(frozen=True)
@@ -244,6 +254,7 @@ def plan_parts(
     react: bool = False,
     approval: Sequence[str] = (),
     preview: str | None = None,
+    glance: str = "",
 ) -> list[Part]:
     """The write-up in order: every comment (summary, transcript, the audit records, a
     staged set waiting for approval),
@@ -260,6 +271,8 @@ def plan_parts(
         parts.append(Part("preview", "preview", preview))
     if comments.error:
         parts.append(Part("error", "comment", comments.error))
+    if glance:  # the outcome in one line atop the body, once the comments below say it all
+        parts.append(Part("outcome", "body", glance))
     parts.append(
         Part("close", "close", state_reason=closes_as) if closes_as else Part("label", "label")
     )
