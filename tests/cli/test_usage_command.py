@@ -64,6 +64,17 @@ def test_the_report_groups_runs_and_spend_by_day_requester_and_repository() -> N
     assert "daily_budget_usd: $2.50 of $20.00" in text
 
 
+def test_the_report_shows_who_holds_the_most_of_the_requester_budget() -> None:
+    in_flight = RunRecord("job-9", NOW - timedelta(hours=1), "bob", "a/w", 0.1, budget_usd=5.0)
+    found = report([*RECORDS, in_flight], Limits(), now=NOW, days=7)
+    window = {s.limit: s for s in found.window}
+    held = window["requester_budget_usd"]
+    # bob's run in flight holds its whole $5 budget; alice's ended runs hold their $2.50.
+    assert (held.used, held.allowed) == ("$5.00", "$10.00 per requester")
+    assert held.scope.startswith("bob, last 24 h")
+    assert "requester_budget_usd: $5.00 of $10.00 per requester (bob" in table(found)
+
+
 def test_rows_count_a_run_without_a_read_spend_as_free() -> None:
     [row] = rows([RunRecord("j", NOW, "carol", "c/r", None)], lambda r: r.requester or "?")
     assert (row.key, row.runs, row.spend_usd) == ("carol", 1, 0.0)

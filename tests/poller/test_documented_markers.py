@@ -8,11 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from tusk.contracts.config import Agent, Limits
 from tusk.contracts.models import PermissionConfig
 from tusk.poller.permissions import effective_permissions
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("README.md", "docs/permission-marker.md")
+# The built-in defaults the docs speak of: a $5 budget, 60 turns, 30 minutes.
+DEFAULTS = PermissionConfig(
+    budget_usd=Agent.model_fields["max_budget_usd"].default,
+    max_turns=Limits().max_turns,
+    run_minutes=Limits().run_minutes,
+)
 HEADLINE = "@tusk-bot [permissions: no-issue, comment-limit=1, pr-limit=1] fix the typo"
 # What each documented example must do: "narrows" (parses, no error) or "fails closed".
 EXPECTED = {
@@ -21,6 +28,9 @@ EXPECTED = {
     "［permissions： no-pr，issue-limit＝１］": "narrows",
     "[permissions: no-pr,issue-limit=1]": "narrows",
     "[permissions: approve]": "narrows",  # approval mode: narrows by staging every write
+    "[permissions: budget=0.5, turns=10, minutes=5]": "narrows",  # the run's own limits
+    "[permissions: budget=500]": "fails closed",  # above the configured $5
+    "[permissions: read-only]": "narrows",  # a resumed run under a narrower marker
     "$ tusk permissions parse '@tusk-bot [permissions: no-pr, comment-limit=1] fix it'": "narrows",
     "【permissions: no-pr】": "fails closed",
     "【permissions: ...】": "fails closed",
@@ -61,7 +71,7 @@ def test_every_documented_example_has_an_expectation() -> None:
 
 @pytest.mark.parametrize(("where", "text"), documented_examples())
 def test_a_documented_marker_does_what_the_docs_say(where: str, text: str) -> None:
-    result = effective_permissions(PermissionConfig(), "@tusk-bot " + text)
+    result = effective_permissions(DEFAULTS, "@tusk-bot " + text)
     expected = EXPECTED[text]
     if expected == "narrows":
         assert result.error is None, f"{where}: {text!r}: {result.error}"

@@ -9,28 +9,44 @@ from poller_helpers import BOT, CONTROL, REPO, SETTINGS, issue, make_poller, sai
 
 from tusk.contracts.config import Settings
 from tusk.contracts.models import RunMetadata
+from tusk.contracts.run_limits import run_limits
 from tusk.issues.usage import read_runs, usage_marker
 from tusk.poller.core import PollState
-from tusk.steps.run_claude.limits_check import over_limit
+from tusk.steps.run_claude.limits_check import check, over_limit
 from tusk.text.markers import first_marker, render_marker
 
 DAY = 24 * 3600
 
 
 def limited(**limits: Any) -> Settings:
-    base = {"daily_budget_usd": None, "runs_per_requester": None, "runs_per_repository": None}
+    base = {
+        "daily_budget_usd": None,
+        "runs_per_requester": None,
+        "requester_budget_usd": None,
+        "runs_per_repository": None,
+    }
     return SETTINGS.model_copy(
         update={"limits": SETTINGS.limits.model_copy(update={**base, **limits})}
     )
 
 
 def seed_run(
-    github: Any, jobid: str, *, requester: str, cost: float = 0.0, repo: str = REPO
+    github: Any,
+    jobid: str,
+    *,
+    requester: str,
+    cost: float = 0.0,
+    repo: str = REPO,
+    budget: float | None = None,
 ) -> int:
     """A run's log issue as build-context and run-claude leave it: the job marker with the
-    requester, and the bot's progress comment with the spend so far."""
+    requester (and the budget the mention allows), and the bot's progress comment with the
+    spend so far."""
     agent = github.gateway("agent")
-    marker = render_marker("job", {"jobid": jobid, "repo": repo, "requester": requester})
+    data: dict[str, Any] = {"jobid": jobid, "repo": repo, "requester": requester}
+    if budget is not None:
+        data["budget_usd"] = budget
+    marker = render_marker("job", data)
     created = agent.post(
         f"/repos/{CONTROL}/issues",
         json={
@@ -235,3 +251,81 @@ def test_a_discussion_mention_over_a_limit_is_answered_in_the_discussion(
     [reply] = posted
     assert "`limits.runs_per_requester` is reached" in reply["body"]["variables"]["body"]
     assert "it is set to 0, so it never resets" in reply["body"]["variables"]["body"]
+
+
+def finish(github: Any, number: int, jobid: str, *, cost: float, budget: float) -> None:
+    """The run ends: its progress comment says what it spent, and that it is done."""
+    agent = github.gateway("agent")
+    [comment] = list(agent.paginate(f"/repos/{CONTROL}/issues/{number}/comments"))
+    progress = render_marker("progress", {"jobid": jobid, "nonce": "n"})
+    agent.patch(
+        f"/repos/{CONTROL}/issues/comments/{comment['id']}",
+        json={"body": f"{progress}\n✅ done\n{usage_marker(cost, budget, done=True)}\n"},
+    )
+
+
+def test_concurrent_runs_of_one_requester_never_start_past_her_budget(
+    harness: Any, local_github: Any
+) -> None:
+    """alice's cap is $8 and a run's budget $5. The poller dispatches her first two mentions
+    (the first holds $5, $3 are left) but not the third; the re-checks give the first run
+    $5 and the second $3, so together they can never spend more than $8. Once the first
+    ends having spent $1, the third starts with the $4 left."""
+    settings = limited(requester_budget_usd=8.0)
+    assert settings.agent.max_budget_usd == 5.0
+    h = harness(
+        scenario(issues=[issue(n, [said("alice", f"@tusk-bot task {n}")]) for n in (1, 2, 3)]),
+        settings,
+    )
+    state, report = h.poller.cycle(PollState())
+    sent = h.sent().tasks  # in the order dispatched (the threads' order is GitHub's)
+    assert len(sent) == 2, report.lines()
+    [line] = report.over_limit
+    assert "requester_budget_usd" in line
+    [waiting] = {1, 2, 3} - {doc.trigger.number for doc in sent}
+    [reply] = replies(local_github, waiting)
+    assert "`limits.requester_budget_usd` is reached for requester alice: $8.00" in reply["body"]
+
+    agent = local_github.gateway("agent")
+    docs = dict(enumerate(sent, start=1))  # claimed in this order too
+    claims = {n: seed_run(local_github, docs[n].jobid, requester="alice", budget=5.0) for n in docs}
+    first = check(agent, settings, run_metadata(docs[1], claims[1]), docs[1])
+    second = check(agent, settings, run_metadata(docs[2], claims[2]), docs[2])
+    assert first.outcome is None and first.requester_left_usd == 8.0
+    assert second.outcome is None and second.requester_left_usd == 3.0  # the first holds $5
+    budgets = {
+        n: run_limits(settings, docs[n].permission_config, requester_left_usd=left).budget_usd
+        for n, left in ((1, first.requester_left_usd), (2, second.requester_left_usd))
+    }
+    assert budgets == {1: 5.0, 2: 3.0} and sum(budgets.values()) <= 8.0
+    # The second run ends having spent nothing; its issue stays open (say, a bug label).
+    finish(local_github, claims[2], docs[2].jobid, cost=0.0, budget=3.0)
+    agent.get(f"/repos/{CONTROL}")  # GitHub's clock
+    runs = read_runs(agent, settings, now=agent.server_time)
+    assert {r.jobid: r.finished for r in runs} == {docs[1].jobid: False, docs[2].jobid: True}
+
+    finish(local_github, claims[1], docs[1].jobid, cost=1.0, budget=5.0)
+    local_github.advance(120)
+    state, report = h.poller.cycle(state)
+    [third] = [doc for doc in h.sent().tasks if doc.trigger.number == waiting]
+    claim = seed_run(local_github, third.jobid, requester="alice", budget=5.0)
+    again = check(agent, settings, run_metadata(third, claim), third)
+    assert again.outcome is None and again.requester_left_usd == 7.0  # $8 - $1 spent - $0
+
+
+def test_a_run_written_up_holds_only_what_it_spent_even_without_its_last_progress_edit(
+    harness: Any, local_github: Any
+) -> None:
+    """Killed before its last progress edit, a run is written up by the clean-up step: its
+    write-up says it ended, so it no longer holds its whole budget."""
+    settings = limited(requester_budget_usd=8.0)
+    harness(scenario(issues=[]), settings)
+    number = seed_run(local_github, "killed", requester="alice", cost=0.25, budget=5.0)
+    agent = local_github.gateway("agent")
+    agent.get(f"/repos/{CONTROL}")  # GitHub's clock
+    [running] = read_runs(agent, settings, now=agent.server_time)
+    assert not running.finished
+    part = render_marker("writeup", {"jobid": "killed", "part": "summary-1", "nonce": "n"})
+    agent.post(f"/repos/{CONTROL}/issues/{number}/comments", json={"body": f"{part}\n## x"})
+    [ended] = read_runs(agent, settings, now=agent.server_time)
+    assert ended.finished and ended.cost_usd == 0.25

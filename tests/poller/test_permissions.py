@@ -227,3 +227,52 @@ def test_a_marker_that_fails_closed_but_names_approve_keeps_it() -> None:
     got = effective("@tusk-bot [permissions: approve, no-such-thing] fix it")
     assert got.error and got.approve and got.only_this_thread
     assert not effective("@tusk-bot [permissions: no-such-thing] fix it").approve
+
+
+# --------------------------------------------------------------------------- the run's own limits
+
+CONFIGURED = DEFAULTS.model_copy(update={"budget_usd": 5.0, "max_turns": 60, "run_minutes": 30.0})
+
+
+def test_budget_turns_and_minutes_lower_the_configured_values() -> None:
+    result = effective("@tusk-bot [permissions: budget=0.5, turns=10, minutes=5] try", CONFIGURED)
+    assert result.error is None
+    assert (result.budget_usd, result.max_turns, result.run_minutes) == (0.5, 10, 5)
+    # Everything else stays as configured.
+    assert result.operations == CONFIGURED.operations
+    assert result.comments_per_thread == 2
+    same = effective("@tusk-bot [permissions: budget=$5, turns=60] as is", CONFIGURED)
+    assert same.error is None and (same.budget_usd, same.max_turns) == (5.0, 60)
+
+
+def test_no_marker_keeps_the_configured_run_limits() -> None:
+    result = effective("@tusk-bot [permissions: no-pr] go", CONFIGURED)
+    assert (result.budget_usd, result.max_turns, result.run_minutes) == (5.0, 60, 30.0)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("[permissions: budget=500]", "budget=500 is above what agent.max_budget_usd allows (5)"),
+        ("[permissions: turns=61]", "turns=61 is above what limits.max_turns allows (60)"),
+        ("[permissions: minutes=31]", "minutes=31 is above what limits.run_minutes allows (30)"),
+        ("[permissions: budget=0]", "budget must be more than 0"),
+        ("[permissions: turns=0]", "turns must be more than 0"),
+        ("[permissions: budget=1e3]", "budget needs an amount in USD such as 0.50"),
+        ("[permissions: budget=-1]", "budget needs an amount in USD such as 0.50"),
+        ("[permissions: turns=2.5]", "turns needs a whole number"),
+        ("[permissions: budget=1, budget=2]", "budget is given twice"),
+    ],
+)
+def test_a_run_limit_above_the_configured_one_fails_closed(body: str, reason: str) -> None:
+    result = effective(f"@tusk-bot {body} spend freely", CONFIGURED)
+    assert result.error is not None and reason in result.error, result.error
+    # Fail closed: one reply on the thread, and never more than the configured limits.
+    assert result.operations == ("comment",) and result.only_this_thread
+    assert result.comments_per_thread == 1 and result.prs_per_repo == 0
+    assert (result.budget_usd, result.max_turns, result.run_minutes) == (5.0, 60, 30.0)
+
+
+def test_a_near_miss_with_a_run_limit_fails_closed() -> None:
+    result = effective("@tusk-bot (permissions: budget=1) go", CONFIGURED)
+    assert result.error is not None and "looks like a permission marker" in result.error

@@ -352,7 +352,11 @@ def test_more_unread_threads_than_one_page_are_all_handled(harness: Any) -> None
     issues = [issue(n, [said("alice", f"@tusk-bot task {n}")]) for n in range(1, 56)]
     # 55 runs of one requester: past the default limits across runs, which are not tested here.
     unlimited = SETTINGS.limits.model_copy(
-        update={"runs_per_requester": None, "runs_per_repository": None}
+        update={
+            "runs_per_requester": None,
+            "runs_per_repository": None,
+            "requester_budget_usd": None,
+        }
     )
     h = harness(scenario(issues=issues), SETTINGS.model_copy(update={"limits": unlimited}))
     _, report = h.poller.cycle(PollState())
@@ -483,7 +487,12 @@ def test_the_poller_pages_through_githubs_repository_links(harness: Any, local_g
         {"number": n, "author": "alice", "title": f"notes {n}", "labels": ["workflow"]}
         for n in range(1, 6)
     ]
-    h = harness({**world, "settings": {**world.get("settings", {}), "page_size": 2}})
+    # Three runs of one requester: past the default spend cap, which is not tested here.
+    uncapped = SETTINGS.limits.model_copy(update={"requester_budget_usd": None})
+    h = harness(
+        {**world, "settings": {**world.get("settings", {}), "page_size": 2}},
+        SETTINGS.model_copy(update={"limits": uncapped}),
+    )
     h.poller.cycle(PollState())
     assert sorted(doc.trigger.number for doc in h.sent().tasks) == [1, 2, 3]
     by_id = [e for e in local_github.journal() if e["path"].startswith("/repositories/")]

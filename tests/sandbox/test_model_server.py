@@ -343,3 +343,19 @@ def test_a_script_no_request_started_has_no_unreached_failures(
 ) -> None:
     scripted_model.start({"steps": [{"expect": {"prompt_contains": "x"}}]})
     assert scripted_model.failures() == []
+
+
+def test_expect_checks_the_earlier_turns_before_the_prompt_in_order() -> None:
+    from tusk.sandbox.model_script import Expect, unmet
+
+    def body(*messages: tuple[str, str]) -> dict[str, Any]:
+        return {"messages": [{"role": role, "content": text} for role, text in messages]}
+
+    resumed = body(("user", "earlier task"), ("assistant", "earlier answer"), ("user", "now"))
+    wanted = Expect(earlier_turns_contain=["earlier task", "earlier answer"], prompt_contains="now")
+    assert unmet(wanted, resumed) == []
+    backwards = Expect(earlier_turns_contain=["earlier answer", "earlier task"])
+    assert unmet(backwards, resumed) != []
+    assert unmet(Expect(earlier_turns_contain=[""]), body(("user", "now"))) == []
+    [reason] = unmet(Expect(earlier_turns_contain=[""]), resumed)
+    assert "2 earlier message(s) came before the prompt" in reason

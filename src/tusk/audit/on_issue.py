@@ -73,10 +73,13 @@ def audit_comments(
     log_url: str,
     limit: int = BODY_LIMIT,
     transcript: str | None = None,
+    conversation: str | None = None,
 ) -> list[str]:
     """The comments that carry ``text`` (an audit.jsonl) on the log issue, in order.
     ``transcript``: the digest of the run's transcript comments (``transcript_digest``),
-    named in every part's marker, so that verifying the audit checks them too."""
+    named in every part's marker, so that verifying the audit checks them too;
+    ``conversation``: the digest of the run's conversation record, which a later run
+    on the thread resumes from only when it matches."""
     if "\n" not in text and text:
         text += "\n"
     pieces = slices(text, limit - FRAME_ROOM) or [""]
@@ -97,6 +100,7 @@ def audit_comments(
                 "head": head,
                 "open": not piece.endswith("\n") and bool(piece),
                 **({"transcript": transcript} if transcript else {}),
+                **({"conversation": conversation} if conversation else {}),
             },
         )
         span = f"records {first_record}–{last_record} of {records}" if records else "no records"
@@ -128,6 +132,7 @@ class AuditSet:
     bodies: dict[int, str]
     edited: tuple[int, ...] = ()
     transcript: str | None = None  # the digest of the run's transcript comments
+    conversation: str | None = None  # the digest of the run's conversation record
 
     @property
     def complete(self) -> bool:
@@ -175,6 +180,7 @@ def audit_sets(comments: Iterable[Mapping[str, Any]]) -> list[AuditSet]:
                     "bodies": {},
                     "edited": [],
                     "transcript": marker.get("transcript"),
+                    "conversation": marker.get("conversation"),
                 },
             )
             if (parts, records, head) != (found["parts"], found["records"], found["head"]):
@@ -192,6 +198,7 @@ def audit_sets(comments: Iterable[Mapping[str, Any]]) -> list[AuditSet]:
             bodies={part: body for part, (body, _) in found["bodies"].items()},
             edited=tuple(sorted(found["edited"])),
             transcript=str(found["transcript"]) if found["transcript"] else None,
+            conversation=str(found["conversation"]) if found["conversation"] else None,
         )
         for key, found in sets.items()
     ]

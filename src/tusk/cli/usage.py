@@ -3,7 +3,8 @@
 Spend and runs per day, per requester and per repository over the last
 ``--days`` (7 by default), read from the control repository's log issues the
 same way the limits across runs count them (``tusk.issues.usage``), with the
-rolling window's standing against each limit. A table for people, ``--json``
+rolling window's standing against each limit (``requester_budget_usd``: the
+login that holds the most, its runs in flight at their whole budget). A table for people, ``--json``
 for scripts. Reads only; any token of the bot that can read the control
 repository does (``TUSK_READ_TOKEN``, else ``TUSK_BOT_TOKEN``).
 """
@@ -18,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from tusk.cli import deployed
 from tusk.contracts.config import Limits, Secrets, load_secrets
-from tusk.contracts.limits import RunRecord, in_window
+from tusk.contracts.limits import RunRecord, held, in_window
 from tusk.contracts.pricing import format_usd
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
@@ -77,6 +78,20 @@ def standing(records: Sequence[RunRecord], limits: Limits, now: datetime) -> lis
             "off" if limits.daily_budget_usd is None else format_usd(limits.daily_budget_usd),
         )
     ]
+    # requester_budget_usd: the login holding the most, runs in flight at their budget.
+    holds: dict[str, float] = {}
+    for record in window:
+        holds[_requester(record)] = holds.get(_requester(record), 0.0) + held(record)
+    top = max(holds.items(), key=lambda item: (item[1], item[0]), default=None)
+    cap = limits.requester_budget_usd
+    out.append(
+        Standing(
+            "requester_budget_usd",
+            f"{top[0] if top else 'nobody'}, {hours}, runs in flight at their whole budget",
+            format_usd(top[1] if top else 0.0),
+            "off" if cap is None else f"{format_usd(cap)} per requester",
+        )
+    )
     for name, allowed, key in (
         ("runs_per_requester", limits.runs_per_requester, _requester),
         ("runs_per_repository", limits.runs_per_repository, _repository),

@@ -28,6 +28,7 @@ from pydantic import (
 from tusk import actions_edge
 from tusk.contracts.config_text import MAX_CONFIG_BYTES, YamlProblem, load_yaml, plain_problems
 from tusk.contracts.models import ALL_WRITE_OPERATIONS, Login, PermissionConfig, RepoName
+from tusk.contracts.old_names import read_old_names
 from tusk.contracts.pricing import Price
 from tusk.errors import ConfigError
 
@@ -120,6 +121,16 @@ class Limits(Section):
     state_issue_rollover: int = Field(
         2000, ge=10, le=2400, description="comments before a state issue rolls over"
     )
+    resume_chars: int = Field(
+        60_000,
+        ge=0,
+        description="characters of earlier runs' turns a later run on the same thread starts "
+        "with (about 15,000 tokens: the model's context keeps ample room to work); older runs "
+        "are left out whole, never cut mid-turn; 0: every run starts fresh",
+    )
+    resume_runs: int = Field(
+        5, ge=0, le=20, description="earlier runs on the thread a later run resumes from, at most"
+    )
     claim_lease_minutes: float = Field(
         30.0,
         gt=0,
@@ -136,6 +147,13 @@ class Limits(Section):
     )
     runs_per_requester: int | None = Field(
         10, ge=0, description="runs one login may start in the rolling window; null: no limit"
+    )
+    requester_budget_usd: float | None = Field(
+        10.0,
+        ge=0,
+        description="model spend of the runs one login asks for in the rolling window, in USD; "
+        "a run in flight holds its whole budget, and a new run's budget is lowered to what "
+        "the login has left; null: no cap",
     )
     runs_per_repository: int | None = Field(
         30, ge=0, description="runs for one repository in the rolling window; null: no limit"
@@ -154,7 +172,12 @@ class Limits(Section):
         """Whether any limit across runs is on."""
         return any(
             limit is not None
-            for limit in (self.daily_budget_usd, self.runs_per_requester, self.runs_per_repository)
+            for limit in (
+                self.daily_budget_usd,
+                self.runs_per_requester,
+                self.requester_budget_usd,
+                self.runs_per_repository,
+            )
         )
 
 
@@ -384,18 +407,8 @@ class Settings(Section):
 
     @model_validator(mode="before")
     @classmethod
-    def _record_only_was_staged(cls, data: Any) -> Any:
-        """``staged`` is ``record_only``'s old name (and "staged" now means approval's
-        staged set): a boolean given under it is read as ``record_only``, with a warning."""
-        if not isinstance(data, Mapping) or not isinstance(data.get("staged"), bool):
-            return data
-        if "record_only" in data and data["record_only"] != data["staged"]:
-            raise ValueError("staged is the old name of record_only: give record_only only")
-        actions_edge.warning(
-            "tusk.yml: `staged` is now called `record_only`",
-            detail="Rename the key; `staged` is read as `record_only` for this release only.",
-        )
-        return {**data, "record_only": data["staged"]}
+    def _old_names(cls, data: Any) -> Any:
+        return read_old_names(data)
 
     @field_validator("allowed_users")
     @classmethod
@@ -429,6 +442,9 @@ class Settings(Section):
             issues_per_repo=self.limits.issues_per_repo,
             prs_per_repo=self.limits.prs_per_repo,
             memory_writes=self.limits.memory_writes_per_run,
+            budget_usd=self.agent.max_budget_usd,
+            max_turns=self.limits.max_turns,
+            run_minutes=self.limits.run_minutes,
         )
 
 
@@ -494,15 +510,6 @@ def network_summary(settings: Settings) -> str:
     if agent.network_required:
         return status
     return f"{status}, or open where no fence can be put up (agent.network_required: false)"
-
-
-def budget_summary(settings: Settings) -> str:
-    """The run's budgets, in the words the log issue and summary use."""
-    limits = settings.limits
-    return (
-        f"{limits.max_turns} turns, {limits.run_minutes:g} minutes, "
-        f"${settings.agent.max_budget_usd:,.2f} of model spend"
-    )
 
 
 def load_secrets(environ: Mapping[str, str] | None = None, *, mask: bool = True) -> Secrets:

@@ -4,11 +4,17 @@ Every run of the deployment has a log issue in the control repository: when it
 started (the issue's creation), who asked and for which repository (its job
 marker), and what it has spent so far (its progress comment's ``usage``
 marker, kept up to date while the agent works). Over a
-rolling window (``limits.usage_window_hours``, 24 h by default) three limits
+rolling window (``limits.usage_window_hours``, 24 h by default) four limits
 bound what a new job may add:
 
 * ``daily_budget_usd``: the model spend of every run in the window;
 * ``runs_per_requester``: the runs one login asked for;
+* ``requester_budget_usd``: the model spend of the runs one login asked for,
+  where a run still in flight holds its whole budget (``held``): each run's
+  budget is reserved against the requester's remainder when it starts, and
+  run-claude lowers a new run's budget to that remainder (``requester_left``),
+  so runs of one requester started side by side never together pass the cap;
+  a remainder under ``MIN_RUN_BUDGET_USD`` starts nothing;
 * ``runs_per_repository``: the runs for one repository.
 
 ``refusal`` says which limit a job would break and when it stops breaking it
@@ -30,7 +36,12 @@ from typing import Literal
 from tusk.contracts.config import Limits
 from tusk.contracts.pricing import format_usd
 
-LimitName = Literal["daily_budget_usd", "runs_per_requester", "runs_per_repository"]
+LimitName = Literal[
+    "daily_budget_usd", "runs_per_requester", "requester_budget_usd", "runs_per_repository"
+]
+# A requester with less than this left of requester_budget_usd starts no run: a run
+# with a few cents to spend would stop at its first answer.
+MIN_RUN_BUDGET_USD = 0.10
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,17 @@ class RunRecord:
     repo: str | None = None
     cost_usd: float | None = None  # None: its spend was not read
     log_issue: int | None = None  # the run's log issue number
+    budget_usd: float | None = None  # the run's budget, held while it runs (None: unknown)
+    finished: bool = False  # it ended: only what it spent counts
+
+
+def held(record: RunRecord) -> float:
+    """What a run counts against the requester's spend cap: what it spent, and while it
+    may still spend, at least its whole budget (reserved when it started)."""
+    spent = record.cost_usd or 0.0
+    if record.finished or record.budget_usd is None:
+        return spent
+    return max(spent, record.budget_usd)
 
 
 @dataclass(frozen=True)
@@ -104,9 +126,53 @@ def refusal(
     )
     if runs is not None:
         return runs
+    money = _requester_budget(mine, limits.requester_budget_usd, requester, hours)
+    if money is not None:
+        return money
     here = [r for r in window if (r.repo or "").lower() == repo.lower()]
     return _count(
         here, limits.runs_per_repository, "runs_per_repository", f"repository {repo}", hours
+    )
+
+
+def requester_left(
+    records: Iterable[RunRecord], *, jobid: str, requester: str, now: datetime, limits: Limits
+) -> float | None:
+    """What ``requester`` has left of ``limits.requester_budget_usd`` for job ``jobid``
+    (the runs of the window but that job's own, each as ``held``), or None: no cap."""
+    cap = limits.requester_budget_usd
+    if cap is None:
+        return None
+    window = in_window(records, now=now, hours=limits.usage_window_hours)
+    mine = [
+        r for r in window if (r.requester or "").lower() == requester.lower() and r.jobid != jobid
+    ]
+    return cap - sum(held(record) for record in mine)
+
+
+def _requester_budget(
+    mine: Sequence[RunRecord], cap: float | None, requester: str, hours: float
+) -> Refusal | None:
+    if cap is None:
+        return None
+    used = sum(held(record) for record in mine)
+    if cap - used >= MIN_RUN_BUDGET_USD:
+        return None
+    # A run fits again once enough of the oldest holds have left the window.
+    left = used
+    resets_at = None
+    for record in mine:
+        left -= held(record)
+        if cap - left >= MIN_RUN_BUDGET_USD:
+            resets_at = _leaves_window(record, hours)
+            break
+    return Refusal(
+        "requester_budget_usd",
+        used=format_usd(used),
+        allowed=format_usd(cap),
+        scope=f"requester {requester}",
+        resets_at=resets_at,
+        window_hours=hours,
     )
 
 

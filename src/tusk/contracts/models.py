@@ -101,6 +101,15 @@ class PermissionConfig(StrictModel):
         description="the requester asked that every write wait for approval "
         "([permissions: approve]); a marker can add it, never take it away",
     )
+    # The run's own limits (MISSION C4): the configured values, or lower ones the marker
+    # asked for; None (a context written before these existed) means the configured one.
+    budget_usd: float | None = Field(
+        default=None, gt=0, description="model spend (USD) past which the run is stopped"
+    )
+    max_turns: int | None = Field(default=None, ge=1, description="Claude Code --max-turns")
+    run_minutes: float | None = Field(
+        default=None, gt=0, description="wall-clock budget of the run, in minutes"
+    )
 
     def allows(self, operation: WriteOperation) -> bool:
         return operation in self.operations

@@ -60,6 +60,9 @@ class Status:
     headline: str = ""  # the outcome's, when done
     ok: bool = False
     links: tuple[tuple[str, str], ...] = ()  # (kind, url) of what the run created
+    budget: str = ""  # the run's own budget, e.g. "$0.50"
+    warning: str = ""  # said once the run has used most of its budget
+    note: str = ""  # resumed the thread's earlier conversation, or a fresh start and why
 
 
 def status_marker(jobid: str, nonce: str) -> str:
@@ -82,7 +85,11 @@ def render_status(
         facts = [f"writes so far: {status.writes}", f"refused: {status.refused}"]
         if status.pass_name and status.pass_name != "starting":
             facts.append(f"pass: {status.pass_name}")
+        if status.budget:
+            facts.append(f"budget: {status.budget}")
         lines += ["", " · ".join(facts)]
+        if status.warning:
+            lines += ["", f"⚠️ {status.warning}"]
         lines += ["", f"<sub>Updated when the run writes, at most every {MIN_INTERVAL:g} s.</sub>"]
     elif status.phase == "done":
         facts = [
@@ -93,6 +100,8 @@ def render_status(
             f"model cost: {status.cost or '—'}",
         ]
         lines += ["", " · ".join(facts)]
+    if status.note:  # Tusk's own words, no thread text and no link to the control repository
+        lines += ["", f"💬 {status.note}"]
     if status.links:
         lines += ["", "Created by this run:"]
         lines += [f"- {kind.replace('_', ' ')}: {url}" for kind, url in status.links]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from tusk.contracts.config import Settings, budget_summary, network_summary
+from tusk.contracts.config import Settings, network_summary
 from tusk.contracts.models import ContextDocument, PermissionConfig
+from tusk.contracts.run_limits import RunLimits, run_limits
 from tusk.github.trust import shown
 
 TRUST_SOURCES = {
@@ -36,8 +37,11 @@ class RunFacts(BaseModel):
     marker: str | None = None  # the permission marker as written, if any
     marker_error: str | None = None
     budget: str
+    budget_usd: float | None = None  # the run's budget (reserved against the requester's cap)
     network: str
     staged: bool = False
+    resume: str = ""  # resumed from the earlier runs on the thread, or a fresh start and why
+    resume_on_thread: str = ""  # the same for the thread's status: no log issue numbers
 
 
 def describe_permissions(config: PermissionConfig) -> tuple[str, ...]:
@@ -56,8 +60,12 @@ def describe_permissions(config: PermissionConfig) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def run_facts(doc: ContextDocument, settings: Settings) -> RunFacts:
+def run_facts(
+    doc: ContextDocument, settings: Settings, limits: RunLimits | None = None
+) -> RunFacts:
+    """``limits``: the run's own, once run-claude has settled them (else from ``doc``)."""
     config = doc.permission_config
+    limits = limits if limits is not None else run_limits(settings, config)
     return RunFacts(
         requester=doc.actor,
         trust_level=shown(doc.trust_level, doc.trust_source),
@@ -65,7 +73,8 @@ def run_facts(doc: ContextDocument, settings: Settings) -> RunFacts:
         permissions=describe_permissions(config),
         marker=config.marker,
         marker_error=config.error,
-        budget=budget_summary(settings),
+        budget=limits.summary(),
+        budget_usd=limits.budget_usd,
         network=network_summary(settings),
         staged=settings.record_only,
     )

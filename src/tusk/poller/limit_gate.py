@@ -20,9 +20,10 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tusk.contracts.config import Settings
-from tusk.contracts.limits import Refusal, RunRecord, refusal
+from tusk.contracts.limits import Refusal, RunRecord, refusal, requester_left
 from tusk.contracts.models import TaskWork
 from tusk.contracts.raw_context import RawContext
+from tusk.contracts.run_limits import run_limits
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.github.limit_reply import post_reply, replied, reply_body
@@ -74,7 +75,20 @@ class LimitGate:
 
     def dispatched(self, work: TaskWork) -> None:
         if self._runs is not None:
-            self._runs.append(RunRecord(work.jobid, self.now(), work.actor, work.repo, 0.0))
+            # It holds its whole budget against its requester's cap until it ends: at most
+            # what the requester has left, as run-claude's re-check will lower it to.
+            left = requester_left(
+                self._runs,
+                jobid=work.jobid,
+                requester=work.actor,
+                now=self.now(),
+                limits=self.settings.limits,
+            )
+            config = work.permission_config
+            budget = run_limits(self.settings, config, requester_left_usd=left).budget_usd
+            self._runs.append(
+                RunRecord(work.jobid, self.now(), work.actor, work.repo, 0.0, budget_usd=budget)
+            )
 
 
 def answer(

@@ -11,11 +11,18 @@ Grammar (case-insensitive, spaces around items allowed)::
     flag    = "read-only" / "comment-on-this-issue" / "comment-on-this-thread"
             / "no-comment" / "no-issue" / "no-pr" / "no-push" / "no-memory"
             / "approve"
+    item    = flag / limit / repos / run
     limit   = ("comment-limit" / "issue-limit" / "pr-limit" / "memory-limit") "=" 1*DIGIT
     repos   = "repos=" repo *("+" repo)          ; repo = owner/name
+    run     = "budget=" ["$"] 1*DIGIT ["." 1*DIGIT]   ; USD of model spend
+            / "turns=" 1*DIGIT / "minutes=" 1*DIGIT
 
 A marker can only narrow the configured defaults: limits are the smaller of
-the two, operations the intersection. ``approve`` narrows too: every write of
+the two, operations the intersection. The run's own limits (``budget``,
+``turns``, ``minutes``: MISSION C4) may only lower the configured
+``agent.max_budget_usd``, ``limits.max_turns`` and ``limits.run_minutes``;
+a value above them is an error, so the marker fails closed (asking for more
+than is allowed is not silently turned into less). ``approve`` narrows too: every write of
 the run waits for a person's approval (``tusk.approval``); no item takes an
 approval the configuration requires away, and a marker that fails closed but
 names ``approve`` keeps it. A marker that does not parse fails
@@ -42,6 +49,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tusk.contracts.models import REPO_PATTERN, PermissionConfig, WriteOperation
 from tusk.text.mentions import prose
@@ -67,6 +75,12 @@ _REMOVES: dict[str, WriteOperation] = {
     "no-pr": "pull_request",
     "no-push": "push",
     "no-memory": "memory",
+}
+# The run's own limits a marker may lower: key -> (PermissionConfig field, setting, pattern).
+_RUN_KEYS: dict[str, tuple[str, str, str]] = {
+    "budget": ("budget_usd", "agent.max_budget_usd", r"\$?[0-9]{1,6}(?:\.[0-9]{1,4})?"),
+    "turns": ("max_turns", "limits.max_turns", r"[0-9]{1,5}"),
+    "minutes": ("run_minutes", "limits.run_minutes", r"[0-9]{1,5}"),
 }
 _THIS_THREAD_FLAGS = frozenset({"comment-on-this-issue", "comment-on-this-thread"})
 APPROVE_FLAG = "approve"
@@ -121,6 +135,7 @@ class Marker:
     flags: frozenset[str] = frozenset()
     limits: dict[str, int] = field(default_factory=dict)
     repos: tuple[str, ...] | None = None
+    run: dict[str, float] = field(default_factory=dict)  # budget, turns, minutes as asked
 
 
 # --------------------------------------------------------------------------- near misses
@@ -162,7 +177,8 @@ def _known_item(item: str | None) -> bool:
     if not item:
         return False
     key = item.rstrip("= \t").lower()
-    return key in FLAGS or (item.rstrip().endswith("=") and (key in _LIMIT_KEYS or key == "repos"))
+    settings = (*_LIMIT_KEYS, *_RUN_KEYS, "repos")
+    return key in FLAGS or (item.rstrip().endswith("=") and key in settings)
 
 
 def near_miss(folded: str, exact: Iterable[re.Match[str]]) -> re.Match[str] | None:
@@ -259,6 +275,7 @@ def parse_marker(text: str) -> Marker:
     flags: set[str] = set()
     limits: dict[str, int] = {}
     repos: tuple[str, ...] | None = None
+    run: dict[str, float] = {}
     for raw_item in inner.split(","):
         item = raw_item.strip().lower()
         if not item:
@@ -283,14 +300,49 @@ def parse_marker(text: str) -> Marker:
             if bad or not names:
                 raise MarkerError(f"repos needs owner/name joined by '+', got {value!r}")
             repos = names
+        elif key in _RUN_KEYS:
+            run[key] = _run_value(key, value, given=key in run)
         else:
-            known = ", ".join([*sorted(_LIMIT_KEYS), "repos"])
+            known = ", ".join([*sorted(_LIMIT_KEYS), *sorted(_RUN_KEYS), "repos"])
             raise MarkerError(f"unknown setting {key!r}; known: {known}")
-    return Marker(text=text, flags=frozenset(flags), limits=limits, repos=repos)
+    return Marker(text=text, flags=frozenset(flags), limits=limits, repos=repos, run=run)
+
+
+def _run_value(key: str, value: str, *, given: bool) -> float:
+    """One of the run's own limits as written: a positive number (USD for budget)."""
+    if given:
+        raise MarkerError(f"{key} is given twice")
+    if not re.fullmatch(_RUN_KEYS[key][2], value):
+        what = "an amount in USD such as 0.50" if key == "budget" else "a whole number"
+        raise MarkerError(f"{key} needs {what}, got {value!r}")
+    number = float(value.lstrip("$"))
+    if number <= 0:
+        raise MarkerError(f"{key} must be more than 0, got {value!r}")
+    return number
+
+
+def _lowered(defaults: PermissionConfig, marker: Marker) -> dict[str, float | int | None]:
+    """The run's own limits: the configured ones, lowered by the marker; a value above
+    the configured one is refused (the marker fails closed)."""
+    values: dict[str, float | int | None] = {
+        name: getattr(defaults, name) for name, _, _ in _RUN_KEYS.values()
+    }
+    for key, asked in marker.run.items():
+        name, setting, _ = _RUN_KEYS[key]
+        configured = values[name]
+        if configured is not None and asked > configured:
+            raise MarkerError(
+                f"{key}={asked:g} is above what {setting} allows ({configured:g}); a marker "
+                "can only lower it"
+            )
+        values[name] = asked if name == "budget_usd" else int(asked)
+    return values
 
 
 def narrow(defaults: PermissionConfig, marker: Marker) -> PermissionConfig:
-    """Apply ``marker`` to ``defaults``; the result never allows more than ``defaults``."""
+    """Apply ``marker`` to ``defaults``; the result never allows more than ``defaults``.
+    Raises ``MarkerError`` when the marker asks for more of the run's own limits."""
+    run = _lowered(defaults, marker)
     operations: list[WriteOperation] = list(defaults.operations)
     if "read-only" in marker.flags:
         operations = []
@@ -313,6 +365,7 @@ def narrow(defaults: PermissionConfig, marker: Marker) -> PermissionConfig:
         repos=_intersect_repos(defaults.repos, marker.repos),
         limits=limits,
         approve=defaults.approve or APPROVE_FLAG in marker.flags,
+        run=run,
     )
 
 
@@ -333,6 +386,7 @@ def fail_closed(defaults: PermissionConfig, *, marker: str | None, reason: str) 
         },
         # Asked for in a marker that did not parse, approval still holds: it only narrows.
         approve=defaults.approve or APPROVE_FLAG in _visible_nfkc(marker or "").lower(),
+        run={name: getattr(defaults, name) for name, _, _ in _RUN_KEYS.values()},
     )
 
 
@@ -396,6 +450,7 @@ def _coherent(
     repos: tuple[str, ...] | None,
     limits: dict[str, int],
     approve: bool,
+    run: dict[str, Any],
 ) -> PermissionConfig:
     """Keep operations and limits in agreement: a zero limit removes the operation, a
     removed operation gets a zero limit."""
@@ -411,4 +466,5 @@ def _coherent(
         repos=repos,
         approve=approve,
         **limits,
+        **run,
     )

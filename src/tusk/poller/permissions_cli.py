@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from tusk.contracts.config import Limits, load_settings, resolve_config_path
+from tusk.contracts.config import Agent, Limits, load_settings, resolve_config_path
 from tusk.contracts.models import ALL_WRITE_OPERATIONS, PermissionConfig
 from tusk.poller.permissions import effective_permissions
 
@@ -33,6 +33,9 @@ def defaults_for(config: str | None) -> PermissionConfig:
         issues_per_repo=limits.issues_per_repo,
         prs_per_repo=limits.prs_per_repo,
         memory_writes=limits.memory_writes_per_run,
+        budget_usd=Agent.model_fields["max_budget_usd"].default,
+        max_turns=limits.max_turns,
+        run_minutes=limits.run_minutes,
     )
 
 

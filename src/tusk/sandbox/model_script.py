@@ -59,6 +59,10 @@ class Expect(_Strict):
     last_tool_result_contains: str | None = None
     last_tool_result_is_error: bool | None = None
     prompt_contains: str | None = None
+    # Texts the messages before the current prompt hold, each in the same message as the
+    # one before it or a later one (a resumed run's earlier turns): "" alone asks for no
+    # earlier message.
+    earlier_turns_contain: list[str] | None = None
     tools_include: list[str] | None = None
     tools_exclude: list[str] | None = None
 
@@ -234,6 +238,8 @@ def unmet(expect: Expect, body: Mapping[str, Any]) -> list[str]:
             reasons.append(
                 f"the prompt does not contain {expect.prompt_contains!r}; it was {prompt[:500]!r}"
             )
+    if expect.earlier_turns_contain is not None:
+        reasons += _earlier_unmet(expect.earlier_turns_contain, body)
     names = tool_names(body)
     missing = [n for n in expect.tools_include or [] if n not in names]
     if missing:
@@ -242,6 +248,33 @@ def unmet(expect: Expect, body: Mapping[str, Any]) -> list[str]:
     if present:
         reasons.append(f"tools {present} are offered but should not be")
     return reasons
+
+
+def earlier_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The messages before the current prompt (``current_prompt``'s message)."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        blocks = _blocks(message.get("content"))
+        if message.get("role") == "user" and not any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks
+        ):
+            return messages[:index]
+    return []
+
+
+def _earlier_unmet(wanted: list[str], body: Mapping[str, Any]) -> list[str]:
+    earlier = [block_text(m.get("content")) for m in earlier_messages(body)]
+    if wanted == [""]:
+        return [] if not earlier else [f"{len(earlier)} earlier message(s) came before the prompt"]
+    at = 0
+    for text in wanted:
+        while at < len(earlier) and text not in earlier[at]:
+            at += 1
+        if at == len(earlier):
+            shown = [e[:200] for e in earlier]
+            return [f"no earlier turn (in order) contains {text!r}; earlier turns: {shown!r}"]
+    return []
 
 
 def pick_conversation(script: Script, body: Mapping[str, Any]) -> int | None:

@@ -32,6 +32,7 @@ MarkerKind = Literal[
     "status",
     "undo",
     "rerun",
+    "conversation",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

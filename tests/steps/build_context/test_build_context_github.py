@@ -127,6 +127,7 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
         "repo": REPO,
         "nonce": marker["nonce"],
         "requester": doc.actor,  # counted by the limits across runs
+        "budget_usd": 5.0,  # held against the requester's cap while the run may spend
     }
     assert len(marker["nonce"]) == 16
     assert body.split("\n")[1:4] == ["# Task", "", "> `@tusk-bot` please fix the resize bug"]

@@ -27,12 +27,14 @@ from tusk.contracts.config import Secrets, load_settings
 from tusk.contracts.models import ContextDocument, PermissionConfig, RunMetadata, Trigger
 from tusk.contracts.raw_context import RawContext, Thread
 from tusk.issues.state import StateStore
+from tusk.poller.permissions import effective_permissions
+from tusk.steps.build_context.build_context import render_task, task_view
 from tusk.steps.run_claude import inputs as run_inputs
 from tusk.steps.run_claude import job
 from tusk.steps.run_claude.box import principal as box_principal
 from tusk.steps.run_claude.box import users as box_users
 from tusk.steps.run_claude.runner_env import RunnerEnv
-from tusk.text.markers import first_marker, job_marker
+from tusk.text.markers import first_marker, job_marker, render_marker
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 CLAUDE = REPO_ROOT / "node_modules" / ".bin" / "claude"
@@ -142,6 +144,12 @@ class E2E:
     config: dict[str, Any] = field(default_factory=dict)
     runner_temp: Path | None = None
     environ: dict[str, str] = field(default_factory=dict)
+    # The mention; its permission marker narrows the configured permissions as the
+    # poller's would, and task.md is then rendered as build-context renders it.
+    mention: str | None = None
+    # A later run on the same thread has its own job and log issue (``later_run``).
+    jobid: str = JOBID
+    log_issue_number: int = 1
 
     def run(self, script: dict[str, Any], **overrides: Any) -> run_inputs.JobResult:
         model_url = self.model.start(script)
@@ -152,41 +160,6 @@ class E2E:
         out = self.tmp / "build"
         out.mkdir(exist_ok=True)
         now = datetime(2026, 1, 1, tzinfo=UTC)
-        context = ContextDocument(
-            jobid=JOBID,
-            repo="alice/widgets",
-            actor="alice",
-            trust_level="owner",
-            permission_config=PermissionConfig(),
-            trigger=Trigger(
-                type="issue_comment",
-                id="1",
-                url=f"{self.github.url}/alice/widgets/issues/1#issuecomment-1",
-                number=1,
-                author="alice",
-                body="@tusk-bot please fix it",
-                created_at=now,
-            ),
-            raw=RawContext(kind="issue", thread=Thread()),
-            timestamp=now,
-        )
-        (out / "context.json").write_text(context.model_dump_json())
-        (out / "task.md").write_text("> @tusk-bot please fix it\n")
-        (out / "context.md").write_text("Issue #1: Typo in README. The README says smal.\n")
-        run = RunMetadata(
-            jobid=JOBID,
-            repo="alice/widgets",
-            trigger_url=context.trigger.url,
-            trigger_type="issue_comment",
-            thread_number=1,
-            log_issue_number=1,
-            log_issue_url=f"{self.github.url}/alice/tusk-control/issues/1",
-            control_repo="alice/tusk-control",
-            task_path="task.md",
-            context_path="context.md",
-            context_file="context.json",
-        )
-        (out / "run.json").write_text(run.model_dump_json())
         config = {
             "bot": "tusk-bot",
             "control_repo": "alice/tusk-control",
@@ -196,6 +169,48 @@ class E2E:
         }
         config_path = self.tmp / "tusk.yml"
         config_path.write_text(yaml.safe_dump(config))
+        permissions = PermissionConfig()
+        if self.mention is not None:
+            defaults = load_settings(config_path).default_permissions()
+            permissions = effective_permissions(defaults, self.mention)
+        context = ContextDocument(
+            jobid=self.jobid,
+            repo="alice/widgets",
+            actor="alice",
+            trust_level="owner",
+            permission_config=permissions,
+            trigger=Trigger(
+                type="issue_comment",
+                id=str(self.log_issue_number),
+                url=f"{self.github.url}/alice/widgets/issues/1#issuecomment-{self.log_issue_number}",
+                number=1,
+                author="alice",
+                body=self.mention or "@tusk-bot please fix it",
+                created_at=now,
+            ),
+            raw=RawContext(kind="issue", thread=Thread()),
+            timestamp=now,
+        )
+        (out / "context.json").write_text(context.model_dump_json())
+        task = "> @tusk-bot please fix it\n"
+        if self.mention is not None:
+            task = render_task(task_view(context, "issue", 1, has_diff=False))
+        (out / "task.md").write_text(task)
+        (out / "context.md").write_text("Issue #1: Typo in README. The README says smal.\n")
+        run = RunMetadata(
+            jobid=self.jobid,
+            repo="alice/widgets",
+            trigger_url=context.trigger.url,
+            trigger_type="issue_comment",
+            thread_number=1,
+            log_issue_number=self.log_issue_number,
+            log_issue_url=f"{self.github.url}/alice/tusk-control/issues/{self.log_issue_number}",
+            control_repo="alice/tusk-control",
+            task_path="task.md",
+            context_path="context.md",
+            context_file="context.json",
+        )
+        (out / "run.json").write_text(run.model_dump_json())
         environ = {"RUNNER_TEMP": str(self.runner_temp)} if self.runner_temp else {}
         environ.update(self.environ)
         values: dict[str, Any] = {
@@ -221,7 +236,8 @@ class E2E:
     # -- reading the outcome back
 
     def log_issue(self) -> dict[str, Any]:
-        return self.github.gateway(AGENT_TOKEN).get("/repos/alice/tusk-control/issues/1")
+        number = self.log_issue_number
+        return self.github.gateway(AGENT_TOKEN).get(f"/repos/alice/tusk-control/issues/{number}")
 
     def log_comments(self) -> list[str]:
         """The write-up comments on the log issue, each without its hidden part marker."""
@@ -231,13 +247,44 @@ class E2E:
         """Every comment on the log issue as (write-up part or None, body without marker)."""
         gateway = self.github.gateway(AGENT_TOKEN)
         out: list[tuple[str | None, str]] = []
-        for comment in gateway.paginate("/repos/alice/tusk-control/issues/1/comments"):
+        path = f"/repos/alice/tusk-control/issues/{self.log_issue_number}/comments"
+        for comment in gateway.paginate(path):
             marker = first_marker(comment["body"], "writeup")
             body = comment["body"]
             if marker is not None and body.startswith("<!-- tusk:writeup "):
                 body = body.split("\n", 1)[1]
             out.append((marker["part"] if marker else None, body))
         return out
+
+    def later_run(self, mention: str, *, name: str = "later", requester: bool = False) -> E2E:
+        """The next run on the same thread: its own log issue (the bot's, its title naming
+        the thread), job, mention and folders; the same GitHub, model and settings. With
+        ``requester``, its job marker is build-context's whole one (the requester and the
+        budget its mention allows), so the limits across runs count it."""
+        jobid = f"job-e2e-widgets-{name}"
+        data: dict[str, Any] = {"jobid": jobid}
+        if requester:
+            budget = self.config.get("agent", {}).get("max_budget_usd", 5.0)
+            data.update(repo="alice/widgets", requester="alice", budget_usd=budget)
+        issue = {
+            "title": "[Agent Log] alice/widgets #1 — 2026-01-01 01:00",
+            "body": f"{render_marker('job', data)}\n# Task\n\n> {name}\n",
+            "labels": ["workflow"],
+        }
+        gateway = self.github.gateway(AGENT_TOKEN)
+        created = gateway.post("/repos/alice/tusk-control/issues", json=issue).body
+        tmp = self.tmp / name
+        tmp.mkdir()
+        return E2E(
+            tmp=tmp,
+            github=self.github,
+            model=self.model,
+            agent_user=self.agent_user,
+            config=self.config,
+            mention=mention,
+            jobid=jobid,
+            log_issue_number=int(created["number"]),
+        )
 
     def issue_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         """The thread's comments but Tusk's own status comment (``status_comment``)."""
@@ -249,7 +296,11 @@ class E2E:
         """The body of the run's status comment on the thread (feedback.thread_status)."""
         gateway = self.github.gateway(AGENT_TOKEN)
         comments = gateway.paginate(f"/repos/{repo}/issues/{number}/comments")
-        found = [c["body"] for c in comments if first_marker(c["body"], "status") is not None]
+        found = [
+            c["body"]
+            for c in comments
+            if (first_marker(c["body"], "status") or {}).get("jobid") == self.jobid
+        ]
         assert len(found) <= 1, "one status comment per run"
         return found[0] if found else None
 

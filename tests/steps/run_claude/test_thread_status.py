@@ -249,3 +249,33 @@ def test_headline_of_tells_a_status_body_and_its_facts() -> None:
     )
     assert headline_of(body) == "⚙️ **Working.** writes so far: 1 · refused: 0 · pass: Main session"
     assert headline_of("⏳ Queued.\nsomething") is None  # no status marker: not a status
+
+
+def test_the_status_shows_the_runs_budget_and_warns_once_when_most_is_spent(
+    gh: Any, tmp_path: Path
+) -> None:
+    settings = SETTINGS.model_copy(
+        update={"agent": SETTINGS.agent.model_copy(update={"max_budget_usd": 0.5})}
+    )
+    clock = Clock()
+    mirror = run_status.mirror(gh.gateway("agent"), settings, run_metadata(), clock)
+    assert mirror is not None
+    [started] = status_comments(gh)
+    assert "budget: $0.50" in started["body"] and "⚠️" not in started["body"]
+
+    def patches() -> int:
+        return len([e for e in gh.journal() if e["method"] == "PATCH"])
+
+    def snap(cost: float) -> Snapshot:
+        return Snapshot("Main session", 3, 0, 0, 0, f"${cost} of $0.50", 1, cost, 0.5)
+
+    clock.now += 30
+    mirror(snap(0.2))  # 40 %: nothing the thread needs to see
+    assert patches() == 0
+    mirror(snap(0.41))  # 82 %: said once
+    [warned] = status_comments(gh)
+    assert "⚠️ This run has used 82% of its budget ($0.4100 of $0.5000)" in warned["body"]
+    edits = patches()
+    clock.now += 60
+    mirror(snap(0.45))  # still over: not said again
+    assert patches() == edits

@@ -51,9 +51,11 @@ def log_issue_body(
 ) -> LogBody:
     """The A4 body: the Task whole, as much Context as fits, a note when cut. ``nonce``
     is the claiming run's, in the job marker (``tusk.issues.log_issue``)."""
-    data = {"jobid": jobid, "repo": repo, **({"nonce": nonce} if nonce else {})}
+    data: dict[str, object] = {"jobid": jobid, "repo": repo, **({"nonce": nonce} if nonce else {})}
     if facts is not None:  # the limits across runs count runs per requester (tusk.issues.usage)
         data["requester"] = facts.requester
+        if facts.budget_usd is not None:  # held against the requester's cap while it runs
+            data["budget_usd"] = facts.budget_usd
     marker = render_marker("job", data)
     task_text, context_text = task_text.rstrip("\n"), context_text.rstrip("\n")
     # Quoting is line by line and each line depends only on the lines before it, so

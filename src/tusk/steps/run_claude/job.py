@@ -16,13 +16,14 @@ from pathlib import Path
 
 from tusk import actions_edge
 from tusk.github.gateway import Gateway
-from tusk.steps.run_claude import limits_check
+from tusk.steps.run_claude import limits_check, resume
 from tusk.steps.run_claude.box import cleanup as box_cleanup
 from tusk.steps.run_claude.box import launch, place
 from tusk.steps.run_claude.box.principal import AGENT_SHELL
 from tusk.steps.run_claude.inputs import JobInputs, JobResult
 from tusk.steps.run_claude.proxy import budget
 from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, Record
+from tusk.steps.run_claude.proxy.prior import PriorTurns
 from tusk.steps.run_claude.session import mcp_process
 from tusk.steps.run_claude.session.cancel import Cancellation, Cancelled
 from tusk.steps.run_claude.session.passes import Passes, RunProgress, run_passes
@@ -41,13 +42,14 @@ def run_job(inputs: JobInputs, cancel: Cancellation | None = None) -> JobResult:
     try:
         if not record.report_started(inputs):
             return record.taken_over(inputs)
-        over = limits_check.recheck(
-            inputs.secrets, inputs.settings, inputs.run, record.context_document(inputs)
-        )
-        if over is not None:
+        doc = record.context_document(inputs)
+        checked = limits_check.recheck(inputs.secrets, inputs.settings, inputs.run, doc)
+        if checked.outcome is not None:
             return record.write_up(
-                inputs, outcome=over, session_id=None, passes=[], isolation_note=""
+                inputs, outcome=checked.outcome, session_id=None, passes=[], isolation_note=""
             )
+        if doc is not None:  # the run's own budget, turns and minutes from here on
+            inputs = record.settle_limits(inputs, doc, checked.requester_left_usd)
         return _run(inputs, stage, cancel)
     except Cancelled as stop:
         cancel.shield()
@@ -88,8 +90,14 @@ def _run(inputs: JobInputs, stage: RunProgress, cancel: Cancellation) -> JobResu
             inputs, runner=placed.runner, git=git, tokens=needed, bearer=mcp_bearer
         )
         evidence = Record(inputs.run_dir / RECORD_FILE)  # what the transcript is built from
+        evidence.task(inputs.resolve(inputs.run.task_path).read_text(encoding="utf-8"))
+        # The earlier runs on the thread, from their verified records: the proxy puts
+        # them before the run's own turns; Claude Code never holds them.
+        resumed = resume.load_for(inputs.secrets, inputs.settings, inputs.run)
+        record.note_resume(inputs, resumed.note, resumed.thread_note)
+        prior = PriorTurns(resumed.turns, anchor=prompt.split("\n", 1)[0])
         proxy = services.proxy = budget.model_proxy(
-            inputs.settings, inputs.anthropic_base_url, credentials, meter, evidence
+            inputs.settings, inputs.anthropic_base_url, credentials, meter, evidence, prior
         )
         proxy.start()
         network = place.settle_network(inputs, placed, services)

@@ -10,15 +10,22 @@ far. A run past a limit never starts its agent: it answers on the thread
 ``over_limit`` and its log issue closes as not planned. The mention was
 already marked read, so it is dropped: the reply says to mention the bot
 again once the limit resets.
+
+The same count settles the run's budget under ``limits.requester_budget_usd``:
+what the requester has left, after every run claimed before this one holds
+its whole budget or what it spent once it ended, is this run's budget at most
+(``tusk.contracts.run_limits``), so runs of one requester started side by side
+never together pass the cap.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from tusk.contracts.config import Secrets, Settings
-from tusk.contracts.limits import Refusal, refusal
+from tusk.contracts.limits import Refusal, refusal, requester_left
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
@@ -27,6 +34,15 @@ from tusk.issues.usage import read_runs
 from tusk.steps.run_claude.writeup.outcome import Outcome
 
 HEADLINE = "Not started: a limit across runs is reached"
+
+
+@dataclass(frozen=True)
+class Check:
+    """The re-check's answer: the run stops (``outcome``), or it may start with at most
+    what its requester has left (``requester_left_usd``; None: no such cap)."""
+
+    outcome: Outcome | None = None
+    requester_left_usd: float | None = None
 
 
 def over_limit(
@@ -38,8 +54,20 @@ def over_limit(
     now: datetime | None = None,
 ) -> Outcome | None:
     """The ``over_limit`` outcome when the runs claimed before this one fill a limit."""
+    return check(gateway, settings, run, doc, now=now).outcome
+
+
+def check(
+    gateway: Gateway,
+    settings: Settings,
+    run: RunMetadata,
+    doc: ContextDocument | None,
+    *,
+    now: datetime | None = None,
+) -> Check:
+    """The limits across runs over the runs claimed before this one."""
     if doc is None or not settings.limits.counts_runs:
-        return None
+        return Check()
     if now is None and gateway.server_time is None:
         gateway.get(f"/repos/{run.control_repo}/issues/{run.log_issue_number}")  # GitHub's clock
     moment = now or _now(gateway)
@@ -53,20 +81,22 @@ def over_limit(
         limits=settings.limits,
     )
     if found is None:
-        return None
-    return Outcome(
-        kind="over_limit", headline=HEADLINE, detail=answer(gateway, settings, doc, found)
-    )
+        left = requester_left(
+            runs, jobid=run.jobid, requester=doc.actor, now=moment, limits=settings.limits
+        )
+        return Check(requester_left_usd=left)
+    detail = answer(gateway, settings, doc, found)
+    return Check(Outcome(kind="over_limit", headline=HEADLINE, detail=detail))
 
 
 def recheck(
     secrets: Secrets, settings: Settings, run: RunMetadata, doc: ContextDocument | None
-) -> Outcome | None:
-    """``over_limit`` with the agent token (the bot's: its reply is the bot's own)."""
+) -> Check:
+    """``check`` with the agent token (the bot's: its reply is the bot's own)."""
     token = secrets.require("agent_token")["agent_token"]
     gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
     try:
-        return over_limit(gateway, settings, run, doc)
+        return check(gateway, settings, run, doc)
     finally:
         gateway.close()
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from tusk.audit.chain import created_items, read_records
 from tusk.contracts.config import Secrets, Settings
 from tusk.contracts.models import RunMetadata
+from tusk.contracts.pricing import format_usd
 from tusk.github.gateway import Gateway
 from tusk.github.thread_status import Status, ThreadStatus, thread_kind
 from tusk.steps.run_claude.writeup.glance import PUSHES_FILE, PushedBranch, read_pushes
@@ -47,7 +48,22 @@ def status_comment(
     )
 
 
-def working(snap: Snapshot) -> Status:
+# The status warns once when the run has spent this share of its budget.
+BUDGET_WARNING_SHARE = 0.8
+
+
+def budget_warning(snap: Snapshot) -> str:
+    """Pure: the warning the status shows once most of the budget is spent, or ""."""
+    if snap.budget_share < BUDGET_WARNING_SHARE or snap.cost_usd is None:
+        return ""
+    assert snap.budget_usd is not None
+    return (
+        f"This run has used {snap.budget_share:.0%} of its budget "
+        f"({format_usd(snap.cost_usd)} of {format_usd(snap.budget_usd)}); it stops at the budget."
+    )
+
+
+def working(snap: Snapshot, budget: str = "", note: str = "") -> Status:
     return Status(
         "working",
         pass_name=snap.pass_name,
@@ -56,6 +72,9 @@ def working(snap: Snapshot) -> Status:
         refused=snap.refused,
         cost=snap.cost,
         minutes=snap.minutes,
+        budget=budget,
+        warning=budget_warning(snap),
+        note=note,
     )
 
 
@@ -64,19 +83,25 @@ def mirror(
     settings: Settings,
     run: RunMetadata,
     clock: Callable[[], float] = time.monotonic,
+    *,
+    note: str = "",
 ) -> Callable[[Snapshot], None] | None:
-    """The hook that shows each progress snapshot on the thread, or None when off."""
+    """The hook that shows each progress snapshot on the thread, or None when off.
+    ``note``: whether the run resumed the thread's conversation or started fresh."""
     if not settings.feedback.thread_status:
         return None
     comment = status_comment(gateway, settings, run, clock)
-    comment.show(Status("working"))  # before the agent starts: its reads see no edit later
-    shown: list[tuple[int, int, int]] = [(0, 0, 0)]
+    budget = format_usd(settings.agent.max_budget_usd)  # the run's own (run_limits)
+    # Before the agent starts: its reads see no edit later.
+    comment.show(Status("working", budget=budget, note=note))
+    shown: list[tuple[int, int, int, bool]] = [(0, 0, 0, False)]
 
     def show(snap: Snapshot) -> None:
         # Edited only when the run's writes or refusals change (the agent changed the
-        # thread then anyway); a courtesy: a failure is logged, never raised.
-        seen = (snap.writes, snap.refused, snap.staged)
-        if seen != shown[0] and comment.show(working(snap)):
+        # thread then anyway), and once when most of the budget is spent; a courtesy:
+        # a failure is logged, never raised.
+        seen = (snap.writes, snap.refused, snap.staged, bool(budget_warning(snap)))
+        if seen != shown[0] and comment.show(working(snap, budget, note)):
             shown[0] = seen
 
     return show
@@ -93,7 +118,9 @@ def with_diffstats(
     )
 
 
-def outcome_status(outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...]) -> Status:
+def outcome_status(
+    outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...], note: str = ""
+) -> Status:
     base = working(snap)
     return Status(
         "done",
@@ -106,6 +133,7 @@ def outcome_status(outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str
         headline=outcome.headline,
         ok=outcome.ok,
         links=links,
+        note=note,
     )
 
 
@@ -128,6 +156,8 @@ def conclude(secrets: Secrets, settings: Settings, state: WriteUpState, run_dir:
     gateway = Gateway(api_url=secrets.github_api_url, token=token, token_name="agent")
     try:
         comment = status_comment(gateway, settings, state.run)
-        comment.show(outcome_status(state.outcome, snapshot(tally, state.spend, 0.0), links))
+        note = state.facts.resume_on_thread if state.facts is not None else ""
+        snap = snapshot(tally, state.spend, 0.0)
+        comment.show(outcome_status(state.outcome, snap, links, note))
     finally:
         gateway.close()

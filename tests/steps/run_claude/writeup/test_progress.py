@@ -81,7 +81,10 @@ def test_the_comment_carries_the_spend_for_the_limits_across_runs() -> None:
     spend = Spend(requests=3, cost_usd=0.4321, budget_usd=2.0)
     snap = snapshot(Tally(Path("x"), Path("y")), spend, 10.0)
     text = render_progress(snap, now=datetime(2026, 12, 1, tzinfo=UTC))
-    assert first_marker(text, "usage") == {"cost_usd": 0.4321}
+    # The budget too: held against the requester's cap until the run says it is done.
+    assert first_marker(text, "usage") == {"cost_usd": 0.4321, "budget_usd": 2.0}
+    final = render_progress(snap, now=datetime(2026, 12, 1, tzinfo=UTC), final="Done.")
+    assert first_marker(final, "usage") == {"cost_usd": 0.4321, "budget_usd": 2.0, "done": True}
     comment = {"user": {"login": "bot"}, "body": f'<!-- tusk:progress {{"jobid": "j"}} -->\n{text}'}
     assert spend_of(iter([comment]), bot="bot", jobid="j") == 0.4321
     assert spend_of(iter([comment]), bot="bot", jobid="other") == 0.0

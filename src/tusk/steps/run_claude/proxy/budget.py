@@ -11,6 +11,7 @@ from tusk.contracts.pricing import Spend
 from tusk.steps.run_claude.proxy.exchanges import Record
 from tusk.steps.run_claude.proxy.guard import RequestGuard
 from tusk.steps.run_claude.proxy.metering import Meter
+from tusk.steps.run_claude.proxy.prior import PriorTurns
 from tusk.steps.run_claude.proxy.proxy import Credentials, ModelProxy
 from tusk.steps.run_claude.session.watch import StopReason
 
@@ -38,13 +39,19 @@ def model_proxy(
     credentials: Credentials,
     meter: Meter,
     record: Record | None = None,
+    prior: PriorTurns | None = None,
 ) -> ModelProxy:
     """The real key stays in this process: Claude Code talks to the proxy with this run's
     own proxy key. Until the fence is known to be up, the proxy lets the API reach
     nothing for the agent (fenced) either."""
     guard = RequestGuard(fenced=True, web_search="WebSearch" in settings.agent.builtin_tools)
     return ModelProxy(
-        upstream=upstream, credentials=credentials, meter=meter, guard=guard, record=record
+        upstream=upstream,
+        credentials=credentials,
+        meter=meter,
+        guard=guard,
+        record=record,
+        prior=prior,
     )
 
 
@@ -53,7 +60,8 @@ def budget_stop(meter: Meter) -> StopReason | None:
         return None
     spend = meter.spend()
     room = "" if spend.exceeded else "; no room left for another request's worst case"
-    return StopReason("budget", f"budget exceeded: {spend.line()}{room} (agent.max_budget_usd)")
+    # The run's own budget: agent.max_budget_usd, or lower (the marker, the requester's cap).
+    return StopReason("budget", f"budget exceeded: {spend.line()}{room} (the run's budget)")
 
 
 def announce_budget(spend: Spend) -> None:

@@ -35,6 +35,10 @@ class Record:
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line)
 
+    def task(self, text: str) -> None:
+        """What the run was asked (task.md), for the conversation a later run resumes."""
+        self._append({"type": "task", "text": text})
+
     def pass_started(self, name: str, prompt: str) -> None:
         self._append({"type": "pass", "name": name, "prompt": prompt})
 

@@ -52,6 +52,7 @@ from tusk.contracts.pricing import Spend, Usage
 from tusk.steps.run_claude.proxy.exchanges import AnswerTap, Record, tool_results
 from tusk.steps.run_claude.proxy.guard import RequestGuard, guard_refusal
 from tusk.steps.run_claude.proxy.metering import Meter, Reservation, UsageTap
+from tusk.steps.run_claude.proxy.prior import PriorTurns
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 MAX_IN_FLIGHT = 4  # requests upstream at once; more wait for a slot
@@ -163,6 +164,7 @@ def build_app(
     guard: RequestGuard | None = None,
     client: httpx.AsyncClient | None = None,
     record: Record | None = None,
+    prior: PriorTurns | None = None,
 ) -> Starlette:
     forwarder = _Forwarder(
         base=upstream.rstrip("/"),
@@ -172,6 +174,7 @@ def build_app(
         guard=guard if guard is not None else RequestGuard(),
         client=client,
         record=record,
+        prior=prior,
     )
     return Starlette(
         routes=[
@@ -261,6 +264,7 @@ class _Forwarder:
     guard: RequestGuard
     client: httpx.AsyncClient | None = None  # given: the caller's to close
     record: Record | None = None  # what the model was told and answered
+    prior: PriorTurns | None = None  # a resumed run's earlier turns, put before its own
     slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_IN_FLIGHT))
     _own_client: httpx.AsyncClient | None = None
 
@@ -298,6 +302,8 @@ class _Forwarder:
         problem = self.guard.problem(body)
         if problem is not None:
             return guard_refusal(problem)
+        if self.prior is not None:  # before the budget holds it: the model reads them too
+            body = self.prior.apply(body)
         await self.slots.acquire()
         slot = _Slot(self.slots, self.meter)
         try:
@@ -471,6 +477,7 @@ class ModelProxy:
         client_key: str | None = None,
         guard: RequestGuard | None = None,
         record: Record | None = None,
+        prior: PriorTurns | None = None,
     ) -> None:
         self.meter = meter
         self.client_key = client_key or new_client_key()  # what Claude Code sends as its key
@@ -483,6 +490,7 @@ class ModelProxy:
             guard=self.guard,
             client=client,
             record=record,
+            prior=prior,
         )
         self._sock = bind_loopback()
         self._server: Any = None

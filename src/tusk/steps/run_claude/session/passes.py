@@ -242,7 +242,12 @@ def _progress_reporter(inputs: JobInputs, meter: Meter) -> progress.ProgressRepo
         comment_id=state.progress_comment_id,
         run_dir=inputs.run_dir,
         spend=meter.spend,
-        mirror=thread_status.mirror(gateway, inputs.settings, inputs.run),
+        mirror=thread_status.mirror(
+            gateway,
+            inputs.settings,
+            inputs.run,
+            note=state.facts.resume_on_thread if state.facts else "",
+        ),
     )
     reporter.start()
     return reporter

@@ -6,6 +6,7 @@ run has started; the outcome recorded, then published part by part
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 import time
@@ -15,6 +16,7 @@ from tusk import actions_edge
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.contracts.pricing import Spend
+from tusk.contracts.run_limits import run_limits, run_settings
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway
 from tusk.github.once import new_nonce
@@ -85,6 +87,31 @@ def start_state(inputs: JobInputs) -> None:
                 run_url=inputs.runner.run_url,
             ),
         )
+
+
+def settle_limits(
+    inputs: JobInputs, doc: ContextDocument, requester_left_usd: float | None
+) -> JobInputs:
+    """The run's own budget, turns and minutes (the marker's, the requester's remainder)
+    put in its settings, and shown by its write-up."""
+    config = doc.permission_config
+    limits = run_limits(inputs.settings, config, requester_left_usd=requester_left_usd)
+    settled = dataclasses.replace(inputs, settings=run_settings(inputs.settings, limits))
+    state = publish.load_state(inputs.run_dir)
+    if state is not None:
+        state.facts = run_facts(doc, inputs.settings, limits)
+        publish.save_state(inputs.run_dir, state)
+    return settled
+
+
+def note_resume(inputs: JobInputs, note: str, on_thread: str) -> None:
+    """Whether the run resumed the thread's conversation, or started fresh and why: the
+    write-up and the thread's status say it."""
+    state = publish.load_state(inputs.run_dir)
+    if state is not None and state.facts is not None and note:
+        update = {"resume": note, "resume_on_thread": on_thread}
+        state.facts = state.facts.model_copy(update=update)
+        publish.save_state(inputs.run_dir, state)
 
 
 def context_document(inputs: JobInputs) -> ContextDocument | None:

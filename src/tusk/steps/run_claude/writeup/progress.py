@@ -47,6 +47,14 @@ class Snapshot:
     cost: str = ""
     minutes: int = 0
     cost_usd: float | None = None  # read back by the limits across runs (tusk.issues.usage)
+    budget_usd: float | None = None  # the run's budget, held against the requester's cap
+
+    @property
+    def budget_share(self) -> float:
+        """The part of the budget spent so far (0 when either is unknown)."""
+        if self.cost_usd is None or not self.budget_usd:
+            return 0.0
+        return self.cost_usd / self.budget_usd
 
 
 @dataclass
@@ -119,6 +127,7 @@ def snapshot(tally: Tally, spend: Spend | None, seconds: float) -> Snapshot:
         cost=cost,
         minutes=int(seconds // 60),
         cost_usd=spend.cost_usd if spend is not None else None,
+        budget_usd=spend.budget_usd if spend is not None else None,
     )
 
 
@@ -138,7 +147,11 @@ def render_progress(snap: Snapshot, *, now: datetime, final: str | None = None) 
         "|---|---|---|---|---|---|\n"
         f"| {snap.pass_name} | {snap.tool_calls} | {writes} | {snap.refused} | "
         f"{snap.cost or '—'} | {snap.minutes} min |\n"
-        + (f"{usage_marker(snap.cost_usd)}\n" if snap.cost_usd is not None else "")
+        + (
+            f"{usage_marker(snap.cost_usd, snap.budget_usd, done=final is not None)}\n"
+            if snap.cost_usd is not None
+            else ""
+        )
     )
 
 

@@ -44,11 +44,13 @@ from tusk.github.once import (
 )
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
+from tusk.steps.run_claude.proxy import conversation as conversation_record
 from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, transcript_events
 from tusk.steps.run_claude.writeup import glance, summary
 from tusk.steps.run_claude.writeup.glance import PUSHES_FILE
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
+from tusk.steps.run_claude.writeup.transcript import redact
 from tusk.text.markers import first_marker, render_marker
 from tusk.text.render import render
 
@@ -361,13 +363,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     outcome = state.outcome or KILLED
     if outcome.kind == "setup_failed":
         return _setup_failure_parts(state, outcome, secrets)
-    # The transcript's evidence is the model proxy's own record, never Claude Code's
-    # stream (events.jsonl), which a process of the agent's uid can write to.
-    record_path = run_dir / RECORD_FILE
-    events = []
-    if record_path.is_file():
-        with record_path.open(encoding="utf-8") as handle:
-            events = transcript_events(handle)
+    events, said = _from_proxy_record(run_dir, state.run.jobid, secrets)
     records, problem = summary.read_audit(run_dir / AUDIT_FILE)
     staged = summary.read_staged(run_dir / STAGED_FILE)
     audit_path = run_dir / AUDIT_FILE
@@ -382,6 +378,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
             log_url=state.run.log_issue_url,
             secrets=secrets,
             transcript=transcript,
+            conversation=said.digest() if said is not None else None,
         )
 
     # The digest is of fixed length: the parts' count does not hang on the transcript.
@@ -427,7 +424,28 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         approval=approval.log_comments,
         preview=approval.preview,
         glance=line,
+        conversation=conversation_record.comment_body(said) if said is not None else None,
     )
+
+
+def _from_proxy_record(
+    run_dir: Path, jobid: str, secrets: Sequence[str]
+) -> tuple[list[Any], conversation_record.ConversationRecord | None]:
+    """The transcript's events and the conversation a later run on the thread resumes from.
+
+    Both come from the model proxy's own record, never Claude Code's stream
+    (events.jsonl), which a process of the agent's uid can write to."""
+    record_path = run_dir / RECORD_FILE
+    if not record_path.is_file():
+        return [], None
+    with record_path.open(encoding="utf-8") as handle:
+        lines = handle.readlines()
+    said = conversation_record.from_record(lines, jobid=jobid)
+    if said is not None:
+        said = conversation_record.fitted(
+            conversation_record.redacted(said, lambda text: redact(text, secrets))
+        )
+    return transcript_events(lines), said
 
 
 def glance_of(

@@ -255,6 +255,7 @@ def plan_parts(
     approval: Sequence[str] = (),
     preview: str | None = None,
     glance: str = "",
+    conversation: str | None = None,
 ) -> list[Part]:
     """The write-up in order: every comment (summary, transcript, the audit records, a
     staged set waiting for approval),
@@ -265,6 +266,8 @@ def plan_parts(
     parts += [
         Part(f"transcript-{i}", "comment", body) for i, body in enumerate(comments.transcript, 1)
     ]
+    if conversation is not None:  # before the audit that names its digest
+        parts.append(Part("conversation", "comment", conversation))
     parts += [Part(f"audit-{i}", "comment", body) for i, body in enumerate(audit, 1)]
     parts += [Part(f"approval-{i}", "comment", body) for i, body in enumerate(approval, 1)]
     if preview is not None:  # on the trigger's thread, once the set is on the log issue
@@ -290,6 +293,7 @@ def audit_bodies(
     log_url: str,
     secrets: Sequence[str],
     transcript: Sequence[str] | None = None,
+    conversation: str | None = None,
 ) -> list[str]:
     """The audit records as log issue comments (``tusk.audit.on_issue``), byte for byte so
     the chain verifies from the issue. Records are digests, codes and Tusk's own
@@ -309,6 +313,7 @@ def audit_bodies(
         records=len(records),
         head=head_hash(list(records)),
         transcript=transcript_digest(transcript) if transcript is not None else None,
+        conversation=conversation,
         log_url=log_url,
         limit=PART_LIMIT,
     )
