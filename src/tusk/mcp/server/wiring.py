@@ -2,7 +2,7 @@
 (MISSION M1-M13, T4).
 
 ``build_runtime`` turns them into the per-run machinery (``runtime``);
-``build_server`` puts this run's tools on it (``dispatch``); ``transport``
+``build_server`` puts this run's tools on it (``mcp_server``); ``transport``
 serves it over streamable HTTP on 127.0.0.1.
 """
 
