@@ -126,8 +126,15 @@ def with_diffstats(
 
 
 def outcome_status(
-    outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...], note: str = ""
+    outcome: Outcome,
+    snap: Snapshot,
+    links: tuple[tuple[str, str], ...],
+    note: str = "",
+    *,
+    record_only: bool = False,
 ) -> Status:
+    """The outcome as the thread reads it. Writes kept for approval were not made: never
+    "Done" then (record-only mode says its own words on the log issue)."""
     base = working(snap)
     return Status(
         "done",
@@ -142,7 +149,7 @@ def outcome_status(
         links=links,
         followups=snap.followups,
         stopped_by=outcome.detail.removeprefix("stopped ") if outcome.kind == "stopped" else "",
-        approval=outcome.ok and snap.staged > 0,
+        approval=outcome.ok and snap.staged > 0 and not record_only,
         note=note,
     )
 
@@ -168,6 +175,7 @@ def conclude(secrets: Secrets, settings: Settings, state: WriteUpState, run_dir:
         comment = status_comment(gateway, settings, state.run)
         note = state.facts.resume_on_thread if state.facts is not None else ""
         snap = snapshot(tally, state.spend, 0.0)
-        comment.show(outcome_status(state.outcome, snap, links, note))
+        record_only = state.facts.staged if state.facts is not None else False
+        comment.show(outcome_status(state.outcome, snap, links, note, record_only=record_only))
     finally:
         gateway.close()
