@@ -133,7 +133,7 @@ class DemoOutcome:
             found.append(f"the agent opened no pull request on {DEMO_REPO}")
         if not self.status_states or "Queued" not in self.status_states[0]:
             found.append(f"the run's status on {DEMO_REPO}#1 never said it was queued")
-        elif "Done" not in self.status_states[-1]:
+        elif not any(end in self.status_states[-1] for end in ("Done", "Applied")):
             found.append(f"the run's status on {DEMO_REPO}#1 does not end with the outcome")
         for wanted in ("eyes", "rocket"):
             if wanted not in self.trigger_reactions:

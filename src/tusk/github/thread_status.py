@@ -91,7 +91,7 @@ def render_status(
     if status.phase == "done" and status.stopped_by:
         head = f"🛑 **Stopped** {status.stopped_by}. What it pushed and posted stays."
     elif status.phase == "done" and status.approval:
-        head = f"⏸️ **Waiting for approval: {status.headline}**. No write was made yet."
+        head = f"{WAITING}: {status.headline}**. No write was made yet."
     elif status.phase == "done":
         mark = "✅" if status.ok else "⚠️"
         head = f"{mark} **Done: {status.headline}**"
@@ -151,6 +151,21 @@ def status_of(comments: Sequence[dict[str, Any]], *, bot: str, jobid: str) -> di
         if author.lower() == bot.lower() and marker.get("jobid") == jobid:
             return comment
     return None
+
+
+WAITING = "⏸️ **Waiting for approval"
+
+
+def settled_after_approval(body: str, verdict: str) -> str | None:
+    """Pure: a status comment that waited for approval, with the set's verdict (applied,
+    discarded, failed) in place of the waiting line, so nothing stale stays on the thread;
+    None when ``body`` is no status that waits."""
+    lines = body.split("\n")
+    if len(lines) < 2 or first_marker(lines[0], "status") is None:
+        return None
+    if not lines[1].startswith(WAITING):
+        return None
+    return "\n".join([lines[0], verdict, *lines[2:]])
 
 
 def thread_kind(trigger_type: str) -> str:

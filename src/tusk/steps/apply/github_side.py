@@ -21,6 +21,7 @@ from tusk.contracts.models import ApprovalRequest
 from tusk.github.gateway import Gateway, GitHubError
 from tusk.github.once import post_marked_comment
 from tusk.github.rights import Rights, confirmed_rights
+from tusk.github.thread_status import settled_after_approval, status_of
 from tusk.steps.apply.decide import Comment, Pending, SetState, touched_repos
 from tusk.text.commands import approval_command
 from tusk.text.markers import first_marker, parse_markers, render_marker
@@ -174,3 +175,17 @@ def update_preview(gateway: Gateway, repo: str, preview: dict[str, Any], status:
         f"/repos/{repo}/issues/comments/{preview['id']}",
         json={"body": f"{marker}\n> **{status}**\n\n{rest}"},
     )
+
+
+def settle_status(
+    gateway: Gateway, repo: str, number: int, *, bot: str, jobid: str, verdict: str
+) -> None:
+    """The run's status comment on the thread says the set's verdict, not that its writes
+    still wait (read back first: a status already settled is left as it is)."""
+    comments = list(gateway.paginate(f"/repos/{repo}/issues/{number}/comments"))
+    status = status_of(comments, bot=bot, jobid=jobid)
+    if status is None:
+        return
+    settled = settled_after_approval(str(status.get("body") or ""), verdict)
+    if settled is not None:
+        gateway.patch(f"/repos/{repo}/issues/comments/{status['id']}", json={"body": settled})

@@ -42,6 +42,7 @@ from tusk.steps.apply.github_side import (
     read_comment,
     record_verdict,
     rights_over,
+    settle_status,
     update_preview,
 )
 
@@ -150,6 +151,14 @@ class Answer:
         if not self.quiet:
             mark = {"applied": "✅ ", "discarded": "🗑️ "}.get(state, "❌ ")
             update_preview(self.gateway, self.request.repo, target.preview, mark + said)
+            settle_status(
+                self.gateway,
+                self.request.repo,
+                self.request.number,
+                bot=self.bot,
+                jobid=target.staged.jobid,
+                verdict=f"{mark}**{state.capitalize()}.** {said}",
+            )
 
 
 def discarded(say: Answer, target: Waiting, verdict: Verdict) -> str:
