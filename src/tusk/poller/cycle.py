@@ -148,7 +148,6 @@ class Poller:
         self._dispatched_threads.clear()
         self._open_runs = None
         self._report_dead_runs(report)
-        self._carry_late_followups(blocklist, report)
         looks = {thread.id: triage(thread, blocklist) for thread in threads}
         seen, _ = activity.look(self.bot, [t for t in threads if looks[t.id].look == "probe"])
         failed: set[str] = set()
@@ -158,6 +157,9 @@ class Poller:
             )
             if not handled:
                 failed.add(thread.id)
+        # After the threads: a follow-up this cycle recorded on a run that had just ended
+        # (a listing that lagged) is carried over at once.
+        self._carry_late_followups(blocklist, report)
         # Threads updated in the listing's own second stay unread (``too_fresh``).
         why = {
             thread: "updated in the second GitHub listed it, so looked at again next poll"
