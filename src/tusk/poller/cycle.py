@@ -37,11 +37,12 @@ from tusk.github.reactions import ACKNOWLEDGED, react
 from tusk.github.trust import TrustDecision
 from tusk.issues import followups, stale_runs
 from tusk.issues.thread_runs import RunInFlight, in_flight, open_runs
-from tusk.poller import activity, context, notifications
+from tusk.poller import activity, carry, context, notifications
 from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
     Candidate,
     CommandWork,
+    Node,
     PollState,
     Skipped,
     Thread,
@@ -75,6 +76,7 @@ class CycleReport:
     commands: list[tuple[str, str]] = field(default_factory=list)  # (job label, job id)
     followups: list[str] = field(default_factory=list)  # recorded for the run in flight
     dead_runs: list[str] = field(default_factory=list)  # reported failed (stale_runs)
+    carried: list[str] = field(default_factory=list)  # late follow-ups made new runs (carry)
     skipped: list[str] = field(default_factory=list)
     over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
     marked_read: list[str] = field(default_factory=list)
@@ -90,6 +92,7 @@ class CycleReport:
         out += [f"dispatched {label} {jobid}" for label, jobid in self.commands]
         out += [f"follow-up {line}" for line in self.followups]
         out += [f"reported failed: {line}" for line in self.dead_runs]
+        out += [f"carried over: {line}" for line in self.carried]
         out += [f"skipped: {reason}" for reason in self.skipped]
         out += [f"over a limit: {line}" for line in self.over_limit]
         out += [f"left unread: {thread}" for thread in self.left_unread]
@@ -154,6 +157,9 @@ class Poller:
             )
             if not handled:
                 failed.add(thread.id)
+        # After the threads: a follow-up this cycle recorded on a run that had just ended
+        # (a listing that lagged) is carried over at once.
+        self._carry_late_followups(blocklist, report)
         # Threads updated in the listing's own second stay unread (``too_fresh``).
         why = {
             thread: "updated in the second GitHub listed it, so looked at again next poll"
@@ -335,6 +341,108 @@ class Poller:
                     report.dead_runs.append(f"{dead.url} ({dead.thread})")
         except TuskError as error:
             report.errors.append(f"reporting dead runs failed: {error}")
+
+    def _carry_late_followups(self, blocklist: Blocklist, report: CycleReport) -> None:
+        """Follow-ups left on the log issues of runs that ended become their threads' next
+        tasks, each once (``carry``). One listing, then one read per log issue closed or
+        updated within a run's budget and lease; a failure holds up no dispatch."""
+        settings = self.settings
+        try:
+            closed = carry.recently_closed(self.bot, settings, self._github_now())
+        except TuskError as error:
+            report.errors.append(f"looking for late follow-ups failed: {error}")
+            return
+        for item in closed:
+            thread = carry.finished_thread(item, settings.bot)
+            if thread is None:
+                continue
+            number = int(item["number"])
+            try:
+                comments = followups.read(self.bot, settings.control_repo, number)
+                for followup in carry.to_carry(comments, bot=settings.bot):
+                    self._carry(number, thread, followup, blocklist, report)
+            except (TuskError, LookupError, ValidationError) as error:
+                report.errors.append(f"carrying follow-ups of log issue #{number}: {error}")
+
+    def _carry(
+        self,
+        log_issue: int,
+        thread: tuple[str, int],
+        followup: followups.Followup,
+        blocklist: Blocklist,
+        report: CycleReport,
+    ) -> None:
+        """One late follow-up: read back from its thread, planned as a trigger is, sent as
+        the job its node names, then said ``carried``; or said ``refused`` when it may not
+        start a run (its author is no longer allowed, it is gone)."""
+        repo, number = thread
+        kind, identifier = carry.node_parts(followup.node)
+        ref = context.ThreadRef(repo=repo, kind=carry.thread_kind(followup.url), number=number)
+        try:
+            fetched = self._fetch_context(self.bot, ref, self.settings.bot)
+        except context.ThreadGone as gone:
+            self._refuse(log_issue, followup, f"its thread is gone ({gone})", report)
+            return
+        node = next(
+            (n for n in nodes_of(fetched.raw) if n.type == kind and n.id == identifier), None
+        )
+        work = self._plan_carried(node, repo, fetched.raw, blocklist) if node else None
+        if not isinstance(work, TaskWork):
+            why = work.reason if isinstance(work, Skipped) else "the mention is gone"
+            self._refuse(log_issue, followup, why, report)
+            return
+        work = work.model_copy(update={"jobid": carry.carried_job_id(repo, followup.node)})
+        if work.jobid not in self._sent:
+            dispatch_task(self.dispatcher, self.settings, work, fetched.raw)
+            self._sent.add(work.jobid)
+        if (key := followups.thread_key(repo, number)) is not None:
+            self._dispatched_threads.add(key)  # a mention there now waits for this run
+        carry.note_carried(
+            self.bot,
+            self.settings,
+            log_issue=log_issue,
+            thread=thread,
+            followup=followup,
+            jobid=work.jobid,
+        )
+        report.carried.append(f"{followup.url} → {work.jobid}")
+
+    def _plan_carried(
+        self, node: Node, repo: str, raw: RawContext, blocklist: Blocklist
+    ) -> TaskWork | Skipped | None:
+        """The follow-up's mention as a trigger: the same rules, its own marker."""
+        if node.author.lower() == self.settings.bot.lower():
+            return Skipped(node, "the bot's own text")
+        candidate = Candidate(node, "task")
+        trust = TrustDecision("external", "none", "not asked: the author may not start work")
+        if needs_trust_level(candidate, self.settings):
+            trust = fetch_trust(
+                self.bot, repo=repo, login=node.author, association=node.author_association
+            )
+        work = plan(
+            candidate,
+            repo=repo,
+            trust=trust,
+            settings=self.settings,
+            blocklist=blocklist,
+            now=self._clock(),
+            raw=raw,
+        )
+        return work if isinstance(work, TaskWork | Skipped) else None
+
+    def _refuse(
+        self, log_issue: int, followup: followups.Followup, why: str, report: CycleReport
+    ) -> None:
+        carry.say_outcome(
+            self.bot,
+            self.settings,
+            log_issue=log_issue,
+            followup=followup,
+            how=carry.REFUSED,
+            note=f"🚫 Follow-up {followup.url} came after the run ended and is not carried "
+            f"over: {why}.",
+        )
+        report.skipped.append(f"{followup.url}: not carried over: {why}")
 
     def _follow_up(self, holder: RunInFlight, work: TaskWork, report: CycleReport) -> None:
         """A task mention on a thread whose run is in flight is that run's follow-up:

@@ -34,6 +34,9 @@ FOLLOWUP_OPENING = "<!-- tusk:followup "
 # run's status comment on the thread rewritten to say so.
 STALE_OPENING = "<!-- tusk:stale "
 STATUS_OPENING = "<!-- tusk:status "
+# And, for a follow-up that came after its run ended (tusk.poller.carry), what became of
+# it on the log issue, and the thread's note that a new run takes it.
+CARRY_OPENINGS = ("<!-- tusk:followup-delivered ", "<!-- tusk:followup-carried ")
 
 
 def read_only_may(operation_id: str, body: Any) -> bool:
@@ -46,7 +49,7 @@ def read_only_may(operation_id: str, body: Any) -> bool:
     if operation_id == "issues/update-comment":
         return text.startswith(STATUS_OPENING)
     return operation_id == "issues/create-comment" and text.startswith(
-        (LIMIT_ANSWER_OPENING, FOLLOWUP_OPENING, STALE_OPENING)
+        (LIMIT_ANSWER_OPENING, FOLLOWUP_OPENING, STALE_OPENING, *CARRY_OPENINGS)
     )
 
 

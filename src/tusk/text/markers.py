@@ -33,6 +33,7 @@ MarkerKind = Literal[
     "undo",
     "followup",
     "followup-delivered",
+    "followup-carried",
     "stop",
     "stop-reply",
     "stale",

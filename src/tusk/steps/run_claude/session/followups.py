@@ -26,7 +26,6 @@ from tusk.github.trust import shown
 from tusk.issues import followups
 from tusk.issues.followups import Followup
 from tusk.issues.run_facts import describe_permissions
-from tusk.text.markers import render_marker
 from tusk.text.neutralise import neutralise
 from tusk.text.render import render
 
@@ -93,36 +92,18 @@ class Inbox:
 
     def close(self) -> list[Followup]:
         """At the end of the run: what arrived too late for it, each said once on the log
-        issue, and on the thread, where the people who wrote them read."""
+        issue as ``missed``. Once the log issue is closed, the poller makes each the
+        thread's next task and tells the thread (``tusk.issues.carry``)."""
         late = self.waiting()
         for followup in late:
             self.handled.add(followup.node)
             self._note(
                 followup,
                 "missed",
-                f"📭 Follow-up {followup.url} arrived after the run's last pass; "
-                "it was not delivered.",
+                f"📭 Follow-up {followup.url} arrived after the run's last pass; it was not "
+                "delivered, and becomes the thread's next task once this run has ended.",
             )
-        if late:
-            self._tell_thread(late)
         return late
-
-    def _tell_thread(self, late: list[Followup]) -> None:
-        number = self.run.thread_number
-        if number is None:
-            return
-        lines = [
-            render_marker("followup-delivered", {"jobid": self.run.jobid, "how": "missed"}),
-            "📭 These follow-ups came after the run could take them; they were not "
-            "delivered. Mention the bot again to start a run with them:",
-            *(f"- {followup.url}" for followup in late),
-        ]
-        with contextlib.suppress(TuskError):  # the log issue says it anyway
-            self.gateway.post(
-                f"/repos/{self.run.repo}/issues/{number}/comments",
-                json={"body": "\n".join(lines) + "\n"},
-                may_repeat=False,
-            )
 
     def _note(self, followup: Followup, how: str, note: str) -> None:
         with contextlib.suppress(TuskError):  # the event stream keeps it anyway
