@@ -33,6 +33,7 @@ MarkerKind = Literal[
     "undo",
     "rerun",
     "conversation",
+    "attestation",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

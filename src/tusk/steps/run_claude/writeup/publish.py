@@ -22,6 +22,7 @@ after this one was cancelled or killed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ from pydantic import BaseModel, ConfigDict
 
 from tusk.approval.on_thread import post_preview
 from tusk.approval.staging import write_up_parts
+from tusk.attest.on_issue import attestation_comment
+from tusk.attest.sign_run import Attested, Signer, attest, audit_digests
+from tusk.attest.statement import RunClaims
 from tusk.audit.chain import created_items
 from tusk.contracts.models import AuditRecord, RunMetadata, Trigger
 from tusk.contracts.pricing import Spend, format_usd
@@ -46,7 +50,7 @@ from tusk.steps.run_claude.writeup.glance import PUSHES_FILE
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
 from tusk.steps.run_claude.writeup.transcript import redact
-from tusk.text.markers import first_marker, render_marker
+from tusk.text.markers import first_marker, parse_markers, render_marker
 from tusk.text.render import render
 
 STATE_FILE = "writeup.json"
@@ -87,6 +91,7 @@ class WriteUpState(BaseModel):
     started_at: float | None = None  # epoch seconds: the run step began
     finished_at: float | None = None  # epoch seconds: the agent's outcome was known
     run_url: str = ""  # the Actions run's page
+    attestation: Attested | None = None  # the run's signed record, once made (tusk.attest)
 
 
 def state_path(run_dir: Path) -> Path:
@@ -515,8 +520,11 @@ def write_up(
     *,
     secrets: Sequence[str] = (),
     patience: Patience = DEFAULT_PATIENCE,
+    signer: Signer | None = None,
 ) -> tuple[WriteUpState, Report]:
-    """Publish (or complete) the write-up of the run in ``run_dir``; record how it went."""
+    """Publish (or complete) the write-up of the run in ``run_dir``; record how it went.
+    With a ``signer`` the audit record is signed once, stored in the control repository's
+    attestations and named on the log issue; without one the issue says it is not signed."""
     state = load_state(run_dir)
     if state is None:
         raise FileNotFoundError(f"{state_path(run_dir)} does not exist: no run to write up")
@@ -525,6 +533,7 @@ def write_up(
     if state.outcome is None:
         state.outcome = KILLED
     parts = compose_parts(run_dir, state, secrets)
+    parts = _with_attestation(parts, state, gateway, signer, run_dir)
     report, flagged = publish(
         gateway,
         run=state.run,
@@ -542,6 +551,67 @@ def write_up(
     state.flagged = flagged
     save_state(run_dir, state)
     return state, report
+
+
+def _with_attestation(
+    parts: list[Part], state: WriteUpState, gateway: Gateway, signer: Signer | None, run_dir: Path
+) -> list[Part]:
+    """``parts`` with the attestation named under the audit, signing first if need be."""
+    audit = [part.body for part in parts if part.key.startswith("audit-")]
+    digests = audit_digests(audit)
+    if digests is None:
+        return parts  # no audit posted (a setup failure): nothing to sign
+    if state.attestation is None:
+        if signer is None:
+            state.attestation = Attested(mode="off", head=digests[0])
+        else:
+            state.attestation = attest(
+                gateway, state.run.control_repo, _claims(state, parts, *digests), signer
+            )
+        save_state(run_dir, state)  # signed once, however often the write-up is redone
+    done = state.attestation
+    body = attestation_comment(
+        jobid=state.run.jobid,
+        run=state.nonce,
+        mode=done.mode,
+        repository=state.run.control_repo,
+        head=done.head,
+        ident=done.ident,
+    )
+    # On the last audit part (not a comment of its own): what a reader of the audit needs.
+    last = max(i for i, part in enumerate(parts) if part.key.startswith("audit-"))
+    signed = dataclasses.replace(parts[last], body=parts[last].body + "\n" + body)
+    return [*parts[:last], signed, *parts[last + 1 :]]
+
+
+def _claims(
+    state: WriteUpState, parts: Sequence[Part], head: str, transcript: str | None
+) -> RunClaims:
+    outcome = state.outcome or KILLED
+    staged = next(
+        (m for p in parts if p.key.startswith("approval-") for m in _set_digests(p.body)), None
+    )
+    return RunClaims(
+        jobid=state.run.jobid,
+        run=state.nonce,
+        repository=state.run.repo,
+        requester=state.facts.requester if state.facts is not None else "",
+        trigger=state.run.trigger_url,
+        outcome=outcome.kind,
+        cost_usd=state.spend.cost_usd if state.spend is not None else None,
+        head=head,
+        transcript=transcript,
+        staged=staged,
+    )
+
+
+def _set_digests(body: str) -> list[str]:
+    """The staged set's digest its comment's marker names (hex), if any."""
+    return [
+        str(m["digest"]).removeprefix("sha256:")
+        for m in parse_markers(body, "approval")
+        if m.get("digest")
+    ]
 
 
 def describe(state: WriteUpState, report: Report) -> str:
