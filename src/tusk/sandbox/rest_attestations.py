@@ -47,7 +47,12 @@ def list_attestations(call: Call) -> Reply:
         200,
         {
             "attestations": [
-                {"bundle": a["bundle"], "repository_id": repo.id, "bundle_url": None} for a in chunk
+                {
+                    "bundle": a["bundle"],
+                    "repository_id": repo.id,
+                    "bundle_url": f"{call.base}/repos/{repo.full_name}/attestations/{a['id']}",
+                }
+                for a in chunk
             ]
         },
         headers,
