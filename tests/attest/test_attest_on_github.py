@@ -293,3 +293,17 @@ def test_a_rewrite_is_not_signed_again_by_a_rerun_of_the_write_up(
     head = audit_sets(comments(gh))[0].head
     listed = gh.gateway("read").get(f"/repos/{CONTROL}/attestations/sha256:{head}")
     assert len(listed["attestations"]) == 1
+
+
+def test_a_signing_that_fails_is_said_on_the_log_issue_and_by_verify(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refuses(token: str, public_pem: bytes, proof: bytes) -> bytes:
+        raise RuntimeError("Fulcio refused the certificate (503)")
+
+    url = written_up(tmp_path, gh, Signer(SecretStr("t"), "repo:x", refuses))
+    audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
+    assert "not signed: signing failed (RuntimeError: Fulcio refused" in audit["body"]
+    capsys.readouterr()
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 1
+    assert "signing failed for this run" in capsys.readouterr().err

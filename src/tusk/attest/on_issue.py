@@ -21,13 +21,20 @@ from cryptography import x509
 from tusk.attest.bundle import AttestationError, Verified, verify
 from tusk.attest.identity import Expected
 from tusk.attest.statement import CHAIN, TRANSCRIPT, subject_digests
-from tusk.text.markers import parse_markers, render_marker
+from tusk.text.markers import neutralise_markers, parse_markers, render_marker
 
 Fetch = Callable[[str], list[dict[str, Any]]]  # chain head → stored bundles naming it
 
 
 def attestation_comment(
-    *, jobid: str, run: str, mode: str, repository: str, head: str, ident: int | None
+    *,
+    jobid: str,
+    run: str,
+    mode: str,
+    repository: str,
+    head: str,
+    ident: int | None,
+    reason: str = "",
 ) -> str:
     marker = render_marker(
         "attestation",
@@ -36,6 +43,8 @@ def attestation_comment(
     # Short: it rides on an audit part, inside the room the part's frame keeps.
     if mode == "off":
         text = "not signed (attestation off): the chain shows consistency, not origin."
+    elif mode == "failed":
+        text = f"not signed: signing failed ({neutralise_markers(reason)})."
     else:
         text = (
             f"signed with the agent workflow's OIDC identity, stored in {repository}'s "

@@ -32,9 +32,10 @@ class Attested(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: str  # github (the attestations API) or off
+    mode: str  # github (the attestations API), off, or failed (signing was tried)
     ident: int | None = None
     head: str = ""
+    reason: str = ""  # why signing failed
 
 
 def audit_digests(audit_bodies: Sequence[str]) -> tuple[str, str | None] | None:

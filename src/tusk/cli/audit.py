@@ -184,8 +184,10 @@ def check_signed(
     """Whether the run's attestation holds (or may be missing), and what to say."""
     require = bool(args and args.require_attestation)
     said = named(comments, jobid=found.jobid, run=found.run)
-    if said is None or said.mode == "off":
-        why = "signing was off for this run" if said else "this run names no attestation"
+    if said is None or said.mode != "github":
+        why = {None: "this run names no attestation", "off": "signing was off for this run"}.get(
+            said.mode if said else None, "signing failed for this run"
+        )
         return not require, f"{why}: the record is not signed by the agent workflow"
     root = args.trust_root if args is not None else None
     if root is None:

@@ -391,6 +391,13 @@ class Settings(Section):
     allow_bot_accounts: bool = Field(False, description="accept mentions by accounts of type Bot")
     staged: bool = Field(False, description="record agent writes in the log issue, don't perform")
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
+    attestation: Literal["auto", "github", "off"] = Field(
+        "auto",
+        description="sign each run's audit record keylessly with the agent job's OIDC identity "
+        "and store it in the control repository's attestations: `auto` when the job has an "
+        "OIDC token (`id-token: write`) and TUSK_FULCIO_URL, `github` always (a run that "
+        "cannot sign says so on its log issue), `off` never",
+    )
     limits: Limits = Limits()
     labels: Labels = Labels()
     go_away: GoAway = GoAway()

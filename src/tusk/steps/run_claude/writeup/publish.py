@@ -565,9 +565,13 @@ def _with_attestation(
         if signer is None:
             state.attestation = Attested(mode="off", head=digests[0])
         else:
-            state.attestation = attest(
-                gateway, state.run.control_repo, _claims(state, parts, *digests), signer
-            )
+            try:
+                state.attestation = attest(
+                    gateway, state.run.control_repo, _claims(state, parts, *digests), signer
+                )
+            except Exception as failure:  # the write-up goes on, and says signing failed
+                reason = f"{type(failure).__name__}: {failure}"
+                state.attestation = Attested(mode="failed", head=digests[0], reason=reason[:300])
         save_state(run_dir, state)  # signed once, however often the write-up is redone
     done = state.attestation
     body = attestation_comment(
@@ -577,6 +581,7 @@ def _with_attestation(
         repository=state.run.control_repo,
         head=done.head,
         ident=done.ident,
+        reason=done.reason,
     )
     # On the last audit part (not a comment of its own): what a reader of the audit needs.
     last = max(i for i, part in enumerate(parts) if part.key.startswith("audit-"))
