@@ -34,7 +34,7 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 AGENT = WorkflowIdentity(
     server="https://github.com",
     repository=CONTROL,
-    workflow=".github/workflows/tusk-agent.yml",
+    workflow=".github/workflows/agent.yml",
     ref="refs/heads/main",
     signer="tusk-org/tusk/.github/workflows/tusk-agent.yml@v1",
 )
@@ -174,7 +174,7 @@ def test_a_signed_run_is_named_on_its_log_issue_and_verified(
     out = capsys.readouterr().out
     assert "chain intact" in out
     assert (
-        f"attestation verified: signed by {CONTROL}/.github/workflows/tusk-agent.yml"
+        f"attestation verified: signed by {CONTROL}/.github/workflows/agent.yml"
         "@refs/heads/main running tusk-org/tusk/.github/workflows/tusk-agent.yml@v1" in out
     )
 
@@ -227,7 +227,7 @@ def test_a_transcript_rewritten_with_its_digest_fails(
         ),
         (
             WorkflowIdentity(**{**AGENT.__dict__, "workflow": ".github/workflows/ci.yml"}),
-            "signed by .github/workflows/ci.yml, not .github/workflows/tusk-agent.yml",
+            "signed by .github/workflows/ci.yml, not .github/workflows/agent.yml",
         ),
     ],
     ids=["another_repository", "another_workflow"],

@@ -17,7 +17,7 @@ from tusk.sandbox.fulcio_server import keyless_stand_in
 AGENT = WorkflowIdentity(
     server="https://github.com",
     repository="alice/tusk-control",
-    workflow=".github/workflows/tusk-agent.yml",
+    workflow=".github/workflows/agent.yml",
     ref="refs/heads/main",
     signer="tusk-org/tusk/.github/workflows/tusk-agent.yml@v1",
 )

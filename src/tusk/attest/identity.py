@@ -34,7 +34,7 @@ class WorkflowIdentity:
 
     server: str  # https://github.com
     repository: str  # the control repository, owner/name
-    workflow: str  # its workflow file, .github/workflows/tusk-agent.yml
+    workflow: str  # its caller of Tusk's workflow, .github/workflows/agent.yml
     ref: str  # the control repository's ref the workflow ran at
     signer: str  # job_workflow_ref: owner/tusk/.github/workflows/tusk-agent.yml@v1
     sha: str = ""
@@ -131,7 +131,7 @@ class Expected:
     """Who may have signed: the control repository's agent workflow, at a Tusk ref or any."""
 
     repository: str
-    workflow: str = ".github/workflows/tusk-agent.yml"
+    workflow: str = ".github/workflows/agent.yml"  # what tusk init writes
     tusk_ref: str | None = None
     issuer: str = GITHUB_ISSUER
 
