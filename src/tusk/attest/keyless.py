@@ -53,9 +53,16 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
     return Signer(token=token, subject=subject_of(token), authority=fulcio(environ[FULCIO_URL]))
 
 
+def _session() -> requests.Session:
+    """As the gateway's: no proxy variables or .netrc, which could redirect a token."""
+    session = requests.Session()
+    session.trust_env = False
+    return session
+
+
 def oidc_token(url: str, request_token: SecretStr, audience: str = AUDIENCE) -> SecretStr:
     joiner = "&" if "?" in url else "?"
-    answer = requests.get(
+    answer = _session().get(
         f"{url}{joiner}audience={audience}",
         headers={"Authorization": f"bearer {request_token.get_secret_value()}"},
         timeout=TIMEOUT,
@@ -75,7 +82,7 @@ def fulcio(base: str) -> CertificateAuthority:
     """A ``CertificateAuthority`` asking the Fulcio at ``base`` (v2 ``signingCert``)."""
 
     def issue(token: str, public_pem: bytes, proof: bytes) -> bytes:
-        answer = requests.post(
+        answer = _session().post(
             f"{base.rstrip('/')}/api/v2/signingCert",
             json={
                 "credentials": {"oidcIdentityToken": token},
