@@ -277,9 +277,9 @@ def test_a_run_with_signing_off_says_so_and_fails_when_a_signature_is_required(
     root = root_file(tmp_path, fulcio)
     capsys.readouterr()
     assert verify(url, root) == 0
-    assert "signing was off for this run" in capsys.readouterr().out
+    assert "signing was off: the record is not signed" in capsys.readouterr().out
     assert verify(url, root, "--require-attestation") == 1
-    assert "signing was off for this run" in capsys.readouterr().err
+    assert "signing was off: the record is not signed" in capsys.readouterr().err
 
 
 def test_a_rewrite_is_not_signed_again_by_a_rerun_of_the_write_up(
@@ -306,4 +306,4 @@ def test_a_signing_that_fails_is_said_on_the_log_issue_and_by_verify(
     assert "not signed: signing failed (RuntimeError: Fulcio refused" in audit["body"]
     capsys.readouterr()
     assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 1
-    assert "signing failed for this run" in capsys.readouterr().err
+    assert "signing failed: the record is not signed" in capsys.readouterr().err

@@ -53,6 +53,15 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
     return Signer(token=token, subject=subject_of(token), authority=fulcio(environ[FULCIO_URL]))
 
 
+def try_signer(mode: AttestationMode, environ: Mapping[str, str]) -> tuple[Signer | None, str]:
+    """``signer_from_environment``, or None and why it could not be had (a command
+    signs what it can, and says when it could not)."""
+    try:
+        return signer_from_environment(mode, environ), ""
+    except Exception as error:
+        return None, type(error).__name__
+
+
 def _session() -> requests.Session:
     """As the gateway's: no proxy variables or .netrc, which could redirect a token."""
     session = requests.Session()

@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from tusk.attest.bundle import load_roots
 from tusk.attest.identity import Expected
-from tusk.attest.on_issue import check, named
 from tusk.attest.store import bundles_for
+from tusk.attest.verify_issue import COMMAND_WORKFLOW, Wanted, signed_verdict
 from tusk.audit.chain import head_hash, read_records, verify_chain
 from tusk.audit.on_issue import AuditSet, verify_comments
 from tusk.errors import InputError
@@ -55,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=Expected.workflow,
         help="the control repository's agent workflow that must have signed "
         f"(default: {Expected.workflow})",
+    )
+    signed.add_argument(
+        "--command-workflow",
+        default=COMMAND_WORKFLOW,
+        help="the workflow that must have signed an apply's or undo's continuation "
+        f"(default: {COMMAND_WORKFLOW})",
     )
     signed.add_argument(
         "--tusk-ref",
@@ -181,30 +186,21 @@ def check_signed(
     *,
     transcript: str | None,
 ) -> tuple[bool, str]:
-    """Whether the run's attestation holds (or may be missing), and what to say."""
-    require = bool(args and args.require_attestation)
-    said = named(comments, jobid=found.jobid, run=found.run)
-    if said is None or said.mode != "github":
-        why = {None: "this run names no attestation", "off": "signing was off for this run"}.get(
-            said.mode if said else None, "signing failed for this run"
+    """Whether the record's attestation holds (or may be missing), and what to say."""
+    wanted = Wanted()
+    if args is not None:
+        wanted = Wanted(
+            trust_root=Path(args.trust_root) if args.trust_root else None,
+            workflow=args.workflow,
+            command_workflow=args.command_workflow,
+            tusk_ref=args.tusk_ref,
+            require=args.require_attestation,
         )
-        return not require, f"{why}: the record is not signed by the agent workflow"
-    root = args.trust_root if args is not None else None
-    if root is None:
-        return False, (
-            "the run is signed, but no trust root was given to check it against: pass "
-            "--trust-root (or set TUSK_ATTEST_TRUST_ROOT)"
-        )
-    expected = Expected(
-        repository=repository,
-        workflow=args.workflow if args is not None else Expected.workflow,
-        tusk_ref=args.tusk_ref if args is not None else None,
+    return signed_verdict(
+        comments,
+        found,
+        head,
+        repository,
+        lambda digest: bundles_for(gateway, repository, digest),
+        wanted,
     )
-    checked = check(
-        head=head,
-        transcript=transcript,
-        fetch=lambda digest: bundles_for(gateway, repository, digest),
-        roots=load_roots(Path(root).read_bytes()),
-        expected=expected,
-    )
-    return checked.ok, checked.message
