@@ -5,6 +5,7 @@ consistently with the bot token, or a signature by another workflow, fails."""
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -307,3 +308,145 @@ def test_a_signing_that_fails_is_said_on_the_log_issue_and_by_verify(
     capsys.readouterr()
     assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 1
     assert "signing failed: the record is not signed" in capsys.readouterr().err
+
+
+UNDO = WorkflowIdentity(**{**AGENT.__dict__, "workflow": ".github/workflows/go-away.yml"})
+
+
+def undone(gh: Any, with_signer: Signer | None) -> None:
+    """An undo of the run, continuing its chain on the log issue as the undo step does."""
+    from tusk.steps.undo.on_log_issue import record
+    from tusk.steps.undo.plan import Removal, RunOnThread, UndoReport
+
+    url = f"{gh.url}/alice/widgets/issues/1#issuecomment-9"
+    report = UndoReport(
+        actor="alice",
+        run=RunOnThread(
+            jobid=JOBID, log_issue_url=f"{gh.url}/{CONTROL}/issues/1", comment_ids=(9,)
+        ),
+        done=[Removal(kind="comment", repo="alice/widgets", ident="9", url=url)],
+    )
+    problem = record(
+        gh.gateway("agent"),
+        report,
+        control_repo=CONTROL,
+        log_number=1,
+        bot=BOT,
+        undo_jobid="u1",
+        undo_url=f"{gh.url}/alice/widgets/issues/1#issuecomment-20",
+        now=NOW,
+        repo="alice/widgets",
+        signing=(with_signer, ""),
+    )
+    assert problem is None
+
+
+def test_an_undo_s_continuation_is_signed_by_the_command_workflow_and_verified_with_the_run(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = written_up(tmp_path, gh, signer(fulcio))
+    undone(gh, signer(fulcio, UNDO))
+    capsys.readouterr()
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 0
+    out = capsys.readouterr().out
+    assert "(run undo-u1): 2 record(s)" in out
+    assert (
+        f"undo-u1: attestation verified: signed by {CONTROL}/.github/workflows/go-away.yml@" in out
+    )
+    assert f"run n1: attestation verified: signed by {CONTROL}/.github/workflows/agent.yml@" in out
+
+
+def test_an_undo_s_continuation_signed_by_the_agent_workflow_fails(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = written_up(tmp_path, gh, signer(fulcio))
+    undone(gh, signer(fulcio))  # the agent workflow's identity, not the command workflow's
+    capsys.readouterr()
+    assert verify(url, root_file(tmp_path, fulcio)) == 1
+    assert (
+        "undo-u1: attestation does not hold: wrong signer: signed by "
+        ".github/workflows/agent.yml, not .github/workflows/go-away.yml"
+    ) in capsys.readouterr().err
+
+
+def test_an_undo_of_a_rewritten_run_still_fails_on_the_run_s_own_attestation(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = written_up(tmp_path, gh, signer(fulcio))
+    audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
+    found = audit_sets(comments(gh))[0]
+    forged = audit_file(tmp_path, "alice/other#2").read_text(encoding="utf-8")
+    new_head = json.loads(forged)["hash"]
+    original = (tmp_path / "run" / writeup.AUDIT_FILE).read_text(encoding="utf-8")
+    body = audit["body"].replace(original, forged).replace(found.head, new_head)
+    gh.gateway("agent").patch(
+        f"/repos/{CONTROL}/issues/comments/{audit['id']}", json={"body": body}
+    )
+    undone(gh, signer(fulcio, UNDO))  # the undo seeds from, and signs, the forged chain
+    capsys.readouterr()
+    assert verify(url, root_file(tmp_path, fulcio)) == 1
+    err = capsys.readouterr().err
+    assert "undo-u1: attestation verified" in err
+    assert f"run n1: no attestation in {CONTROL} names the chain head sha256:{new_head}" in err
+
+
+def test_an_apply_s_continuation_is_signed_with_the_staged_set_and_verified(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tusk.approval.staged_set import StagedSet
+    from tusk.attest.statement import STAGED, RunClaims, subject_digests
+    from tusk.contracts.models import PermissionConfig
+    from tusk.steps.apply import chain
+
+    url = written_up(tmp_path, gh, signer(fulcio))
+    staged = StagedSet(
+        jobid=JOBID,
+        repo="alice/widgets",
+        trigger_url=f"{gh.url}/alice/widgets/issues/1#issuecomment-1",
+        thread_number=1,
+        control_repo=CONTROL,
+        log_issue_number=1,
+        log_issue_url=url,
+        created_at=NOW,
+        expires_at=NOW,
+        nonce_salt="s",
+        reason="staged: true",
+        permissions=PermissionConfig(),
+        operations=(),
+    )
+    path = tmp_path / "apply.jsonl"
+    assert chain.seed(comments(gh), path, jobid=JOBID) == ""
+    claims = RunClaims(
+        jobid=JOBID,
+        run="apply-a1",
+        repository="alice/widgets",
+        requester="alice",
+        trigger=f"{gh.url}/alice/widgets/issues/1#issuecomment-30",
+        outcome="applied",
+        cost_usd=None,
+        head="",
+        staged="5" * 64,
+        step="apply",
+    )
+    chain.post(
+        gh.gateway("agent"),
+        staged,
+        path,
+        run="apply-a1",
+        bot=BOT,
+        claims=claims,
+        signing=(signer(fulcio, UNDO), ""),
+    )
+    capsys.readouterr()
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 0
+    out = capsys.readouterr().out
+    assert (
+        "apply-a1: attestation verified: signed by" in out and "run n1: attestation verified" in out
+    )
+    head = audit_sets(comments(gh))[-1].head
+    # No write was staged, so the continued chain ends where the run's did: both name it.
+    listed = gh.gateway("read").get(f"/repos/{CONTROL}/attestations/sha256:{head}")
+    stored = listed["attestations"][0]  # newest first: the apply's
+    payload = json.loads(base64.b64decode(stored["bundle"]["dsseEnvelope"]["payload"]))
+    assert subject_digests(payload)[STAGED] == "5" * 64
+    assert payload["predicate"]["step"] == "apply"
