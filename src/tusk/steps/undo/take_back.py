@@ -37,7 +37,11 @@ def _when(text: object) -> datetime | None:
 def edited_since(comment: dict[str, Any], run_ended: datetime | None) -> bool:
     """An agent's comment changed after its run (not Tusk's status comment, which the
     write-up itself updates)."""
-    if run_ended is None or first_marker(str(comment.get("body") or ""), "backlink") is None:
+    body = str(comment.get("body") or "")
+    # Both carry the run's backlink; only the status comment carries a ``status`` marker.
+    if run_ended is None or first_marker(body, "backlink") is None:
+        return False
+    if first_marker(body, "status") is not None:
         return False
     updated, created = _when(comment.get("updated_at")), _when(comment.get("created_at"))
     return updated is not None and updated > run_ended and (created is None or updated > created)

@@ -113,13 +113,22 @@ class Bridges:
         if self._thread is None:
             return
 
-        def close() -> None:
+        async def close() -> None:
             for server in self._servers:
                 server.close()
+            # Connections still relaying are cancelled and closed while the loop runs:
+            # left pending, each would be closed later by the garbage collector, on a
+            # loop that is gone ("Event loop is closed").
+            relays = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in relays:
+                task.cancel()
+            await asyncio.gather(*relays, return_exceptions=True)
             self._loop.stop()
 
-        self._loop.call_soon_threadsafe(close)
+        asyncio.run_coroutine_threadsafe(close(), self._loop)
         self._thread.join(timeout=10)
         self._thread = None
+        if not self._loop.is_running():
+            self._loop.close()
         for name in self.ports:
             self.path(name).unlink(missing_ok=True)
