@@ -221,21 +221,7 @@ def play_offline(
         for number, dispatch in enumerate(dispatches, start=1):
             run_dispatch(control, github.url, model_url, dispatch, number, keyless.environment)
         if approve:
-            from tusk.cli.demo_approve import approve_and_apply
-
-            approve_and_apply(
-                demo_gateway(github.url),
-                repo=DEMO_REPO,
-                bot=BOT,
-                say=say,
-                poll=lambda: poll_once(github.url, control.root / "tusk.yml"),
-                dispatches=lambda: admin_get(
-                    github.url, "/_sandbox/dispatches", github.app.admin_secret
-                ),
-                play=lambda d, n: run_dispatch(
-                    control, github.url, model_url, d, n, keyless.environment
-                ),
-            )
+            approve_run(github, control, model_url, keyless.environment)
         outcome = collect_outcome(github.url, trigger)
         journal = admin_get(github.url, "/_sandbox/journal", github.app.admin_secret)
         outcome.status_states = status_states(journal)
@@ -329,6 +315,21 @@ def poll_once(api_url: str, config: Path) -> None:
     say(textwrap.indent((done.stdout + done.stderr).strip(), "  | "))
     if done.returncode != 0:
         raise UserError(f"the poller failed (exit {done.returncode})", "Its output is above.")
+
+
+def approve_run(github: Any, control: Any, model_url: str, signing: Mapping[str, str]) -> None:
+    """``--approve``: the staged set approved on the thread, then applied."""
+    from tusk.cli.demo_approve import approve_and_apply
+
+    approve_and_apply(
+        demo_gateway(github.url),
+        repo=DEMO_REPO,
+        bot=BOT,
+        say=say,
+        poll=lambda: poll_once(github.url, control.root / "tusk.yml"),
+        dispatches=lambda: admin_get(github.url, "/_sandbox/dispatches", github.app.admin_secret),
+        play=lambda d, n: run_dispatch(control, github.url, model_url, d, n, signing),
+    )
 
 
 def demo_identity() -> Any:

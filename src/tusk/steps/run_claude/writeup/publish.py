@@ -22,7 +22,6 @@ after this one was cancelled or killed.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,9 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tusk.approval.on_thread import post_preview
 from tusk.approval.staging import write_up_parts
-from tusk.attest.on_issue import attestation_comment
-from tusk.attest.sign_run import Attested, Signer, attest, audit_digests
-from tusk.attest.statement import RunClaims
+from tusk.attest.sign_run import Attested, Signer
 from tusk.audit.chain import created_items
 from tusk.contracts.models import AuditRecord, RunMetadata, Trigger
 from tusk.contracts.pricing import Spend, format_usd
@@ -45,12 +42,12 @@ from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
 from tusk.steps.run_claude.proxy import conversation as conversation_record
 from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, transcript_events
-from tusk.steps.run_claude.writeup import glance, summary
+from tusk.steps.run_claude.writeup import glance, signed, summary
 from tusk.steps.run_claude.writeup.glance import PUSHES_FILE
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
 from tusk.steps.run_claude.writeup.transcript import redact
-from tusk.text.markers import first_marker, parse_markers, render_marker
+from tusk.text.markers import first_marker, render_marker
 from tusk.text.render import render
 
 STATE_FILE = "writeup.json"
@@ -533,7 +530,10 @@ def write_up(
     if state.outcome is None:
         state.outcome = KILLED
     parts = compose_parts(run_dir, state, secrets)
-    parts = _with_attestation(parts, state, gateway, signer, run_dir)
+    parts, attested = signed.with_attestation(parts, state, gateway, signer)
+    if attested != state.attestation:  # signed once, however often the write-up is redone
+        state.attestation = attested
+        save_state(run_dir, state)
     report, flagged = publish(
         gateway,
         run=state.run,
@@ -551,72 +551,6 @@ def write_up(
     state.flagged = flagged
     save_state(run_dir, state)
     return state, report
-
-
-def _with_attestation(
-    parts: list[Part], state: WriteUpState, gateway: Gateway, signer: Signer | None, run_dir: Path
-) -> list[Part]:
-    """``parts`` with the attestation named under the audit, signing first if need be."""
-    audit = [part.body for part in parts if part.key.startswith("audit-")]
-    digests = audit_digests(audit)
-    if digests is None:
-        return parts  # no audit posted (a setup failure): nothing to sign
-    if state.attestation is None:
-        if signer is None:
-            state.attestation = Attested(mode="off", head=digests[0])
-        else:
-            try:
-                state.attestation = attest(
-                    gateway, state.run.control_repo, _claims(state, parts, *digests), signer
-                )
-            except Exception as failure:  # the write-up goes on, and says signing failed
-                reason = f"{type(failure).__name__}: {failure}"
-                state.attestation = Attested(mode="failed", head=digests[0], reason=reason[:300])
-        save_state(run_dir, state)  # signed once, however often the write-up is redone
-    done = state.attestation
-    body = attestation_comment(
-        jobid=state.run.jobid,
-        run=state.nonce,
-        mode=done.mode,
-        repository=state.run.control_repo,
-        head=done.head,
-        ident=done.ident,
-        reason=done.reason,
-    )
-    # On the last audit part (not a comment of its own): what a reader of the audit needs.
-    last = max(i for i, part in enumerate(parts) if part.key.startswith("audit-"))
-    signed = dataclasses.replace(parts[last], body=parts[last].body + "\n" + body)
-    return [*parts[:last], signed, *parts[last + 1 :]]
-
-
-def _claims(
-    state: WriteUpState, parts: Sequence[Part], head: str, transcript: str | None
-) -> RunClaims:
-    outcome = state.outcome or KILLED
-    staged = next(
-        (m for p in parts if p.key.startswith("approval-") for m in _set_digests(p.body)), None
-    )
-    return RunClaims(
-        jobid=state.run.jobid,
-        run=state.nonce,
-        repository=state.run.repo,
-        requester=state.facts.requester if state.facts is not None else "",
-        trigger=state.run.trigger_url,
-        outcome=outcome.kind,
-        cost_usd=state.spend.cost_usd if state.spend is not None else None,
-        head=head,
-        transcript=transcript,
-        staged=staged,
-    )
-
-
-def _set_digests(body: str) -> list[str]:
-    """The staged set's digest its comment's marker names (hex), if any."""
-    return [
-        str(m["digest"]).removeprefix("sha256:")
-        for m in parse_markers(body, "approval")
-        if m.get("digest")
-    ]
 
 
 def describe(state: WriteUpState, report: Report) -> str:
