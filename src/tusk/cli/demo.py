@@ -14,6 +14,7 @@ and waits for the control repository's agent workflow to close the log issue.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -114,8 +115,7 @@ class DemoOutcome:
     audit_verified: str | None = None  # `tusk audit verify LOG-ISSUE-URL`'s line, when it held
     audit_problem: str | None = None
     attestation_verified: str | None = None  # its line on the run's signed record
-    # The latest chain is the run's own (not an apply's, whose continuation is not signed).
-    expect_attestation: bool = False
+    expect_attestation: bool = False  # the demo's jobs sign their records
 
     def problems(self) -> list[str]:
         """Everything that keeps this run from being the success the demo promises."""
@@ -180,7 +180,6 @@ def play_offline(
 ) -> tuple[int, DemoOutcome | None]:
     """Run the demo; return its exit code and what it found in the local GitHub."""
     from tusk.sandbox.act_runner import ControlRepo
-    from tusk.sandbox.fulcio_server import keyless_stand_in
     from tusk.sandbox.github_server import start_server
     from tusk.sandbox.model_server import ModelServer
     from tusk.sandbox.scenario import read_scenario_file
@@ -197,10 +196,8 @@ def play_offline(
     github = start_server(scenario=read_scenario_file(str(scenario_path("demo.yml"))))
     model = ModelServer(scenario_path("demo-model.yml"))
     model_url = model.start()
-    signing = keyless_stand_in(demo_identity())
-    keyless = signing.__enter__()  # the job's OIDC token and Fulcio, stood in for
-    root = base / "fulcio-root.pem"
-    root.write_bytes(keyless.fulcio.root_pem())
+    stack = contextlib.ExitStack()
+    signing, root = start_signing(stack, base)
     try:
         say(f"Local GitHub at {github.url}; scripted model at {model_url}")
         trigger = show_trigger(github.url)
@@ -219,9 +216,9 @@ def play_offline(
         say(f"The poller sent {len(dispatches)} dispatch(es) to {CONTROL_REPO}")
         say(f"Reactions on the mention now: {show_reactions(github.url, trigger)}")
         for number, dispatch in enumerate(dispatches, start=1):
-            run_dispatch(control, github.url, model_url, dispatch, number, keyless.environment)
+            run_dispatch(control, github.url, model_url, dispatch, number, signing)
         if approve:
-            approve_run(github, control, model_url, keyless.environment)
+            approve_run(github, control, model_url, signing)
         outcome = collect_outcome(github.url, trigger)
         journal = admin_get(github.url, "/_sandbox/journal", github.app.admin_secret)
         outcome.status_states = status_states(journal)
@@ -232,7 +229,7 @@ def play_offline(
                 f"\nThe write-up, kept after the local GitHub and its URLs are gone: "
                 f"{base / 'write-up'} ({', '.join(path.name for path in saved)})"
             )
-        outcome.expect_attestation = not approve
+        outcome.expect_attestation = True
         verify_audit(github.url, outcome, root)
         problems = outcome.problems()
         if variant and not problems:
@@ -246,7 +243,7 @@ def play_offline(
     finally:
         model.stop()
         github.stop()
-        signing.__exit__(None, None, None)
+        stack.close()
 
 
 def try_variant(variant: str, github: Any, control: Any, model_url: str) -> list[str]:
@@ -317,7 +314,7 @@ def poll_once(api_url: str, config: Path) -> None:
         raise UserError(f"the poller failed (exit {done.returncode})", "Its output is above.")
 
 
-def approve_run(github: Any, control: Any, model_url: str, signing: Mapping[str, str]) -> None:
+def approve_run(github: Any, control: Any, model_url: str, signing: Signing) -> None:
     """``--approve``: the staged set approved on the thread, then applied."""
     from tusk.cli.demo_approve import approve_and_apply
 
@@ -332,9 +329,28 @@ def approve_run(github: Any, control: Any, model_url: str, signing: Mapping[str,
     )
 
 
-def demo_identity() -> Any:
-    """The identity the demo's agent job signs with: the control repository's caller of
-    this Tusk's agent workflow."""
+Signing = Mapping[str, Mapping[str, str]]  # a workflow's file name → its jobs' signing env
+
+
+def start_signing(stack: contextlib.ExitStack[Any], base: Path) -> tuple[Signing, Path]:
+    """The OIDC endpoint and Fulcio stand-ins for the agent and go-away workflows' jobs
+    (one Fulcio, one trust root, written to ``base``), closed with ``stack``."""
+    from tusk.sandbox.fulcio import LocalFulcio, LocalIssuer
+    from tusk.sandbox.fulcio_server import keyless_stand_in
+
+    fulcio = LocalFulcio(LocalIssuer())
+    signing = {
+        workflow: stack.enter_context(keyless_stand_in(demo_identity(workflow), fulcio)).environment
+        for workflow in ("agent.yml", "go-away.yml")
+    }
+    root = base / "fulcio-root.pem"
+    root.write_bytes(fulcio.root_pem())
+    return signing, root
+
+
+def demo_identity(workflow: str) -> Any:
+    """The identity a demo job signs with: the control repository's caller ``workflow``
+    of this Tusk's reusable workflow."""
     from tusk.attest.identity import WorkflowIdentity
     from tusk.cli.tusk_ref import TuskRef
     from tusk.sandbox.act_runner import PUBLISHED_AS
@@ -343,9 +359,9 @@ def demo_identity() -> Any:
     return WorkflowIdentity(
         server="https://github.com",
         repository=CONTROL_REPO,
-        workflow=".github/workflows/agent.yml",
+        workflow=f".github/workflows/{workflow}",
         ref="refs/heads/main",
-        signer=f"{tusk.repository}/.github/workflows/tusk-agent.yml@{tusk.ref}",
+        signer=f"{tusk.repository}/.github/workflows/tusk-{workflow}@{tusk.ref}",
         event="repository_dispatch",
     )
 
@@ -356,7 +372,7 @@ def run_dispatch(
     model_url: str,
     dispatch: dict[str, Any],
     number: int,
-    signing: Mapping[str, str] | None = None,
+    signing: Signing | None = None,
 ) -> None:
     event = {"action": dispatch["event_type"], "client_payload": dispatch["client_payload"]}
     # The go-away workflow also runs the apply job (tusk-approval).
@@ -373,7 +389,7 @@ def run_dispatch(
         env={
             "GITHUB_RUN_ID": str(os.getpid() * 100 + number),
             "TUSK_LOCAL_DEMO": "1",
-            **(signing or {}),
+            **(signing or {}).get(workflow, {}),
         },
         variables={"TUSK_ANTHROPIC_BASE_URL": model_url},
     )

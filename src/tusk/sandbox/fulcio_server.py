@@ -96,10 +96,11 @@ def _handler(identity: WorkflowIdentity, fulcio: LocalFulcio, request_token: str
 
 @contextmanager
 def keyless_stand_in(
-    identity: WorkflowIdentity, issuer: LocalIssuer | None = None
+    identity: WorkflowIdentity, fulcio: LocalFulcio | None = None
 ) -> Iterator[KeylessStandIn]:
-    """The OIDC endpoint and Fulcio for one job of ``identity``, until the block ends."""
-    fulcio = LocalFulcio(issuer or LocalIssuer())
+    """The OIDC endpoint and Fulcio for the jobs of one workflow, ``identity``, until the
+    block ends; stand-ins for several workflows share one ``fulcio`` (and trust root)."""
+    fulcio = fulcio or LocalFulcio(LocalIssuer())
     token = secrets.token_urlsafe(24)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(identity, fulcio, token))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
