@@ -2,10 +2,9 @@
 modules in it one module in all but name (none can be read, tested or moved alone), and
 an import at function level hides it rather than breaking it.
 
-Two circles are still to break, named here so that a new one fails and one broken
-must be struck off: the local GitHub's request pipeline and its GraphQL resolvers
-share the pipeline's types, and the box's users and its clean-up each need the
-other's half of a run user's end."""
+One circle is still to break, named here so that a new one fails and one broken must
+be struck off: the local GitHub's request pipeline and its GraphQL resolvers share the
+pipeline's types."""
 
 from __future__ import annotations
 
@@ -27,7 +26,6 @@ STILL_TO_BREAK = [
         "tusk.sandbox.graphql_reactions",
         "tusk.sandbox.graphql_resolvers",
     ],
-    ["tusk.steps.run_claude.box.cleanup", "tusk.steps.run_claude.box.users"],
 ]
 
 

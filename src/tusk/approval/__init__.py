@@ -5,4 +5,5 @@
 - ``staging``: the MCP server's side: each staged write kept in the run folder; the set
   frozen once and what it adds to the write-up.
 - ``preview`` (pure) and ``on_thread``: the preview on the trigger's thread, posted once.
+- ``apply_report``: what applying a set made, written by the engine, read by the step.
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tusk.github.gateway import Gateway
-from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comment
+from tusk.github.once import DEFAULT_PATIENCE, Patience, find_comment, post_marked_comment
 
 
 def find_preview(
@@ -31,17 +31,16 @@ def post_preview(
     patience: Patience = DEFAULT_PATIENCE,
 ) -> dict[str, Any]:
     """Post the preview unless it is there already; returns the comment."""
-    found = find_preview(gateway, repo, number, digest=digest, bot=bot)
-    if found is not None:
-        return found
-    path = f"/repos/{repo}/issues/{number}/comments"
-
-    def send() -> dict[str, Any]:
-        return dict(gateway.post(path, json={"body": body}, may_repeat=False).body)
-
-    def find() -> dict[str, Any] | None:
-        return find_preview(gateway, repo, number, digest=digest, bot=bot)
-
-    return create_once(
-        send, find, sleep=gateway.sleep, patience=patience, what=f"the preview on {repo}#{number}"
+    return post_marked_comment(
+        gateway,
+        repo,
+        number,
+        body,
+        kind="preview",
+        nonce=digest,
+        key="digest",
+        bot=bot,
+        look_first=True,
+        patience=patience,
+        what=f"the preview on {repo}#{number}",
     )

@@ -22,9 +22,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     path = resolve_config_path(args.file or args.config)
     settings = load_settings(path)
-    staged = "on" if settings.staged else "off"
+    record_only = "on" if settings.record_only else "off"
     print(
         f"{path}: ok (bot {settings.bot}, control repository {settings.control_repo}, "
-        f"{len(settings.allowed_users)} allowed user(s), staged={staged})"
+        f"{len(settings.allowed_users)} allowed user(s), record_only={record_only})"
     )
     return 0

@@ -53,7 +53,7 @@ def _scalar(value: Any) -> str:
     return text.strip().removesuffix("...").strip()
 
 
-SET_BY_INIT = ("bot", "control_repo", "allowed_users", "staged")
+SET_BY_INIT = ("bot", "control_repo", "allowed_users", "record_only")
 """The keys a deployment sets; every other key keeps its default unless written in."""
 OFTEN_CHANGED = (("limits", "max_turns"), ("limits", "run_minutes"))
 """Shown commented out, at their defaults, as the first ones people change."""
@@ -73,7 +73,7 @@ def _line(indent: str, name: str, value: Any, description: str | None) -> str:
 
 
 def commented_settings(
-    *, bot: str, control_repo: str, allowed_users: list[str], staged: bool
+    *, bot: str, control_repo: str, allowed_users: list[str], record_only: bool
 ) -> str:
     """A short ``tusk.yml``: the keys a deployment sets, then the ones most often
     changed, commented out at their defaults; every key is documented elsewhere
@@ -82,7 +82,7 @@ def commented_settings(
         "bot": bot,
         "control_repo": control_repo,
         "allowed_users": list(allowed_users),
-        "staged": staged,
+        "record_only": record_only,
     }
     lines = [
         "# tusk.yml: Tusk's policy and limits, written by `tusk init`. These are the keys",
@@ -123,11 +123,11 @@ def control_files(
     bot: str,
     control_repo: str,
     allowed_users: list[str],
-    staged: bool = False,
+    record_only: bool = False,
 ) -> dict[str, str]:
     """Every file ``tusk init`` writes, path (relative to DIR) → text."""
     config_text = commented_settings(
-        bot=bot, control_repo=control_repo, allowed_users=allowed_users, staged=staged
+        bot=bot, control_repo=control_repo, allowed_users=allowed_users, record_only=record_only
     )
     # The file must pass `tusk config check`: parse it as that command would.
     settings = parse_settings(yaml.safe_load(config_text), source=CONFIG_FILE)
@@ -183,9 +183,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a login whose mentions start work; repeat for several",
     )
     parser.add_argument(
-        "--staged",
+        "--record-only",
+        "--staged",  # its old name, for this release
+        dest="record_only",
         action="store_true",
-        help="start in staged mode: agent writes are recorded in the log issue, not performed",
+        help="start record-only: agent writes are recorded in the log issue, not performed",
     )
     parser.add_argument("--force", action="store_true", help="replace files that already exist")
     apply = parser.add_argument_group(
@@ -264,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
         bot=args.bot,
         control_repo=args.control_repo,
         allowed_users=list(args.allowed_user),
-        staged=args.staged,
+        record_only=args.record_only,
     )
     if args.apply:
         from tusk.cli.deploy.command import run_apply

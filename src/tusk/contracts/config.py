@@ -28,6 +28,7 @@ from pydantic import (
 from tusk import actions_edge
 from tusk.contracts.config_text import MAX_CONFIG_BYTES, YamlProblem, load_yaml, plain_problems
 from tusk.contracts.models import ALL_WRITE_OPERATIONS, Login, PermissionConfig, RepoName
+from tusk.contracts.old_names import read_old_names
 from tusk.contracts.pricing import Price
 from tusk.errors import ConfigError
 
@@ -77,7 +78,7 @@ class Section(BaseModel):
 
 
 class Limits(Section):
-    """Every limit MISSION.md names, with its default."""
+    """Every limit docs/requirements.md names, with its default."""
 
     comments_per_thread: int = Field(2, ge=0, description="agent comments per issue or PR (M4)")
     issues_per_repo: int = Field(1, ge=0, description="issues the agent may open per repository")
@@ -389,7 +390,14 @@ class Settings(Section):
         examples=[["alice", "bob"]],
     )
     allow_bot_accounts: bool = Field(False, description="accept mentions by accounts of type Bot")
-    staged: bool = Field(False, description="record agent writes in the log issue, don't perform")
+    record_only: bool = Field(
+        False, description="record agent writes in the log issue, don't perform them"
+    )
+    staged: bool = Field(
+        False,
+        description="the old name of record_only, still read for this release (with a warning)",
+        deprecated="renamed record_only",
+    )
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
     attestation: Literal["auto", "github", "off"] = Field(
         "auto",
@@ -403,6 +411,11 @@ class Settings(Section):
     go_away: GoAway = GoAway()
     feedback: Feedback = Feedback()
     agent: Agent = Agent()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        return read_old_names(data)
 
     @field_validator("allowed_users")
     @classmethod

@@ -10,7 +10,9 @@ shows up late is recognised as the same create by whoever reads it.
 
 ``create_once`` is the loop; the ``find_*`` helpers are the look-ups Tusk
 needs (a comment on an issue, an issue in a repository), each trusting only
-content the bot wrote.
+content the bot wrote; ``post_marked_comment`` is the rule for the commonest
+create, a comment carrying the bot's marker: looked up by its nonce, posted
+without repeat, confirmed by GitHub's answer or by finding it.
 """
 
 from __future__ import annotations
@@ -216,3 +218,36 @@ def find_issues(
         if item.get("pull_request") is None and has_nonce(item, kind=kind, nonce=nonce, bot=bot):
             found.append(item)
     return sorted(found, key=lambda item: int(item["number"]))
+
+
+def post_marked_comment(
+    gateway: Gateway,
+    repo: str,
+    number: int,
+    body: str,
+    *,
+    kind: MarkerKind,
+    nonce: str,
+    bot: str,
+    key: str = "nonce",
+    look_first: bool = False,
+    patience: Patience = DEFAULT_PATIENCE,
+    what: str = "the comment",
+) -> dict[str, Any]:
+    """The bot's comment ``body`` on ``repo#number``, whose ``kind`` marker carries
+    ``key`` = ``nonce``, made once: never sent again blindly, looked for by its nonce after
+    an answer that was lost, and returned as GitHub answered it or as it was found.
+    ``look_first``: an earlier run may have posted it already (a rerun), so look before
+    the first send too."""
+
+    def find() -> dict[str, Any] | None:
+        return find_comment(gateway, repo, number, kind=kind, nonce=nonce, bot=bot, key=key)
+
+    if look_first and (found := find()) is not None:
+        return found
+    path = f"/repos/{repo}/issues/{number}/comments"
+
+    def send() -> dict[str, Any]:
+        return dict(gateway.post(path, json={"body": body}, may_repeat=False).body)
+
+    return create_once(send, find, sleep=gateway.sleep, patience=patience, what=what)

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway
-from tusk.github.once import create_once, find_comment
+from tusk.github.once import post_marked_comment
 from tusk.text.markers import first_marker, render_marker
 
 ClaimStatus = Literal["alive", "dead", "silent"]
@@ -119,12 +119,8 @@ def _post_once(
     bot: str,
 ) -> dict[str, Any]:
     body = f"{render_marker(kind, {'jobid': jobid, 'nonce': nonce})}\n{text}"
-    path = f"/repos/{repo}/issues/{number}/comments"
-    return create_once(
-        lambda: dict(gateway.post(path, json={"body": body}, may_repeat=False).body),
-        lambda: find_comment(gateway, repo, number, kind=kind, nonce=nonce, bot=bot),
-        sleep=gateway.sleep,
-        what=f"the {kind} comment",
+    return post_marked_comment(
+        gateway, repo, number, body, kind=kind, nonce=nonce, bot=bot, what=f"the {kind} comment"
     )
 
 

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from tusk.contracts.config import Settings
 from tusk.errors import UserError
 from tusk.github.gateway import Gateway, GitHubError
-from tusk.github.once import Patience, create_once, find_comment, new_nonce
+from tusk.github.once import Patience, create_once, new_nonce, post_marked_comment
 from tusk.issues import claims
 from tusk.issues.lease import HandshakeUndecided, Lease, claim_status, take_over
 from tusk.text.markers import first_marker, is_trusted_author, render_marker
@@ -509,14 +509,15 @@ def record_failure(
     ]
     if open_records:
         record = open_records[0]
-        path = f"/repos/{control}/issues/{record.number}/comments"
         comment = f"{marker}\n{body}"[: BODY_LIMIT - 100]
-        create_once(
-            lambda: dict(gateway.post(path, json={"body": comment}, may_repeat=False).body),
-            lambda: find_comment(
-                gateway, control, record.number, kind="job", nonce=nonce, bot=settings.bot
-            ),
-            sleep=gateway.sleep,
+        post_marked_comment(
+            gateway,
+            control,
+            record.number,
+            comment,
+            kind="job",
+            nonce=nonce,
+            bot=settings.bot,
             what=f"the failure report of job {jobid}",
         )
         return record.url

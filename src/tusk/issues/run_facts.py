@@ -76,5 +76,5 @@ def run_facts(
         budget=limits.summary(),
         budget_usd=limits.budget_usd,
         network=network_summary(settings),
-        staged=settings.staged,
+        staged=settings.record_only,
     )

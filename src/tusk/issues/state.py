@@ -47,7 +47,13 @@ from typing import Any, Literal
 from tusk.contracts.config import Settings
 from tusk.contracts.models import Blocklist
 from tusk.github.gateway import Forbidden, Gateway, GitHubError
-from tusk.github.once import create_once, find_comment, find_issues, new_nonce, newest_first
+from tusk.github.once import (
+    create_once,
+    find_issues,
+    new_nonce,
+    newest_first,
+    post_marked_comment,
+)
 from tusk.issues import claims
 from tusk.issues.blocklist_codec import (
     BlocklistChange,
@@ -385,17 +391,14 @@ class StateStore:
         if nonce is None:
             created = self._gateway.post(path, json={"body": body}, may_repeat=False).body
         else:
-            created = create_once(
-                lambda: dict(self._gateway.post(path, json={"body": body}, may_repeat=False).body),
-                lambda: find_comment(
-                    self._gateway,
-                    self._repo,
-                    issue.number,
-                    kind=marker,
-                    nonce=nonce,
-                    bot=self._settings.bot,
-                ),
-                sleep=self._gateway.sleep,
+            created = post_marked_comment(
+                self._gateway,
+                self._repo,
+                issue.number,
+                body,
+                kind=marker,
+                nonce=nonce,
+                bot=self._settings.bot,
                 what=f"the {issue.kind} comment",
             )
         self._check_author(created, what="comment")

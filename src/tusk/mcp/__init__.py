@@ -10,6 +10,7 @@ Its rooms:
 - ``reads``: each read's plain function, its results neutralised, and which
   repositories reads serve.
 - ``writes``: each write's plain ``prepare_*`` and ``send_*``, and what a write makes.
-- ``push``: ``push_branch``: the agent's bundle checked and pushed, or kept for approval.
+- ``push``: the push of a branch (the ``push_branch`` tool), checked and pushed, or
+  kept for approval.
 - ``apply``: the approved-set engine (``tusk mcp apply``).
 """

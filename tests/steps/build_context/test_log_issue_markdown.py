@@ -151,7 +151,7 @@ def test_the_log_issue_says_who_asked_with_what_trust_rights_and_limits() -> Non
     )
     doc = context_doc("@tusk-bot [permissions: push-everywhere] do it", config)
     doc = doc.model_copy(update={"trust_source": "author_association"})
-    conf = settings().model_copy(update={"staged": True})
+    conf = settings().model_copy(update={"record_only": True})
     built = bc.build(doc, conf)
     log = lb.log_issue_body(
         jobid=doc.jobid,

@@ -27,7 +27,7 @@ from tusk.contracts import passes
 from tusk.contracts.config import DEFAULT_ALLOWED_HOSTS
 from tusk.steps.run_claude import inputs as run_inputs
 from tusk.steps.run_claude import job
-from tusk.steps.run_claude.box import bwrap, egress, tools_shell
+from tusk.steps.run_claude.box import after_crash, bwrap, egress, tools_shell
 from tusk.steps.run_claude.box import cleanup as box_cleanup
 from tusk.steps.run_claude.box import folders as box_folders
 from tusk.steps.run_claude.box import launch as box_launch
@@ -636,7 +636,7 @@ def test_cleanup_ends_only_this_runs_leftovers_and_removes_its_user_and_folder(
         mcp_pid=server.pid,
     )
     try:
-        assert not box_cleanup.is_mcp_server(others.pid, run_dir)
+        assert not after_crash.is_mcp_server(others.pid, run_dir)
         done = job.cleanup(run_dir)
         assert others.poll() is None
         assert leftover.wait(timeout=10) == -9 and server.wait(timeout=10) == -9

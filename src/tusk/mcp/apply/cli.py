@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from tusk.approval.apply_report import write_report
 from tusk.approval.staged_set import StagedSet
 from tusk.contracts.config import load_secrets, load_settings, resolve_config_path
 from tusk.errors import InputError
@@ -40,7 +41,7 @@ def run_apply(args: argparse.Namespace) -> int:
         watch=mcp_server.blocklist_watch(settings, read_gateway),
     )
     report = apply.apply_set(applier)
-    apply.report_path(args.run_dir).write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    write_report(args.run_dir, report)
     for step in report.steps:
         print(f"{'made' if step.ok else 'NOT made'}: {step.target}: {step.said}")
     return 0 if report.ok else 1

@@ -21,8 +21,9 @@ from functools import partial
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, SecretStr
+from pydantic import SecretStr
 
+from tusk.approval.apply_report import ApplyReport, ApplyStep
 from tusk.approval.staged_set import StagedOperation, StagedSet
 from tusk.approval.staging import bundle_bytes
 from tusk.contracts.config import Settings
@@ -41,22 +42,6 @@ from tusk.mcp.server.runtime import Runtime
 from tusk.mcp.writes.outcomes import Prepared
 
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in WRITES}
-
-
-class ApplyStep(BaseModel):
-    seq: int
-    tool: str
-    target: str
-    ok: bool
-    said: str
-
-
-class ApplyReport(BaseModel):
-    steps: list[ApplyStep] = []
-
-    @property
-    def ok(self) -> bool:
-        return all(step.ok for step in self.steps)
 
 
 @dataclass
@@ -142,10 +127,6 @@ def pinned(prepare: Callable[[], Prepared], op: StagedOperation) -> Callable[[],
 def apply_set(applier: Applier) -> ApplyReport:
     """Apply every write in order; the first refused or failed one stops the rest."""
     return anyio.run(applier.apply_all)
-
-
-def report_path(run_dir: Path) -> Path:
-    return run_dir / "apply-report.json"
 
 
 def apply_write_repos(settings: Settings, staged: StagedSet) -> frozenset[str]:

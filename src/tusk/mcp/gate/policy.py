@@ -47,7 +47,7 @@ class PolicyConfig:
     permissions: PermissionConfig
     blocklist: Blocklist = field(default_factory=Blocklist)
     go_away_phrase: str = "go away"
-    staged: bool = False
+    record_only: bool = False  # writes recorded in the log issue, none performed
     approval: bool = False  # every write kept for a person's approval (tusk.approval)
     discussions_write: bool = False
     mentions_per_post: int = 5

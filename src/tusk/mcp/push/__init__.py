@@ -1,4 +1,4 @@
-"""``push_branch``: the agent's work into its fork.
+"""The push of a branch (the ``push_branch`` tool): the agent's work into its fork.
 
 - ``tool``: the tool's function: import the agent's bundle, check, push.
 - ``git_push``: the git work, the token only in git's environment.

@@ -1,6 +1,6 @@
-"""The MCP server named ``github``: lists the tools and dispatches every call (M1, M10).
+"""The MCP server named ``github``: lists the tools and handles every call (M1, M10).
 
-One dispatch, as mcp-server-git has it, on the SDK's low-level ``Server``:
+One handler for every call, as mcp-server-git has it, on the SDK's low-level ``Server``:
 each call meets the pass gate first (``Runtime.pass_refusal``), then its
 arguments are checked against the tool's model, once, and the tool's plain
 functions run through ``Runtime.read`` or ``Runtime.write``. A call turned

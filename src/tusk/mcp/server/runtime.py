@@ -165,7 +165,7 @@ class Runtime:
                 self.recorder.refuse(call, refused)
             except Exception as error:  # the blocklist could not be checked: no write
                 self.recorder.fail(call, error)
-            if self.config.staged:
+            if self.config.record_only:
                 return self._stage(call, prepared)
             if self.approval is not None and policy.kept_for_approval(tool):
                 return self._keep_for_approval(self.approval, call, prepared)

@@ -2,7 +2,7 @@
 (MISSION M1-M13, T4).
 
 ``build_runtime`` turns them into the per-run machinery (``runtime``);
-``build_server`` puts this run's tools on it (``dispatch``); ``transport``
+``build_server`` puts this run's tools on it (``mcp_server``); ``transport``
 serves it over streamable HTTP on 127.0.0.1.
 """
 
@@ -90,7 +90,7 @@ def run_policy(
         permissions=narrowed_permissions(permissions, settings),
         blocklist=blocklist,
         go_away_phrase=settings.go_away.phrase,
-        staged=settings.staged,
+        record_only=settings.record_only,
         approval=approval,
         discussions_write=settings.discussions_write,
         mentions_per_post=settings.limits.mentions_per_post,

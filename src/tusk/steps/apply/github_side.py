@@ -19,7 +19,7 @@ from typing import Any
 from tusk.approval.staged_set import SetProblem, StagedSet, read_set
 from tusk.contracts.models import ApprovalRequest
 from tusk.github.gateway import Gateway, GitHubError
-from tusk.github.once import create_once, find_comment
+from tusk.github.once import post_marked_comment
 from tusk.github.rights import Rights, confirmed_rights
 from tusk.steps.apply.decide import Comment, Pending, SetState, touched_repos
 from tusk.text.commands import approval_command
@@ -130,19 +130,17 @@ def post_once(
 ) -> dict[str, Any]:
     """A bot comment with a ``verdict`` marker whose ``nonce`` is ``key``, posted once."""
     marked = f"{render_marker('verdict', {'nonce': key})}\n{body}"
-    path = f"/repos/{repo}/issues/{number}/comments"
-
-    def find() -> dict[str, Any] | None:
-        return find_comment(gateway, repo, number, kind="verdict", nonce=key, bot=bot)
-
-    found = find()
-    if found is not None:
-        return found
-
-    def send() -> dict[str, Any]:
-        return dict(gateway.post(path, json={"body": marked}, may_repeat=False).body)
-
-    return create_once(send, find, sleep=gateway.sleep, what=f"the reply on {repo}#{number}")
+    return post_marked_comment(
+        gateway,
+        repo,
+        number,
+        marked,
+        kind="verdict",
+        nonce=key,
+        bot=bot,
+        look_first=True,
+        what=f"the reply on {repo}#{number}",
+    )
 
 
 def record_verdict(
@@ -153,19 +151,17 @@ def record_verdict(
         render_marker("verdict", {"nonce": key, "digest": digest, "state": state}) + "\n" + body
     )
     repo, number = staged.control_repo, staged.log_issue_number
-    path = f"/repos/{repo}/issues/{number}/comments"
-
-    def find() -> dict[str, Any] | None:
-        return find_comment(gateway, repo, number, kind="verdict", nonce=key, bot=bot)
-
-    found = find()
-    if found is not None:
-        return found
-
-    def send() -> dict[str, Any]:
-        return dict(gateway.post(path, json={"body": marked}, may_repeat=False).body)
-
-    return create_once(send, find, sleep=gateway.sleep, what="the verdict on the log issue")
+    return post_marked_comment(
+        gateway,
+        repo,
+        number,
+        marked,
+        kind="verdict",
+        nonce=key,
+        bot=bot,
+        look_first=True,
+        what="the verdict on the log issue",
+    )
 
 
 def update_preview(gateway: Gateway, repo: str, preview: dict[str, Any], status: str) -> None:

@@ -7,8 +7,10 @@ log issue and says so in the preview. An apply loads the set by its digest
 from the log issue (fail closed: ``tusk.approval.staged_set.read_set``), seeds
 the run folder with the run's audit chain as the log issue holds it, runs the
 apply engine (``tusk mcp apply``, in its own process: the engine is the MCP
-server's policy and tools), posts the continued chain on the log issue, records
-the verdict with links and updates the preview.
+server's policy and tools, which no step imports; the hop costs one interpreter
+start and keeps that rule without an exception), reads what it made from its
+report file (``tusk.approval.apply_report``), posts the continued chain on the log
+issue, records the verdict with links and updates the preview.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tusk import actions_edge
+from tusk.approval.apply_report import failure_of
 from tusk.attest.keyless import AttestationMode, try_signer
 from tusk.attest.statement import RunClaims
 from tusk.audit.chain import created_items, read_records
@@ -239,7 +242,7 @@ def applied(
         said = f"Applied as approved by `{request.actor}` ({request.comment_url}): {made}"
         state, outcome = "applied", f"applied: {verdict.digest}"
     else:
-        last = (engine.stdout.strip().splitlines() or ["the apply engine failed"])[-1]
+        last = failure_of(run_dir)
         said = f"Not fully applied (approved by `{request.actor}`): {last}. Made: {made}"
         state, outcome = "failed", f"failed: {last}"
     say.verdict(target, verdict.digest, state, said)

@@ -17,8 +17,7 @@ from pathlib import Path
 from tusk import actions_edge
 from tusk.github.gateway import Gateway
 from tusk.steps.run_claude import limits_check, resume
-from tusk.steps.run_claude.box import cleanup as box_cleanup
-from tusk.steps.run_claude.box import launch, place
+from tusk.steps.run_claude.box import after_crash, launch, place
 from tusk.steps.run_claude.box.principal import AGENT_SHELL
 from tusk.steps.run_claude.inputs import JobInputs, JobResult
 from tusk.steps.run_claude.proxy import budget
@@ -156,6 +155,6 @@ def cleanup(
     write-up if the run step did not finish it (SIGKILL, a lost runner). Returns what
     it did."""
     return [
-        *box_cleanup.clean(run_dir),
+        *after_crash.clean(run_dir),
         *record.finish_writeup(run_dir, gateway=gateway, secrets=secrets),
     ]

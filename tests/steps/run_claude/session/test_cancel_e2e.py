@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from tests.steps.run_claude.conftest import AGENT_TOKEN, API_KEY, E2E, READ_TOKEN
+from tusk.steps.run_claude.box import after_crash, egress
 from tusk.steps.run_claude.box import cleanup as box_cleanup
-from tusk.steps.run_claude.box import egress
 
 pytestmark = pytest.mark.e2e
 
@@ -130,7 +130,7 @@ def assert_nothing_left(run_dir: Path, recorded: dict[str, Any]) -> None:
     with pytest.raises(KeyError):
         pwd.getpwnam(recorded["agent_user"])
     assert not egress.is_egress_proxy(recorded["egress_pid"], recorded["egress_config"])
-    assert not box_cleanup.is_mcp_server(recorded["mcp_pid"], run_dir)
+    assert not after_crash.is_mcp_server(recorded["mcp_pid"], run_dir)
     assert not Path(recorded["base"]).exists()
 
 

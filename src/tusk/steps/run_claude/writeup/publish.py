@@ -37,7 +37,12 @@ from tusk.audit.chain import created_items
 from tusk.contracts.models import AuditRecord, RunMetadata, Trigger
 from tusk.contracts.pricing import Spend, format_usd
 from tusk.github.gateway import Gateway, GitHubError, NotFound
-from tusk.github.once import DEFAULT_PATIENCE, Patience, create_once, find_comment, new_nonce
+from tusk.github.once import (
+    DEFAULT_PATIENCE,
+    Patience,
+    new_nonce,
+    post_marked_comment,
+)
 from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
 from tusk.steps.run_claude.proxy import conversation as conversation_record
@@ -276,26 +281,19 @@ def _comment_part(
 ) -> PartResult:
     if part.key in existing:
         return PartResult(part.key, True, str(existing[part.key].get("html_url", "")), existed=True)
-    path = f"/repos/{run.control_repo}/issues/{run.log_issue_number}/comments"
     body = f"{part_marker(run.jobid, part.key, nonce)}\n{part.body}"
-
-    def send() -> dict[str, Any]:
-        return dict(gateway.post(path, json={"body": body}, may_repeat=False).body)
-
-    def find() -> dict[str, Any] | None:
-        return find_comment(
+    try:
+        created = post_marked_comment(
             gateway,
             run.control_repo,
             run.log_issue_number,
+            body,
             kind="writeup",
             nonce=part.key,
             key="part",
             bot=bot,
-        )
-
-    try:
-        created = create_once(
-            send, find, sleep=gateway.sleep, patience=patience, what=f"write-up part {part.key}"
+            patience=patience,
+            what=f"write-up part {part.key}",
         )
     except GitHubError as error:
         return PartResult(part.key, False, detail=error.title)
