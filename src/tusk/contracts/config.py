@@ -399,13 +399,8 @@ class Settings(Section):
         deprecated="renamed record_only",
     )
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
-    attestation: Literal["auto", "github", "off"] = Field(
-        "auto",
-        description="sign each run's audit record keylessly with the agent job's OIDC identity "
-        "and store it in the control repository's attestations: `auto` when the job has an "
-        "OIDC token (`id-token: write`) and TUSK_FULCIO_URL, `github` always (a run that "
-        "cannot sign says so on its log issue), `off` never",
-    )
+    # auto: when the job has an OIDC token and TUSK_FULCIO_URL; github: always; off: never
+    attestation: Literal["auto", "github", "off"] = Field("auto", description="sign each audit")
     limits: Limits = Limits()
     labels: Labels = Labels()
     go_away: GoAway = GoAway()
