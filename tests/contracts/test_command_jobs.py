@@ -13,10 +13,11 @@ import yaml
 
 from tusk.cli.init import RELEASE, caller_files
 from tusk.contracts import commands
-from tusk.contracts.commands import APPROVAL, COMMAND_JOBS, GO_AWAY, UNDO, job_of_verb
+from tusk.contracts.commands import APPROVAL, COMMAND_JOBS, GO_AWAY, STOP, UNDO, job_of_verb
 from tusk.contracts.models import (
     APPROVAL_EVENT_TYPE,
     GO_AWAY_EVENT_TYPE,
+    STOP_EVENT_TYPE,
     UNDO_EVENT_TYPE,
     CommandRequest,
 )
@@ -40,6 +41,7 @@ def test_every_verb_of_the_grammar_asks_for_one_command_job() -> None:
     assert {verb.name: job_of_verb(verb.name) for verb in VERBS} == {
         "go_away": GO_AWAY,
         "undo": UNDO,
+        "stop": STOP,
     }
     assert job_of_verb("apply") is APPROVAL and job_of_verb("discard") is APPROVAL
     assert job_of_verb("fix") is None
@@ -47,8 +49,13 @@ def test_every_verb_of_the_grammar_asks_for_one_command_job() -> None:
 
 def test_each_command_job_has_its_own_event_named_after_its_kind() -> None:
     events = [job.event_type for job in COMMAND_JOBS]
-    assert events == ["tusk-go-away", "tusk-approval", "tusk-undo"]
-    assert tuple(events) == (GO_AWAY_EVENT_TYPE, APPROVAL_EVENT_TYPE, UNDO_EVENT_TYPE)
+    assert events == ["tusk-go-away", "tusk-approval", "tusk-undo", "tusk-stop"]
+    assert tuple(events) == (
+        GO_AWAY_EVENT_TYPE,
+        APPROVAL_EVENT_TYPE,
+        UNDO_EVENT_TYPE,
+        STOP_EVENT_TYPE,
+    )
     assert len({job.kind for job in COMMAND_JOBS}) == len(COMMAND_JOBS)
 
 

@@ -20,6 +20,7 @@ from tusk.contracts.models import (
     PermissionConfig,
     RunMetadata,
     Shard,
+    StopRequest,
     Trigger,
     UndoRequest,
 )
@@ -89,6 +90,15 @@ SAMPLES: dict[str, BaseModel] = {
         trust_level="owner",
         comment_id="104",
         comment_url="https://github.com/alice/widgets/issues/1#issuecomment-104",
+        timestamp=WHEN,
+    ),
+    "stop-request": StopRequest(
+        jobid="alice-widgets-105",
+        actor="alice",
+        repo="alice/widgets",
+        trust_level="owner",
+        comment_id="105",
+        comment_url="https://github.com/alice/widgets/issues/1#issuecomment-105",
         timestamp=WHEN,
     ),
     "blocklist": Blocklist(

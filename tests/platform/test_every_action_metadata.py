@@ -20,6 +20,7 @@ EXPECTED = [
     "merge-shards",
     "receive-shard",
     "run-claude",
+    "stop",
     "undo",
 ]
 

@@ -79,7 +79,7 @@ def test_tusk_runs_its_own_actions_from_the_release_the_caller_named(path: Path)
 
 def test_every_job_finds_tusk_the_same_way() -> None:
     located = [s for p in REUSABLE for s in steps_of(load(p)) if s.get("id") == "tusk"]
-    assert len(located) == 6  # agent: receive and agent jobs; poll; go-away, undo and apply
+    assert len(located) == 7  # agent: receive and agent jobs; poll; go-away, undo, stop, apply
     assert all(step == located[0] for step in located)
     assert "${{" not in located[0]["run"]
 

@@ -6,11 +6,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import ApprovalRequest, ContextDocument, GoAwayRequest, UndoRequest
+from tusk.contracts.models import (
+    ApprovalRequest,
+    ContextDocument,
+    GoAwayRequest,
+    StopRequest,
+    UndoRequest,
+)
 from tusk.github.gateway import Gateway, RequestLedger
 from tusk.issues.state import StateStore
 from tusk.poller.cycle import Poller
 from tusk.shards import codec as shards
+from tusk.text.markers import parse_markers, render_marker
 
 BOT = "tusk-bot"
 REPO = "alice/widgets"
@@ -58,7 +65,12 @@ def scenario(
         },
         "repos": [
             widgets,
-            {"name": CONTROL, "private": True, "collaborators": {BOT: "write"}},
+            {
+                "name": CONTROL,
+                "private": True,
+                "collaborators": {BOT: "write"},
+                "labels": ["workflow", "bug"],
+            },
         ],
     }
 
@@ -89,6 +101,7 @@ class Sent:
     go_aways: list[GoAwayRequest] = field(default_factory=list)
     approvals: list[ApprovalRequest] = field(default_factory=list)
     undos: list[UndoRequest] = field(default_factory=list)
+    stops: list[StopRequest] = field(default_factory=list)
     shard_counts: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -108,6 +121,8 @@ def decode_dispatches(dispatches: list[dict[str, Any]]) -> Sent:
             sent.approvals.append(ApprovalRequest.model_validate(payload))
         elif item["event_type"] == "tusk-undo":
             sent.undos.append(UndoRequest.model_validate(payload))
+        elif item["event_type"] == "tusk-stop":
+            sent.stops.append(StopRequest.model_validate(payload))
         else:
             assert item["event_type"] == "tusk-shard"
             shard = shards.parse_shard(payload)
@@ -156,3 +171,60 @@ def make_poller(
 def wire(doc: ContextDocument) -> dict[str, Any]:
     """The document's raw context as it travels in the shards (JSON)."""
     return doc.raw.model_dump(mode="json")
+
+
+def claim(github: Any, doc: ContextDocument) -> None:
+    """What build-context does for a dispatched task: the run's log issue, open, holding
+    its thread (``tusk.issues.thread_runs``)."""
+    data = {
+        "jobid": doc.jobid,
+        "repo": doc.repo,
+        "requester": doc.actor,
+        "thread": f"{doc.repo}#{doc.trigger.number}",
+    }
+    github.gateway("agent").post(
+        f"/repos/{CONTROL}/issues",
+        json={
+            "title": f"[Agent Log] {doc.repo} #{doc.trigger.number}",
+            "body": render_marker("job", data),
+            "labels": ["workflow"],
+        },
+    )
+
+
+@dataclass
+class Settled:
+    """Every mention of a poll's threads: the tasks sent, the follow-ups recorded."""
+
+    tasks: list[ContextDocument]
+    followups: list[dict[str, Any]]
+    reports: list[Any]
+
+
+def settle(h: Harness, cycles: int = 4) -> Settled:
+    """Poll until no thread is left unread, each dispatched task claimed between polls as
+    its build-context would: one run per thread, later mentions its follow-ups (C1)."""
+    from tusk.poller.core import PollState
+
+    reports, claimed = [], set()
+    for _ in range(cycles):
+        _, report = h.poller.cycle(PollState())
+        reports.append(report)
+        for doc in h.sent().tasks:
+            if doc.jobid not in claimed:
+                claimed.add(doc.jobid)
+                claim(h.github, doc)
+        if not report.left_unread:
+            break
+    return Settled(h.sent().tasks, recorded_followups(h.github), reports)
+
+
+def recorded_followups(github: Any) -> list[dict[str, Any]]:
+    """The follow-up records the bot left on the control repository's log issues."""
+    gateway = github.gateway("agent")
+    found = []
+    for item in gateway.paginate(f"/repos/{CONTROL}/issues", params={"state": "all"}):
+        for comment in gateway.paginate(f"/repos/{CONTROL}/issues/{item['number']}/comments"):
+            if comment["user"]["login"] == BOT:
+                found += parse_markers(comment["body"], "followup")
+    return found

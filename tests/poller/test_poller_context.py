@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from poller_helpers import BOT, REPO, issue, make_poller, said, scenario, wire
+from poller_helpers import BOT, REPO, issue, make_poller, said, scenario, settle, wire
 
 from tusk.github.gateway import Gateway, Response
 from tusk.poller.core import PollState
@@ -258,13 +258,12 @@ def test_pull_request_body_and_review_body_mentions_are_triggers(harness: Any) -
         ],
     }
     h = harness(scenario(pulls=[pull]))
-    h.poller.cycle(PollState())
-    triggers = {doc.trigger.type: doc for doc in h.sent().tasks}
-    assert set(triggers) == {"pull_request_body", "review"}
-    assert triggers["pull_request_body"].trigger.id == "4"
-    review = triggers["review"]
-    assert review.actor == "bob" and review.trust_level == "collaborator"
-    assert review.trigger.id == str(wire(review)["reviews"][0]["id"])
+    settled = settle(h)  # the body starts the run; the review is its follow-up (C1)
+    [run] = settled.tasks
+    assert (run.trigger.type, run.trigger.id) == ("pull_request_body", "4")
+    [review] = settled.followups
+    assert review["author"] == "bob" and review["trust_level"] == "collaborator"
+    assert review["node"] == f"review:{wire(run)['reviews'][0]['id']}"
 
 
 def test_nested_lists_past_100_are_followed_to_the_end(harness: Any) -> None:

@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 import pytest
-from poller_helpers import BOT, REPO, SETTINGS, issue, make_poller, said, scenario, wire
+from poller_helpers import BOT, REPO, SETTINGS, issue, make_poller, said, scenario, settle, wire
 
 from tusk.contracts.models import BlockedRepo, BlockedUser
 from tusk.issues.state import StateStore
@@ -125,25 +125,23 @@ def test_blocked_user_is_not_dispatched(harness: Any, local_github: Any) -> None
     assert h.sent().tasks == []
 
 
-def test_three_new_mentions_in_one_thread_are_three_jobs(harness: Any) -> None:
+def test_three_new_mentions_in_one_thread_are_one_run_and_its_two_follow_ups(
+    harness: Any,
+) -> None:
     comments = [
         said("alice", "@tusk-bot one"),
         said("bob", "@tusk-bot two"),
         said("alice", "@tusk-bot three"),
     ]
     h = harness(scenario(issues=[issue(1, comments)]))
-    h.poller.cycle(PollState())
-    sent = h.sent()
-    assert [doc.trigger.body for doc in sent.tasks] == [
-        "@tusk-bot one",
-        "@tusk-bot two",
-        "@tusk-bot three",
+    settled = settle(h)
+    [run] = settled.tasks
+    assert run.trigger.body == "@tusk-bot one" and run.trust_level == "owner"
+    assert run.jobid == job_id(REPO, "issue_comment", run.trigger.id)
+    assert [(f["text"], f["trust_level"]) for f in settled.followups] == [
+        ("@tusk-bot two", "collaborator"),
+        ("@tusk-bot three", "owner"),
     ]
-    assert len(set(sent.jobids)) == 3
-    for doc in sent.tasks:
-        assert doc.jobid == job_id(REPO, "issue_comment", doc.trigger.id)
-    assert sent.tasks[1].trust_level == "collaborator"
-    assert sent.tasks[0].trust_level == "owner"
 
 
 class Crash(BaseException):
@@ -153,7 +151,7 @@ class Crash(BaseException):
 def test_crash_between_dispatch_and_mark_read_redispatches_the_same_job_ids(
     harness: Any, local_github: Any
 ) -> None:
-    comments = [said("alice", "@tusk-bot one"), said("alice", "@tusk-bot two")]
+    comments = [said("alice", "@tusk-bot one")]
     scn = scenario(issues=[issue(1, comments)])
 
     def crash(thread: Any) -> None:
@@ -163,7 +161,7 @@ def test_crash_between_dispatch_and_mark_read_redispatches_the_same_job_ids(
     with pytest.raises(Crash):
         h.poller.cycle(PollState())
     first = h.sent().order
-    assert len(first) == 2
+    assert len(first) == 1
     assert [t["unread"] for t in h.threads()] == [True]
 
     again = make_poller(local_github)  # a fresh process: no state carried over
@@ -213,7 +211,8 @@ def test_a_thread_updated_in_the_second_before_the_answers_date_waits_for_the_ne
     # The local GitHub's Date is now one second after that comment: the poll's listing
     # may have been built in the comment's own second.
     state, report = h.poller.cycle(PollState())
-    assert len(report.dispatched) == 2 and report.left_unread
+    # One run per thread: the second waits for the first's claim (C1).
+    assert len(report.dispatched) == 1 and report.left_unread
     assert [t["unread"] for t in h.threads()] == [True]
     local_github.advance(60)  # the next poll
     h.poller.cycle(state)
@@ -370,9 +369,10 @@ def test_without_push_access_trust_comes_from_author_association_and_says_so(
 ) -> None:
     """GitHub answers the permission endpoint 403 to a caller without push access (the bot
     works in forks); the trigger's author_association decides, and the run records that."""
-    comments = [said("bob", REAL), said("alice", REAL + " too"), said("bob", "@tusk-bot go away")]
+    comments = [said("bob", REAL), said("bob", "@tusk-bot go away")]
     comments.append(said("mallory", "@tusk-bot go away"))
-    scn = scenario(issues=[issue(1, comments)])
+    # alice's on a thread of its own: one run per thread (C1)
+    scn = scenario(issues=[issue(1, comments), issue(2, [said("alice", REAL + " too")])])
     del scn["repos"][0]["collaborators"][BOT]
     h = harness(scn)
     _, report = h.poller.cycle(PollState())

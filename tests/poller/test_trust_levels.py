@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from poller_helpers import BOT, make_poller
+from poller_helpers import BOT, make_poller, settle
 
 from tusk.contracts.config import Settings
 from tusk.github.trust import decide, shown
-from tusk.poller.core import PollState
 
 ORG_REPO = "acme/rockets"
 CONTROL = "alice/control"  # the helpers decode dispatches to it
@@ -31,6 +30,7 @@ def org_scenario(*, bot_may_push: bool) -> dict[str, Any]:
         "tokens": {
             "bot-read": {"user": BOT, "scopes": ["notifications", "repo"], "read_only": True},
             "dispatch": {"user": "alice", "scopes": ["repo"]},
+            "agent": {"user": BOT, "scopes": ["repo"]},  # build-context's, claiming a run
         },
         "repos": [
             {
@@ -39,7 +39,12 @@ def org_scenario(*, bot_may_push: bool) -> dict[str, Any]:
                 "contributors": ["carl"],
                 "issues": [{"number": 1, "author": "wes", "title": "Fins", "comments": comments}],
             },
-            {"name": CONTROL, "private": True, "collaborators": {BOT: "write", "alice": "admin"}},
+            {
+                "name": CONTROL,
+                "private": True,
+                "collaborators": {BOT: "write", "alice": "admin"},
+                "labels": ["workflow"],
+            },
         ],
     }
 
@@ -50,8 +55,9 @@ SETTINGS = Settings(bot=BOT, control_repo=CONTROL, allowed_users=tuple(PEOPLE))
 def trust_of_each(local_github: Any, *, bot_may_push: bool) -> dict[str, tuple[str, str]]:
     local_github.load(org_scenario(bot_may_push=bot_may_push))
     h = make_poller(local_github, SETTINGS)
-    h.poller.cycle(PollState())
-    return {doc.actor: (doc.trust_level, doc.trust_source) for doc in h.sent().tasks}
+    settled = settle(h)  # one run for the thread; the rest are its follow-ups (C1)
+    trust = {doc.actor: (doc.trust_level, doc.trust_source) for doc in settled.tasks}
+    return trust | {f["author"]: (f["trust_level"], f["trust_source"]) for f in settled.followups}
 
 
 def test_the_stand_in_answers_member_contributor_and_any_role_collaborator_as_github(

@@ -177,3 +177,73 @@ def test_one_script_drives_a_run_and_its_resume_turn_by_prompt(
         "default",
         "one-line summary",
     ]
+
+
+def user_line(text: str) -> str:
+    content = [{"type": "text", "text": text}]
+    return json.dumps({"type": "user", "message": {"role": "user", "content": content}}) + "\n"
+
+
+def test_a_message_streamed_after_a_turn_ends_is_a_user_message_of_the_same_session(
+    scripted_model: ScriptedModel, probe_mcp: Probe, tmp_path: Path
+) -> None:
+    """What follow-ups rest on (docs/claude-code-streamed-input.md): with a streamed input
+    a session outlives its first turn; a message written after the turn's ``result``
+    starts the next turn of the same session, as a user message, with the whole history."""
+    url = scripted_model.start(
+        {
+            "steps": [
+                *LOOKUP_SCRIPT["steps"],
+                {"expect": {"prompt_contains": "FOLLOW-UP: say it shorter"}},
+                {"expect": {"last_tool_result_contains": "definition of tusk"}},
+                {"text": "A long tooth."},
+            ]
+        }
+    )
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"probe": {"type": "http", "url": probe_mcp.url}}}))
+    env = {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "sk-test",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        "ENABLE_TOOL_SEARCH": "false",
+        "HOME": str(tmp_path),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    }
+    argv = [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose"]
+    argv += ["--input-format", "stream-json", "--replay-user-messages"]
+    argv += ["--setting-sources", "", "--mcp-config", str(config), "--strict-mcp-config"]
+    argv += ["--allowedTools", TOOL]
+    process = subprocess.Popen(
+        argv, env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(user_line("Look up tusk in the glossary."))
+    process.stdin.flush()
+    events: list[dict[str, Any]] = []
+    try:
+        for line in process.stdout:
+            event = json.loads(line)
+            events.append(event)
+            if event.get("type") != "result":
+                continue
+            if sum(e.get("type") == "result" for e in events) == 1:
+                process.stdin.write(user_line("FOLLOW-UP: say it shorter"))
+                process.stdin.flush()
+            else:
+                process.stdin.close()  # no more input: the session ends
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+    results = [e for e in events if e.get("type") == "result"]
+    assert [r["result"] for r in results] == ["A tusk is a long tooth.", "A long tooth."]
+    assert len({e["session_id"] for e in events if "session_id" in e}) == 1
+    echoed = [b["text"] for b in blocks_of(events, "user", "text")]
+    assert echoed == ["Look up tusk in the glossary.", "FOLLOW-UP: say it shorter"]
+    last = scripted_model.journal()[-1]["request"]["messages"]
+    assert last[-1]["role"] == "user"
+    assert "FOLLOW-UP: say it shorter" in json.dumps(last[-1]["content"])

@@ -149,6 +149,12 @@ COMMANDS: tuple[Command, ...] = (
         ("TUSK_AGENT_TOKEN", "TUSK_GITHUB_API_URL", "TUSK_CONFIG", "GITHUB_EVENT_PATH"),
     ),
     Command(
+        "stop",
+        "tusk.steps.stop.main",
+        "end the run in flight on a thread; its work stays, the bot stays allowed",
+        ("TUSK_AGENT_TOKEN", "TUSK_GITHUB_API_URL", "TUSK_CONFIG", "GITHUB_EVENT_PATH"),
+    ),
+    Command(
         "mcp",
         "tusk.mcp.server.cli",
         "the policy-enforcing MCP server",

@@ -24,6 +24,7 @@ from tusk.contracts.models import (
     ApprovalRequest,
     CommandRequest,
     GoAwayRequest,
+    StopRequest,
     UndoRequest,
     command_event_type,
 )
@@ -57,8 +58,9 @@ APPROVAL: CommandJob[ApprovalRequest] = CommandJob(
     "approval", ("apply", "discard"), ApprovalRequest, "apply"
 )
 UNDO: CommandJob[UndoRequest] = CommandJob("undo", ("undo",), UndoRequest, "undo")
+STOP: CommandJob[StopRequest] = CommandJob("stop", ("stop",), StopRequest, "stop")
 
-COMMAND_JOBS: tuple[CommandJob[Any], ...] = (GO_AWAY, APPROVAL, UNDO)
+COMMAND_JOBS: tuple[CommandJob[Any], ...] = (GO_AWAY, APPROVAL, UNDO, STOP)
 
 
 def job_of_verb(verb: str) -> CommandJob[Any] | None:

@@ -118,6 +118,7 @@ class Limits(Section):
     )
     max_turns: int = Field(60, ge=1, description="Claude Code --max-turns")
     run_minutes: float = Field(30.0, gt=0, description="wall-clock budget of one agent run")
+    stall_minutes: float = Field(10.0, gt=0, description="silent, no tool call, this long: stalled")
     state_issue_rollover: int = Field(
         2000, ge=10, le=2400, description="comments before a state issue rolls over"
     )

@@ -31,6 +31,7 @@ def command_event_type(kind: str) -> str:
 GO_AWAY_EVENT_TYPE = command_event_type("go_away")
 APPROVAL_EVENT_TYPE = command_event_type("approval")
 UNDO_EVENT_TYPE = command_event_type("undo")
+STOP_EVENT_TYPE = command_event_type("stop")
 MAX_SHARD_DATA = 60000  # characters of data per shard (limits.shard_bytes at most)
 # The largest encoded context one job carries (gzip + base64): a 20 MB context that does
 # not compress at all still fits. It bounds the shards of a job: at most this many
@@ -113,6 +114,25 @@ class PermissionConfig(StrictModel):
 
     def allows(self, operation: WriteOperation) -> bool:
         return operation in self.operations
+
+    def narrowed_by(self, later: PermissionConfig) -> PermissionConfig:
+        """What both allow: a follow-up's marker narrows a run, never widens it (C1)."""
+        repos = self.repos if later.repos is None else later.repos
+        if self.repos is not None and later.repos is not None:
+            wanted = {name.lower() for name in later.repos}
+            repos = tuple(name for name in self.repos if name.lower() in wanted)
+        return self.model_copy(
+            update={
+                "operations": tuple(op for op in self.operations if op in later.operations),
+                "only_this_thread": self.only_this_thread or later.only_this_thread,
+                "repos": repos,
+                "comments_per_thread": min(self.comments_per_thread, later.comments_per_thread),
+                "issues_per_repo": min(self.issues_per_repo, later.issues_per_repo),
+                "prs_per_repo": min(self.prs_per_repo, later.prs_per_repo),
+                "memory_writes": min(self.memory_writes, later.memory_writes),
+                "approve": self.approve or later.approve,
+            }
+        )
 
 
 class Trigger(StrictModel):
@@ -233,6 +253,12 @@ class UndoRequest(GoAwayRequest):
     decides everything else there."""
 
 
+class StopRequest(GoAwayRequest):
+    """The ``tusk-stop`` dispatch payload: who wrote ``@bot stop``, and where. The stop
+    step reads the comment back from GitHub, finds the run in flight on the thread and
+    decides from GitHub whether the actor may end it (MISSION C2)."""
+
+
 class BlockedRepo(StrictModel):
     repo: RepoName
     by: Login
@@ -304,6 +330,7 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     "permission-config": PermissionConfig,
     "go-away-request": GoAwayRequest,
     "undo-request": UndoRequest,
+    "stop-request": StopRequest,
     "blocklist": Blocklist,
     "audit-record": AuditRecord,
 }

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tusk.contracts.models import PermissionConfig
+
 PASS_FILE = "pass.json"
+# The run's permissions once a follow-up narrowed them (MISSION C1); absent: the
+# context's. The server reads it before each write.
+NARROWED_FILE = "narrowed-permissions.json"
+# A person stopped the run (``@bot stop``, MISSION C2): the server refuses every write.
+STOPPED_FILE = "stopped.json"
 
 
 @dataclass(frozen=True)
@@ -57,3 +64,51 @@ def read_pass(path: Path) -> CurrentPass | None:
         return parse_pass(path.read_text(encoding="utf-8"))
     except OSError:
         return None
+
+
+def write_narrowed(run_dir: Path, permissions: PermissionConfig) -> None:
+    path = run_dir / NARROWED_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(permissions.model_dump_json() + "\n", encoding="utf-8")
+    os.chmod(tmp, 0o600)
+    tmp.replace(path)
+
+
+NO_WRITES = PermissionConfig(operations=(), error="the narrowed permissions could not be read")
+
+
+def read_narrowed(run_dir: Path) -> PermissionConfig | None:
+    """The narrowed permissions, None when no follow-up narrowed the run. A file that is
+    there but unreadable allows no write: the server fails closed."""
+    path = run_dir / NARROWED_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return NO_WRITES
+    try:
+        return PermissionConfig.model_validate_json(text)
+    except ValueError:
+        return NO_WRITES
+
+
+def write_stopped(run_dir: Path, said: str) -> None:
+    path = run_dir / STOPPED_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"said": said}) + "\n", encoding="utf-8")
+    os.chmod(tmp, 0o600)
+    tmp.replace(path)
+
+
+def read_stopped(run_dir: Path) -> str | None:
+    """Who stopped the run and why, or None while it runs. A file there but unreadable
+    still says the run was stopped."""
+    path = run_dir / STOPPED_FILE
+    if not path.exists():
+        return None
+    try:
+        said = json.loads(path.read_text(encoding="utf-8")).get("said")
+    except (OSError, ValueError, AttributeError):
+        said = None
+    return said if isinstance(said, str) and said else "stopped on the thread"

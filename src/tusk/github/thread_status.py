@@ -63,17 +63,36 @@ class Status:
     budget: str = ""  # the run's own budget, e.g. "$0.50"
     warning: str = ""  # said once the run has used most of its budget
     note: str = ""  # resumed the thread's earlier conversation, or a fresh start and why
+    followups: int = 0  # follow-ups from the thread handed to the agent (MISSION C1)
+    stopped_by: str = ""  # who stopped the run, and why they may (MISSION C2)
+    approval: bool = False  # the writes wait for approval: nothing was made yet
 
 
 def status_marker(jobid: str, nonce: str) -> str:
     return render_marker("status", {"jobid": jobid, "nonce": nonce})
 
 
+def _in(url: str, repo: str) -> bool:
+    return bool(repo) and f"/{repo.lower()}/" in url.lower() + "/"
+
+
+def _control_repo(log_issue_url: str) -> str:
+    """``owner/name`` of the control repository, from its log issue's URL."""
+    parts = log_issue_url.rstrip("/").split("/")
+    return "/".join(parts[-4:-2]) if len(parts) >= 4 else ""
+
+
 def render_status(
     status: Status, *, jobid: str, nonce: str, bot: str, go_away: str, log_issue_url: str
 ) -> str:
-    """The comment's body: its marker, the status, the footer of a run's posts."""
-    if status.phase == "done":
+    """The comment's body: its marker, the status, the footer of a run's posts. The log
+    issue stays in the hidden marker only (undo finds the run by it)."""
+    control_repo = _control_repo(log_issue_url)
+    if status.phase == "done" and status.stopped_by:
+        head = f"🛑 **Stopped** {status.stopped_by}. What it pushed and posted stays."
+    elif status.phase == "done" and status.approval:
+        head = f"⏸️ **Waiting for approval: {status.headline}**. No write was made yet."
+    elif status.phase == "done":
         mark = "✅" if status.ok else "⚠️"
         head = f"{mark} **Done: {status.headline}**"
     else:
@@ -83,6 +102,8 @@ def render_status(
         # Only what changes when the run does something the thread can see: an edit in
         # between would change what the agent reads of the thread (and hide a loop).
         facts = [f"writes so far: {status.writes}", f"refused: {status.refused}"]
+        if status.followups:
+            facts.append(f"follow-ups delivered: {status.followups}")
         if status.pass_name and status.pass_name != "starting":
             facts.append(f"pass: {status.pass_name}")
         if status.budget:
@@ -99,18 +120,23 @@ def render_status(
             f"refused: {status.refused}",
             f"model cost: {status.cost or '—'}",
         ]
+        if status.followups:
+            facts.append(f"follow-ups delivered: {status.followups}")
         lines += ["", " · ".join(facts)]
     if status.note:  # Tusk's own words, no thread text and no link to the control repository
         lines += ["", f"💬 {status.note}"]
-    if status.links:
+    # Nothing in the control repository is linked from the thread (its history and memory
+    # entries, its log issue): the people on the thread may not see it, and need not.
+    links = [(kind, url) for kind, url in status.links if not _in(url, control_repo)]
+    if links:
         lines += ["", "Created by this run:"]
-        lines += [f"- {kind.replace('_', ' ')}: {url}" for kind, url in status.links]
+        lines += [f"- {kind.replace('_', ' ')}: {url}" for kind, url in links]
     backlink = render_marker("backlink", {"jobid": jobid, "log": log_issue_url, "nonce": nonce})
     lines += [
         "",
         "---",
         # No "@" before the bot's name outside code: the status must not mention the bot.
-        f"<sub>🤖 Status of {bot}'s run · [run log]({log_issue_url}) · comment "
+        f"<sub>🤖 Status of {bot}'s run · comment `@{bot} stop` to stop it, "
         f"`@{bot} {go_away}` to remove the bot from your repositories</sub>",
         backlink,
     ]

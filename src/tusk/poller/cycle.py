@@ -24,16 +24,19 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import ValidationError
 
 from tusk.contracts.config import Settings
-from tusk.contracts.models import Blocklist, Trigger
+from tusk.contracts.models import Blocklist, TaskWork, Trigger
 from tusk.contracts.raw_context import RawContext
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
 from tusk.github.reactions import ACKNOWLEDGED, react
 from tusk.github.trust import TrustDecision
+from tusk.issues import followups, stale_runs
+from tusk.issues.thread_runs import RunInFlight, in_flight, open_runs
 from tusk.poller import activity, context, notifications
 from tusk.poller.authorization import fetch_trust
 from tusk.poller.core import (
@@ -70,6 +73,8 @@ class CycleReport:
     threads: int = 0
     dispatched: list[str] = field(default_factory=list)
     commands: list[tuple[str, str]] = field(default_factory=list)  # (job label, job id)
+    followups: list[str] = field(default_factory=list)  # recorded for the run in flight
+    dead_runs: list[str] = field(default_factory=list)  # reported failed (stale_runs)
     skipped: list[str] = field(default_factory=list)
     over_limit: list[str] = field(default_factory=list)  # answered, then waiting or dropped
     marked_read: list[str] = field(default_factory=list)
@@ -83,6 +88,8 @@ class CycleReport:
         out = [f"notifications: {self.threads} unread thread(s)"]
         out += [f"dispatched {jobid}" for jobid in self.dispatched]
         out += [f"dispatched {label} {jobid}" for label, jobid in self.commands]
+        out += [f"follow-up {line}" for line in self.followups]
+        out += [f"reported failed: {line}" for line in self.dead_runs]
         out += [f"skipped: {reason}" for reason in self.skipped]
         out += [f"over a limit: {line}" for line in self.over_limit]
         out += [f"left unread: {thread}" for thread in self.left_unread]
@@ -120,6 +127,11 @@ class Poller:
         # Mentions dispatched in this cycle (tasks and go-aways), to get their 👀 once the
         # cycle's work is done: the durable record that they were sent (core.Node).
         self._to_acknowledge: list[tuple[str, Trigger]] = []
+        # This cycle's answer to "which run holds this thread", and the threads whose
+        # task this cycle dispatched (its log issue does not exist yet).
+        self._holders: dict[str, RunInFlight | None] = {}
+        self._open_runs: list[dict[str, Any]] | None = None
+        self._dispatched_threads: set[str] = set()
 
     def cycle(self, state: PollState) -> tuple[PollState, CycleReport]:
         response = notifications.fetch(self.bot, if_modified_since=state.last_modified)
@@ -129,6 +141,10 @@ class Poller:
             return state, report
         blocklist = self._read_blocklist()  # once per cycle
         self._limits.new_cycle()
+        self._holders.clear()
+        self._dispatched_threads.clear()
+        self._open_runs = None
+        self._report_dead_runs(report)
         looks = {thread.id: triage(thread, blocklist) for thread in threads}
         seen, _ = activity.look(self.bot, [t for t in threads if looks[t.id].look == "probe"])
         failed: set[str] = set()
@@ -269,6 +285,14 @@ class Poller:
             self._sent.add(work.request.jobid)
             report.commands.append((work.job.label, work.request.jobid))
             self._to_acknowledge.append((thread.repo, node.as_trigger()))  # sent once: 👀
+        elif (key := followups.thread_key(work.repo, node.number)) in self._dispatched_threads:
+            # A run for this thread was sent this cycle and has no log issue yet: the next
+            # cycle sees its claim and makes this mention its follow-up (C1).
+            report.skipped.append(f"{node.url}: waits for the run just sent on its thread")
+            return True
+        elif key is not None and (holder := self._holder(key)) is not None:
+            if holder.jobid != work.jobid:
+                self._follow_up(holder, work, report)
         elif (over := self._limits.check(work)) is not None:
             report.over_limit.append(answer(self.bot, self.settings, work, over, raw))
             log.info("over a limit: %s", report.over_limit[-1])
@@ -279,4 +303,59 @@ class Poller:
             self._sent.add(work.jobid)
             report.dispatched.append(work.jobid)
             self._to_acknowledge.append((work.repo, work.trigger))  # 👀 once the work is done
+            if key is not None:
+                self._dispatched_threads.add(key)
         return False
+
+    def _github_now(self) -> datetime:
+        """GitHub's clock (its Date header), as a claim's lease is measured, not ours."""
+        return self.bot.server_time or self._clock()
+
+    def _runs(self) -> list[dict[str, Any]]:
+        """The bot's open log issues, listed once per cycle."""
+        if self._open_runs is None:
+            self._open_runs = open_runs(self.bot, self.settings)
+        return self._open_runs
+
+    def _holder(self, key: str) -> RunInFlight | None:
+        if key not in self._holders:
+            self._holders[key] = in_flight(self._runs(), self.settings, key, self._github_now())
+        return self._holders[key]
+
+    def _report_dead_runs(self, report: CycleReport) -> None:
+        """Runs past their time budget and grace that never ended: reported failed, once,
+        on their log issue and the thread's status comment; their threads are free (C8).
+        A courtesy: a failure here holds up no dispatch."""
+        try:
+            for item in self._runs():
+                dead = stale_runs.stale_of(item)
+                if dead is None or not stale_runs.is_stale(item, self.settings, self._github_now()):
+                    continue
+                if stale_runs.report(self.bot, self.settings, dead):
+                    report.dead_runs.append(f"{dead.url} ({dead.thread})")
+        except TuskError as error:
+            report.errors.append(f"reporting dead runs failed: {error}")
+
+    def _follow_up(self, holder: RunInFlight, work: TaskWork, report: CycleReport) -> None:
+        """A task mention on a thread whose run is in flight is that run's follow-up:
+        recorded on its log issue (once per node), then 👀, then marked read (C1)."""
+        trigger = work.trigger
+        followup = followups.Followup(
+            node=followups.node_key(trigger.type, trigger.id),
+            url=trigger.url,
+            author=work.actor,
+            trust_level=work.trust_level,
+            trust_source=work.trust_source,
+            text=trigger.body,
+            permissions=work.permission_config.model_dump(mode="json"),
+        )
+        followups.record(
+            self.bot,
+            control_repo=self.settings.control_repo,
+            log_issue=holder.number,
+            followup=followup,
+            bot=self.settings.bot,
+        )
+        self._sent.add(work.jobid)
+        report.followups.append(f"{trigger.url} → log issue #{holder.number}")
+        self._to_acknowledge.append((work.repo, trigger))

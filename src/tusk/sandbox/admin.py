@@ -22,11 +22,11 @@ from tusk.sandbox.world import SandboxError, World
 from tusk.sandbox.world_clock import iso
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_app import SandboxApp
+    from tusk.sandbox.app_view import AppView
 
 
 def handle_admin(
-    app: SandboxApp,
+    app: AppView,
     method: str,
     path: str,
     query: dict[str, list[str]],
@@ -105,7 +105,7 @@ def handle_admin(
 
 
 def _upload_artifact(
-    app: SandboxApp,
+    app: AppView,
     owner: str,
     name: str,
     query: dict[str, list[str]],

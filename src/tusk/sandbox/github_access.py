@@ -28,6 +28,12 @@ READ_ONLY_REACTIONS = frozenset(
 # across runs (tusk.github.limit_reply), told by the marker it opens with. Any other
 # comment by a read-only token is still refused.
 LIMIT_ANSWER_OPENING = "<!-- tusk:limit "
+# And its record of a follow-up on the log issue of the run in flight (tusk.issues.followups).
+FOLLOWUP_OPENING = "<!-- tusk:followup "
+# And, for a run that died (tusk.issues.stale_runs), its note on the log issue and the
+# run's status comment on the thread rewritten to say so.
+STALE_OPENING = "<!-- tusk:stale "
+STATUS_OPENING = "<!-- tusk:status "
 
 
 def read_only_may(operation_id: str, body: Any) -> bool:
@@ -35,10 +41,12 @@ def read_only_may(operation_id: str, body: Any) -> bool:
     if operation_id in INBOX_OPERATIONS or operation_id in READ_ONLY_REACTIONS:
         return True
     text = body.get("body") if isinstance(body, dict) else None
-    return (
-        operation_id == "issues/create-comment"
-        and isinstance(text, str)
-        and text.startswith(LIMIT_ANSWER_OPENING)
+    if not isinstance(text, str):
+        return False
+    if operation_id == "issues/update-comment":
+        return text.startswith(STATUS_OPENING)
+    return operation_id == "issues/create-comment" and text.startswith(
+        (LIMIT_ANSWER_OPENING, FOLLOWUP_OPENING, STALE_OPENING)
     )
 
 

@@ -12,13 +12,13 @@ from tusk.sandbox.outcomes import Outcome
 from tusk.sandbox.world_records import Token
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_app import SandboxApp
+    from tusk.sandbox.app_view import AppView
 
 GIT_PATH = re.compile(r"^/([^/]+)/([^/]+?)\.git(/.*)?$")
 
 
 def git_route(
-    app: SandboxApp,
+    app: AppView,
     method: str,
     path: str,
     query: str,

@@ -18,7 +18,7 @@ from tusk.sandbox.world import SandboxError
 from tusk.sandbox.world_records import Token
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_app import SandboxApp
+    from tusk.sandbox.app_view import AppView
     from tusk.sandbox.graphql_cost import Measure
 
 
@@ -29,7 +29,7 @@ def _selection_name(selection: Any) -> str | None:
 
 
 def execute(
-    app: SandboxApp,
+    app: AppView,
     token: Token,
     query: str,
     variables: dict[str, Any],
@@ -102,7 +102,7 @@ def _error_type(error: Any) -> str:
     return "INTERNAL"
 
 
-def _refuse(app: SandboxApp, messages: list[str]) -> dict[str, Any]:
+def _refuse(app: AppView, messages: list[str]) -> dict[str, Any]:
     message = app.record_violation("POST", "/graphql", messages, "graphql")
     if app.strict:
         raise GraphQLViolation(message)

@@ -14,17 +14,17 @@ from tusk.sandbox.world_clock import iso
 from tusk.sandbox.world_records import Discussion, DiscussionComment, Repo
 
 if TYPE_CHECKING:
-    from tusk.sandbox.graphql_resolvers import Resolver
+    from tusk.sandbox.app_view import ResolverView
 
 
-def discussion_by_number(resolver: Resolver, repo: Repo, number: int) -> dict[str, Any]:
+def discussion_by_number(resolver: ResolverView, repo: Repo, number: int) -> dict[str, Any]:
     discussion = repo.discussions.get(number)
     if discussion is None:
         raise SandboxError(404, f"Could not resolve to a Discussion with the number of {number}.")
     return discussion_node(resolver, repo, discussion)
 
 
-def discussion_node(resolver: Resolver, repo: Repo, discussion: Discussion) -> dict[str, Any]:
+def discussion_node(resolver: ResolverView, repo: Repo, discussion: Discussion) -> dict[str, Any]:
     return {
         "__typename": "Discussion",
         "id": node_id("Discussion", discussion.id),
@@ -61,7 +61,7 @@ def discussion_node(resolver: Resolver, repo: Repo, discussion: Discussion) -> d
 
 
 def comment_node(
-    resolver: Resolver, repo: Repo, discussion: Discussion, comment: DiscussionComment
+    resolver: ResolverView, repo: Repo, discussion: Discussion, comment: DiscussionComment
 ) -> dict[str, Any]:
     return {
         "__typename": "DiscussionComment",
@@ -86,7 +86,7 @@ def comment_node(
     }
 
 
-def add_discussion_comment(resolver: Resolver, input: dict[str, Any]) -> dict[str, Any]:
+def add_discussion_comment(resolver: ResolverView, input: dict[str, Any]) -> dict[str, Any]:
     for repo in resolver.world.repos.values():
         for discussion in repo.discussions.values():
             if node_id("Discussion", discussion.id) != input["discussionId"]:
@@ -146,7 +146,7 @@ def add_discussion_comment(resolver: Resolver, input: dict[str, Any]) -> dict[st
     )
 
 
-def delete_discussion_comment(resolver: Resolver, input: dict[str, Any]) -> dict[str, Any]:
+def delete_discussion_comment(resolver: ResolverView, input: dict[str, Any]) -> dict[str, Any]:
     """Delete a discussion comment; "if it has replies, wipe it instead" (the schema's
     description of deleteDiscussionComment): its body goes, its replies stay."""
     for repo in resolver.world.repos.values():

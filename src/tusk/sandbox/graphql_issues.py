@@ -26,10 +26,10 @@ from tusk.sandbox.world import SandboxError
 from tusk.sandbox.world_records import Issue, Repo
 
 if TYPE_CHECKING:
-    from tusk.sandbox.graphql_resolvers import Resolver
+    from tusk.sandbox.app_view import ResolverView
 
 
-def _find_issue(resolver: Resolver, issue_id: str) -> tuple[Repo, Issue]:
+def _find_issue(resolver: ResolverView, issue_id: str) -> tuple[Repo, Issue]:
     for repo in resolver.world.repos.values():
         for issue in repo.issues.values():
             mine = issue.pull is None and node_id("Issue", issue.id) == issue_id
@@ -38,14 +38,14 @@ def _find_issue(resolver: Resolver, issue_id: str) -> tuple[Repo, Issue]:
     raise SandboxError(404, f"Could not resolve to a node with the global id of '{issue_id}'")
 
 
-def _find_repo(resolver: Resolver, repo_id: str) -> Repo:
+def _find_repo(resolver: ResolverView, repo_id: str) -> Repo:
     for repo in resolver.world.repos.values():
         if node_id("Repository", repo.id) == repo_id and resolver.visible(repo):
             return repo
     raise SandboxError(404, f"Could not resolve to a node with the global id of '{repo_id}'")
 
 
-def delete_issue(resolver: Resolver, input: dict[str, Any]) -> dict[str, Any]:
+def delete_issue(resolver: ResolverView, input: dict[str, Any]) -> dict[str, Any]:
     repo, issue = _find_issue(resolver, input["issueId"])
     if resolver.world.permission(repo, resolver.token.user) != "admin":
         raise SandboxError(403, f"{resolver.token.user} does not have permission to delete it.")
@@ -58,7 +58,7 @@ def delete_issue(resolver: Resolver, input: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def transfer_issue(resolver: Resolver, input: dict[str, Any]) -> dict[str, Any]:
+def transfer_issue(resolver: ResolverView, input: dict[str, Any]) -> dict[str, Any]:
     from tusk.sandbox.rest_issues import next_number
 
     repo, issue = _find_issue(resolver, input["issueId"])

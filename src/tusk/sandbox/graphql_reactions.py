@@ -11,7 +11,7 @@ from tusk.sandbox.world_clock import iso
 from tusk.sandbox.world_records import Reaction, Repo
 
 if TYPE_CHECKING:
-    from tusk.sandbox.graphql_resolvers import Resolver
+    from tusk.sandbox.app_view import ResolverView
 
 # GitHub's ReactionContent enum ↔ the REST names the world stores.
 REACTIONS: dict[str, str] = {
@@ -26,7 +26,7 @@ REACTIONS: dict[str, str] = {
 }
 
 
-def reaction_groups(resolver: Resolver, reactions: list[Reaction]) -> list[dict[str, Any]]:
+def reaction_groups(resolver: ResolverView, reactions: list[Reaction]) -> list[dict[str, Any]]:
     """``Reactable.reactionGroups``: one group per reaction content, with whether the
     token's user reacted so (GitHub's schema: ``ReactionGroup.viewerHasReacted``)."""
     viewer = resolver.token.user.lower()
@@ -44,7 +44,7 @@ def reaction_groups(resolver: Resolver, reactions: list[Reaction]) -> list[dict[
     return groups
 
 
-def _reactable(resolver: Resolver, subject_id: str) -> tuple[Repo, Any, str] | None:
+def _reactable(resolver: ResolverView, subject_id: str) -> tuple[Repo, Any, str] | None:
     """The discussion, discussion comment or review behind a node id."""
     for repo in resolver.world.repos.values():
         for discussion in repo.discussions.values():
@@ -63,7 +63,7 @@ def _reactable(resolver: Resolver, subject_id: str) -> tuple[Repo, Any, str] | N
     return None
 
 
-def add_reaction(resolver: Resolver, input: dict[str, Any]) -> dict[str, Any]:
+def add_reaction(resolver: ResolverView, input: dict[str, Any]) -> dict[str, Any]:
     """addReaction on the nodes REST has no reaction route for; idempotent as on
     GitHub (the same user and content make one reaction)."""
     found = _reactable(resolver, input["subjectId"])

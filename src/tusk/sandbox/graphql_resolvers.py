@@ -31,12 +31,12 @@ from tusk.sandbox.world_records import (
 )
 
 if TYPE_CHECKING:
-    from tusk.sandbox.github_app import SandboxApp
+    from tusk.sandbox.app_view import AppView
     from tusk.sandbox.graphql_cost import Measure
 
 
 class Resolver:
-    def __init__(self, app: SandboxApp, token: Token, measured: Measure | None = None) -> None:
+    def __init__(self, app: AppView, token: Token, measured: Measure | None = None) -> None:
         self.app = app
         self.world: World = app.world
         self.token = token

@@ -65,6 +65,7 @@ class Verb:
 VERBS: tuple[Verb, ...] = (
     Verb("go_away", "go away", leading=True),
     Verb("undo", "undo"),  # take back the latest run on this thread (tusk.steps.undo)
+    Verb("stop", "stop"),  # end the run in flight on this thread (tusk.steps.stop)
 )
 
 
@@ -166,6 +167,12 @@ def asks_to_undo(markdown: str | None, *, bot: str) -> bool:
     """Does ``markdown`` ask the bot to undo its latest run on the thread?"""
     command = parse_command(markdown, bot=bot)
     return command is not None and command.verb == "undo"
+
+
+def asks_to_stop(markdown: str | None, *, bot: str) -> bool:
+    """Does ``markdown`` ask the bot to stop the run in flight on the thread?"""
+    command = parse_command(markdown, bot=bot)
+    return command is not None and command.verb == "stop"
 
 
 # --------------------------------------------------------------------------- approval verbs

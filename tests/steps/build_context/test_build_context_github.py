@@ -128,6 +128,7 @@ def test_log_issue_title_label_marker_and_body_are_as_specified(
         "nonce": marker["nonce"],
         "requester": doc.actor,  # counted by the limits across runs
         "budget_usd": 5.0,  # held against the requester's cap while the run may spend
+        "thread": "alice/widgets#7",  # held by this run while its log issue is open
     }
     assert len(marker["nonce"]) == 16
     assert body.split("\n")[1:4] == ["# Task", "", "> `@tusk-bot` please fix the resize bug"]
@@ -441,3 +442,41 @@ def test_without_thread_status_the_thread_gets_no_comment(
     off = Settings.model_validate({**settings().model_dump(), "feedback": {"thread_status": False}})
     assert run_cli(tmp_path, issue_document([]), off, monkeypatch)[0] == 0
     assert list(github.gateway("agent").paginate(f"/repos/{REPO}/issues/7/comments")) == []
+
+
+def test_a_second_run_sent_for_a_thread_with_a_run_in_flight_hands_its_mention_over(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two pollers, a lagging listing or act's ignored ``concurrency:`` can send a second
+    run for one thread: its claim sees the first and hands the mention over as a
+    follow-up, once, and keeps its own claim so a re-delivery stops there (C1)."""
+    first = issue_document([])
+    code, outputs, _ = run_cli(tmp_path / "first", first, settings(), monkeypatch)
+    assert code == 0 and outputs["proceed"] == "true"
+    second = issue_document(
+        [], trigger_id="9001", trigger_body="@tusk-bot also add a test", jobid="alice-widgets-9001"
+    )
+    for attempt in ("second", "again"):  # the same job delivered twice
+        code, outputs, _ = run_cli(tmp_path / attempt, second, settings(), monkeypatch)
+        assert code == 0 and outputs["proceed"] == "false"
+    gateway = github.gateway("agent")
+    holder, handed = sorted(control_issues(gateway), key=lambda item: item["number"])
+    assert holder["state"] == "open"
+    assert (handed["state"], handed["state_reason"]) == ("closed", "completed")
+    comments = list(gateway.paginate(f"/repos/{CONTROL}/issues/{holder['number']}/comments"))
+    records = [m for c in comments for m in parse_markers(c["body"], "followup")]
+    assert [(r["node"], r["text"], r["author"]) for r in records] == [
+        ("issue_comment:9001", "@tusk-bot also add a test", first.actor)
+    ]
+
+
+def test_a_run_on_a_thread_whose_earlier_run_ended_proceeds(
+    github: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, _ = run_cli(tmp_path / "first", issue_document([]), settings(), monkeypatch)
+    gateway = github.gateway("agent")
+    [first] = control_issues(gateway)
+    gateway.patch(f"/repos/{CONTROL}/issues/{first['number']}", json={"state": "closed"})
+    second = issue_document([], trigger_id="9001", jobid="alice-widgets-9001")
+    code, outputs, _ = run_cli(tmp_path / "second", second, settings(), monkeypatch)
+    assert code == 0 and outputs["proceed"] == "true"

@@ -94,6 +94,9 @@ def test_approval_required_stages_everything_and_posts_the_set_on_the_log_issue(
     assert first_marker(text, "backlink") is None
     for op in staged.operations:
         assert not op.nonce or op.nonce not in text
+    # The status says the writes wait for approval: never "Done" while nothing was made.
+    status = e2e.status_comment("alice/widgets", 1)
+    assert status is not None and "Waiting for approval" in status and "Done" not in status
 
 
 def test_a_second_write_up_adds_no_second_set_or_preview(e2e: E2E) -> None:

@@ -104,7 +104,7 @@ def test_the_status_says_each_state_and_mentions_nobody() -> None:
     for body in bodies.values():
         assert not mentions_bot(body, BOT)
         visible = re.sub(r"<!--.*?-->", "", body)
-        assert visible.count(CONTROL) == 1  # the footer's run log, as on every post of the run
+        assert CONTROL not in visible  # nothing links into the control repository
         assert first_marker(body, "backlink") == {"jobid": "j", "log": LOG, "nonce": "n"}
         assert "`@tusk-bot go away`" in body
 
@@ -279,3 +279,34 @@ def test_the_status_shows_the_runs_budget_and_warns_once_when_most_is_spent(
     clock.now += 60
     mirror(snap(0.45))  # still over: not said again
     assert patches() == edits
+
+
+def test_the_status_follows_the_conversation_and_links_nothing_in_the_control_repo() -> None:
+    history = f"https://github.com/{CONTROL}/issues/3#issuecomment-5"
+    pull = "https://github.com/alice/widgets/pull/9"
+    done = Status(
+        "done",
+        headline="Completed",
+        ok=True,
+        followups=2,
+        links=(("history", history), ("memory", history), ("pull_request", pull)),
+    )
+    body = render_status(done, jobid="j", nonce="n", bot=BOT, go_away="go away", log_issue_url=LOG)
+    visible = re.sub(r"<!--.*?-->", "", body)
+    assert CONTROL not in visible and f"- pull request: {pull}" in visible
+    assert "follow-ups delivered: 2" in visible
+    working = Status("working", "Main session", followups=1)
+    body = render_status(
+        working, jobid="j", nonce="n", bot=BOT, go_away="go away", log_issue_url=LOG
+    )
+    assert "follow-ups delivered: 1" in body
+    stopped = Status("done", headline="Stopped", stopped_by="by bob on the thread (write access)")
+    body = render_status(
+        stopped, jobid="j", nonce="n", bot=BOT, go_away="go away", log_issue_url=LOG
+    )
+    assert "🛑 **Stopped** by bob on the thread (write access)." in body and "Done" not in body
+    staged = Status("done", headline="Completed", ok=True, approval=True)
+    body = render_status(
+        staged, jobid="j", nonce="n", bot=BOT, go_away="go away", log_issue_url=LOG
+    )
+    assert "Waiting for approval" in body and "Done" not in body

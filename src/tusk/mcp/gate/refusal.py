@@ -21,6 +21,7 @@ RefusalCode = Literal[
     "LOOP_DETECTED",
     "OUT_OF_SCOPE",
     "INVALID_PUSH",
+    "STOPPED",
 ]
 
 

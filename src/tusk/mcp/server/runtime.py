@@ -10,6 +10,7 @@ scrubbing the server's tokens out of anything the model gets back
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets as secrets_module
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +23,7 @@ import anyio.to_thread
 from tusk.approval.staging import StagingArea, staged_answer
 from tusk.audit.chain import digest
 from tusk.contracts.models import Blocklist
-from tusk.contracts.passes import read_pass
+from tusk.contracts.passes import read_narrowed, read_pass, read_stopped
 from tusk.github.gateway import Gateway, NotFound
 from tusk.mcp.gate import policy
 from tusk.mcp.gate.blocklist_watch import BlocklistWatch
@@ -247,12 +248,22 @@ class Runtime:
     def check(self, tool: str, args: Mapping[str, Any], blocklist: Blocklist) -> None:
         """``policy.check_write`` against ``blocklist``; a go-away in flight also tells
         run-claude to end the session."""
+        if (stopped := read_stopped(self.run_dir)) is not None:
+            raise Refused("STOPPED", f"the run was {stopped}: no write goes out any more")
         try:
-            policy.check_write(tool, args, self.config, self.state, blocklist=blocklist)
+            policy.check_write(tool, args, self.policy_now(), self.state, blocklist=blocklist)
         except Refused as refused:
             if refused.code == "BLOCKED_TARGET" and policy.sent_away(self.config, blocklist):
                 self.recorder.sent_away(tool)
             raise
+
+    def policy_now(self) -> PolicyConfig:
+        """The policy with the permissions a follow-up narrowed (C1), when one did."""
+        narrowed = read_narrowed(self.run_dir)
+        if narrowed is None:
+            return self.config
+        permissions = self.config.permissions.narrowed_by(narrowed)
+        return dataclasses.replace(self.config, permissions=permissions)
 
     # ----------------------------------------------------------------- before any tool runs
 

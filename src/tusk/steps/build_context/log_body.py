@@ -48,6 +48,7 @@ def log_issue_body(
     facts: RunFacts | None = None,
     limit: int = BODY_LIMIT,
     nonce: str | None = None,
+    thread: str | None = None,
 ) -> LogBody:
     """The A4 body: the Task whole, as much Context as fits, a note when cut. ``nonce``
     is the claiming run's, in the job marker (``tusk.issues.log_issue``)."""
@@ -56,6 +57,8 @@ def log_issue_body(
         data["requester"] = facts.requester
         if facts.budget_usd is not None:  # held against the requester's cap while it runs
             data["budget_usd"] = facts.budget_usd
+    if thread:  # the run holds its thread while this issue is open (tusk.issues.thread_runs)
+        data["thread"] = thread
     marker = render_marker("job", data)
     task_text, context_text = task_text.rstrip("\n"), context_text.rstrip("\n")
     # Quoting is line by line and each line depends only on the lines before it, so

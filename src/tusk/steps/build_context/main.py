@@ -29,10 +29,13 @@ from tusk.errors import InputError
 from tusk.github.gateway import Gateway, gateway_from_secrets
 from tusk.github.once import new_nonce
 from tusk.github.thread_status import Status, ThreadStatus, thread_kind
+from tusk.issues import followups
+from tusk.issues.followups import thread_key
 from tusk.issues.log_issue import LogIssueClaim, claim_log_issue
 from tusk.issues.ran_before import ran_before, say_not_again
 from tusk.issues.run_facts import run_facts
 from tusk.issues.state import StateStore
+from tusk.issues.thread_runs import RunInFlight, holder_before
 from tusk.steps.build_context import build_context as bc
 from tusk.steps.build_context import log_body as lb
 from tusk.steps.build_context.items import Entry
@@ -194,6 +197,7 @@ def prepare(
             artifact_url=run_url,
             facts=run_facts(doc, settings),
             nonce=nonce,
+            thread=thread_key(doc.repo, built.task.number),
         )
     sizes = built.sizes.model_copy(update={"context_chars": len(context_md)})
     return Prepared(built, task_md, context_md, sizes, log)
@@ -250,6 +254,14 @@ def build_and_claim(
     )
     if not claim.won:
         return stopped(gateway, settings, doc, claim)
+    if handed_over(gateway, settings, doc, claim, built.task.number):
+        return {
+            **EMPTY_OUTPUTS,
+            "proceed": False,
+            "jobid": doc.jobid,
+            "log-issue-number": claim.number,
+            "log-issue-url": claim.url,
+        }
     if settings.feedback.thread_status:  # queued, on the thread that asked
         status_on_thread(gateway, settings, doc, claim.url)
     return write_outputs(
@@ -263,6 +275,69 @@ def build_and_claim(
         diff=built.diff,
         full_context=prepared.context_md if log.context_cut else None,
         artifact_name=artifact_name,
+    )
+
+
+def handed_over(
+    gateway: Gateway,
+    settings: Settings,
+    doc: ContextDocument,
+    claim: LogIssueClaim,
+    number: int | None,
+) -> bool:
+    """Whether another run held the thread before this claim, and got this mention as its
+    follow-up (MISSION C1)."""
+    thread = thread_key(doc.repo, number)
+    if thread is None:
+        return False
+    holder = holder_before(
+        gateway,
+        settings,
+        thread,
+        claim.number,
+        sleep=gateway.sleep,
+        now=gateway.server_time,  # GitHub's clock: a dead run holds nothing
+    )
+    if holder is None:
+        return False
+    hand_over(gateway, settings, doc, claim, holder)
+    return True
+
+
+def hand_over(
+    gateway: Gateway,
+    settings: Settings,
+    doc: ContextDocument,
+    claim: LogIssueClaim,
+    holder: RunInFlight,
+) -> None:
+    """Another run holds the thread (MISSION C1): this mention becomes its follow-up,
+    recorded on its log issue once per node. This job's own claim is kept (closed as
+    completed, not released), so a re-delivery of the mention stops at it."""
+    followup = followups.Followup(
+        node=followups.node_key(doc.trigger.type, doc.trigger.id),
+        url=doc.trigger.url,
+        author=doc.actor,
+        trust_level=doc.trust_level,
+        trust_source=doc.trust_source,
+        text=doc.trigger.body,
+        permissions=doc.permission_config.model_dump(mode="json"),
+    )
+    followups.record(
+        gateway,
+        control_repo=settings.control_repo,
+        log_issue=holder.number,
+        followup=followup,
+        bot=settings.bot,
+    )
+    path = f"/repos/{settings.control_repo}/issues/{claim.number}"
+    gateway.post(
+        f"{path}/comments",
+        json={"body": f"Handed to the run in flight on the thread as a follow-up: {holder.url}"},
+    )
+    gateway.patch(path, json={"state": "closed", "state_reason": "completed"})
+    actions_edge.notice(
+        f"job {doc.jobid}: the thread's run in flight ({holder.url}) takes it as a follow-up"
     )
 
 

@@ -25,7 +25,13 @@ from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, Record
 from tusk.steps.run_claude.proxy.prior import PriorTurns
 from tusk.steps.run_claude.session import mcp_process
 from tusk.steps.run_claude.session.cancel import Cancellation, Cancelled
-from tusk.steps.run_claude.session.passes import Passes, RunProgress, run_passes
+from tusk.steps.run_claude.session.passes import (
+    Passes,
+    RunProgress,
+    follow_up_inbox,
+    run_passes,
+    stop_watch,
+)
 from tusk.steps.run_claude.workspace import prepare
 from tusk.steps.run_claude.writeup import kept as record
 from tusk.steps.run_claude.writeup.outcome import cancelled
@@ -127,6 +133,8 @@ def _run(inputs: JobInputs, stage: RunProgress, cancel: Cancellation) -> JobResu
             box=placed.box,
             bridges=place.bridged(services) if network.fenced else None,
             record=evidence,
+            inbox=follow_up_inbox(inputs),
+            stops=stop_watch(inputs),
         )
         outcome, session_id = run_passes(inputs, passes, prompt)
         services.stop_servers()

@@ -72,6 +72,7 @@ def working(snap: Snapshot, budget: str = "", note: str = "") -> Status:
         refused=snap.refused,
         cost=snap.cost,
         minutes=snap.minutes,
+        followups=snap.followups,
         budget=budget,
         warning=budget_warning(snap),
         note=note,
@@ -94,13 +95,19 @@ def mirror(
     budget = format_usd(settings.agent.max_budget_usd)  # the run's own (run_limits)
     # Before the agent starts: its reads see no edit later.
     comment.show(Status("working", budget=budget, note=note))
-    shown: list[tuple[int, int, int, bool]] = [(0, 0, 0, False)]
+    shown: list[tuple[int, int, int, bool, int]] = [(0, 0, 0, False, 0)]
 
     def show(snap: Snapshot) -> None:
         # Edited only when the run's writes or refusals change (the agent changed the
-        # thread then anyway), and once when most of the budget is spent; a courtesy:
-        # a failure is logged, never raised.
-        seen = (snap.writes, snap.refused, snap.staged, bool(budget_warning(snap)))
+        # thread then anyway), when a follow-up was delivered, and once when most of the
+        # budget is spent; a courtesy: a failure is logged, never raised.
+        seen = (
+            snap.writes,
+            snap.refused,
+            snap.staged,
+            bool(budget_warning(snap)),
+            snap.followups,
+        )
         if seen != shown[0] and comment.show(working(snap, budget, note)):
             shown[0] = seen
 
@@ -119,8 +126,15 @@ def with_diffstats(
 
 
 def outcome_status(
-    outcome: Outcome, snap: Snapshot, links: tuple[tuple[str, str], ...], note: str = ""
+    outcome: Outcome,
+    snap: Snapshot,
+    links: tuple[tuple[str, str], ...],
+    note: str = "",
+    *,
+    record_only: bool = False,
 ) -> Status:
+    """The outcome as the thread reads it. Writes kept for approval were not made: never
+    "Done" then (record-only mode says its own words on the log issue)."""
     base = working(snap)
     return Status(
         "done",
@@ -133,6 +147,9 @@ def outcome_status(
         headline=outcome.headline,
         ok=outcome.ok,
         links=links,
+        followups=snap.followups,
+        stopped_by=outcome.detail.removeprefix("stopped ") if outcome.kind == "stopped" else "",
+        approval=outcome.ok and snap.staged > 0 and not record_only,
         note=note,
     )
 
@@ -158,6 +175,7 @@ def conclude(secrets: Secrets, settings: Settings, state: WriteUpState, run_dir:
         comment = status_comment(gateway, settings, state.run)
         note = state.facts.resume_on_thread if state.facts is not None else ""
         snap = snapshot(tally, state.spend, 0.0)
-        comment.show(outcome_status(state.outcome, snap, links, note))
+        record_only = state.facts.staged if state.facts is not None else False
+        comment.show(outcome_status(state.outcome, snap, links, note, record_only=record_only))
     finally:
         gateway.close()

@@ -208,3 +208,53 @@ def test_a_leftover_process_holding_the_stream_open_cannot_hang_the_run(
     worker.join(timeout=10)
     assert not hung, "the supervisor waited for a stream a leftover process held open"
     assert outcome["run"].exit_code == 0
+
+
+def test_a_session_silent_past_the_stall_time_with_no_tool_in_flight_is_ended(
+    tmp_path: Path,
+) -> None:
+    watch = StreamWatch(loop_threshold=3)
+    ticks = [0.0]
+
+    def clock() -> float:
+        """The stream speaks (init), then falls silent: each look is 100 s later."""
+        if watch.events:
+            ticks[0] += 100
+        return ticks[0]
+
+    session, saved = start(
+        tmp_path,
+        [init()],
+        then="wait",
+        watch=watch,
+        stall_seconds=600.0,
+        clock=clock,
+        poll_seconds=0.01,
+    )
+    assert session.exit_code == 143
+    assert session.stop is not None and session.stop.kind == "stalled"
+    assert "no model answer and no tool call for 600 s" in session.stop.reason
+    assert '"kind": "stalled"' in saved
+
+
+def test_a_tool_call_in_flight_is_no_stall(tmp_path: Path) -> None:
+    watch = StreamWatch(loop_threshold=3)
+    busy = [init(), pair(1)[0]]  # a tool_use whose result has not come back
+    ticks = [0.0]
+
+    def clock() -> float:
+        if watch.events >= 2:
+            ticks[0] += 100
+        return ticks[0]
+
+    session, _ = start(
+        tmp_path,
+        busy,
+        then="wait",
+        watch=watch,
+        stall_seconds=600.0,
+        budget_seconds=5_000.0,
+        clock=clock,
+        poll_seconds=0.01,
+    )
+    assert session.stop is not None and session.stop.kind == "timeout"  # never "stalled"

@@ -20,9 +20,12 @@ def claude_argv(
     model: str | None = None,
     resume: str | None = None,
     disallowed_tools: Sequence[str] = (),
+    streamed_input: bool = False,
 ) -> list[str]:
     """Claude Code's command line. No secret and no prompt: the prompt goes to stdin,
-    since the list flags would swallow a trailing prompt."""
+    since the list flags would swallow a trailing prompt. ``streamed_input``: stdin
+    carries stream-json user messages, and the session lasts until stdin closes
+    (follow-ups, ``docs/claude-code-streamed-input.md``)."""
     argv = [
         str(claude),
         "-p",
@@ -37,6 +40,8 @@ def claude_argv(
         "--max-turns",
         str(max_turns),
     ]
+    if streamed_input:
+        argv += ["--input-format", "stream-json", "--replay-user-messages"]
     if model:
         argv += ["--model", model]
     if resume:
@@ -50,3 +55,9 @@ def claude_argv(
 
 def tusk_event(subtype: str, **fields: Any) -> str:
     return json.dumps({"type": TUSK_EVENT, "subtype": subtype, **fields}) + "\n"
+
+
+def user_message(text: str) -> str:
+    """One user message on a streamed input: a line of stream-json."""
+    content = [{"type": "text", "text": text}]
+    return json.dumps({"type": "user", "message": {"role": "user", "content": content}}) + "\n"

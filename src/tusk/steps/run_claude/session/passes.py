@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tusk import actions_edge
-from tusk.contracts.passes import write_pass
+from tusk.contracts.passes import write_narrowed, write_pass
 from tusk.github.gateway import Gateway
 from tusk.steps.run_claude import thread_status
 from tusk.steps.run_claude.box import launch
@@ -22,9 +22,10 @@ from tusk.steps.run_claude.inputs import AUDIT_FILE, EVENTS_FILE, JobInputs, sec
 from tusk.steps.run_claude.proxy.budget import budget_stop
 from tusk.steps.run_claude.proxy.exchanges import Record
 from tusk.steps.run_claude.proxy.metering import Meter
-from tusk.steps.run_claude.session import command, continues, mcp_process, run
+from tusk.steps.run_claude.session import command, continues, followups, mcp_process, run
+from tusk.steps.run_claude.session.stop_watch import StopWatch
 from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
-from tusk.steps.run_claude.writeup import progress, publish, summary
+from tusk.steps.run_claude.writeup import kept, progress, publish, summary
 from tusk.steps.run_claude.writeup.outcome import Outcome, classify
 from tusk.steps.run_claude.writeup.transcript import redact
 
@@ -59,6 +60,8 @@ class Passes:
     bridges: tuple[str, ...] | None = None
     record: Record | None = None  # the run's own record: each pass goes in it
     audit_seen: int = 0  # audit records already shown in the step log
+    inbox: followups.Inbox | None = None  # follow-ups from the thread (MISSION C1)
+    stops: StopWatch | None = None  # ``@bot stop`` on the thread (MISSION C2)
 
     def _boxed(self, argv: Sequence[str]) -> list[str]:
         """Claude Code's command line in the run's box."""
@@ -91,6 +94,7 @@ class Passes:
         session_id = watch.session_id
         self.stage.session_id = session_id
         if session_id is None or watch.init is None:
+            self._close_inbox()
             return outcome, session_id
         records, _ = summary.read_audit(self.inputs.run_dir / AUDIT_FILE)
         planned = continues.plan(outcome=outcome, messages_created=continues.messages_left(records))
@@ -98,6 +102,8 @@ class Passes:
         for kind in planned:
             if self.meter.exceeded:
                 break  # the proxy would refuse every request of a continue
+            if outcome.ok and not self._follow_up_pass(session_id, watch, budget):
+                break
             text = continues.prompt(
                 kind,
                 trigger_url=self.inputs.run.trigger_url,
@@ -120,7 +126,32 @@ class Passes:
                 )
             if not step.model_still_answers:
                 break
+        self._close_inbox()
         return outcome, session_id
+
+    def _follow_up_pass(self, session_id: str, watch: StreamWatch, budget: float) -> bool:
+        """Before a self-check, a safe point: follow-ups that came during the last pass
+        go to the agent in a pass of their own. False when the model stopped answering."""
+        messages = self.inbox.deliver("before the self-checks") if self.inbox else []
+        if not messages:
+            return True
+        with self.events_path.open("a", encoding="utf-8") as events:  # between sessions
+            for text in messages:
+                events.write(command.tusk_event("followup", text=text))
+        step, _ = self._session(
+            "Follow-up",
+            "\n\n".join(messages),
+            kind=None,
+            resume=session_id,
+            server_tools=watch.server_tools(),
+            max_turns=self.inputs.settings.limits.max_turns,
+            budget=min(continues.CONTINUE_BUDGET_SECONDS, budget),
+        )
+        return step.model_still_answers
+
+    def _close_inbox(self) -> None:
+        if self.inbox is not None:
+            self.inbox.close()
 
     def _session(
         self,
@@ -134,6 +165,9 @@ class Passes:
         budget: float,
     ) -> tuple[Outcome, StreamWatch]:
         settings = self.inputs.settings
+        # Only the main session takes follow-ups as it goes: each self-check is a short
+        # pass, and a follow-up that comes meanwhile waits for the next safe point.
+        streamed = self.inbox is not None and name == "Main session"
         flags = continues.tool_flags(
             kind,
             builtin_tools=settings.agent.builtin_tools,
@@ -149,6 +183,7 @@ class Passes:
             max_turns=max_turns,
             model=settings.agent.model,
             resume=resume,
+            streamed_input=streamed,
         )
         watch = StreamWatch(
             loop_threshold=settings.limits.loop_threshold, server_name=mcp_process.SERVER_NAME
@@ -178,9 +213,13 @@ class Passes:
                     stderr_path=self.inputs.run_dir / "claude-stderr.log",
                     scrub=self.scrub,
                     external_stop=lambda: (
-                        budget_stop(self.meter) or go_away_stop(self.inputs.run_dir)
+                        budget_stop(self.meter)
+                        or go_away_stop(self.inputs.run_dir)
+                        or (self.stops.check() if self.stops is not None else None)
                     ),
                     box=self._boxed if self.box is not None else None,
+                    followups=self._main_followups if streamed else None,
+                    stall_seconds=settings.limits.stall_minutes * 60,
                 )
             finally:
                 actions_edge.end_group()
@@ -191,6 +230,14 @@ class Passes:
         )
         self.log_refusals()
         return outcome, watch
+
+    def _main_followups(self) -> list[str]:
+        assert self.inbox is not None
+        messages = self.inbox.deliver("to the running session")
+        if self.record is not None:
+            for text in messages:  # the transcript shows what the agent was told
+                self.record.pass_started("Follow-up", text)
+        return messages
 
     def log_refusals(self) -> None:
         """The calls the MCP server refused during the last pass, in the step log."""
@@ -251,6 +298,43 @@ def _progress_reporter(inputs: JobInputs, meter: Meter) -> progress.ProgressRepo
     )
     reporter.start()
     return reporter
+
+
+def follow_up_inbox(inputs: JobInputs) -> followups.Inbox | None:
+    """Where the run finds its follow-ups: its log issue, read with the agent token. A
+    narrowing goes to the MCP server through the runner-only run folder."""
+    doc = kept.context_document(inputs)
+    token = inputs.secrets.agent_token
+    if doc is None or token is None:
+        return None
+    gateway = Gateway(
+        api_url=inputs.secrets.github_api_url, token=token, token_name="agent", max_attempts=2
+    )
+    return followups.Inbox(
+        gateway=gateway,
+        run=inputs.run,
+        bot=inputs.settings.bot,
+        permissions=doc.permission_config,
+        on_narrow=lambda permissions: write_narrowed(inputs.run_dir, permissions),
+    )
+
+
+def stop_watch(inputs: JobInputs) -> StopWatch | None:
+    """The run's watch for a stop recorded on its log issue, read with the agent token
+    at the MCP server's blocklist-check interval."""
+    token = inputs.secrets.agent_token
+    if token is None:
+        return None
+    gateway = Gateway(
+        api_url=inputs.secrets.github_api_url, token=token, token_name="agent", max_attempts=2
+    )
+    return StopWatch(
+        gateway=gateway,
+        run=inputs.run,
+        bot=inputs.settings.bot,
+        run_dir=inputs.run_dir,
+        interval=inputs.settings.limits.blocklist_check_seconds,
+    )
 
 
 def go_away_stop(run_dir: Path) -> StopReason | None:

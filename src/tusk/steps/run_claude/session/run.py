@@ -19,7 +19,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -28,6 +28,7 @@ from tusk.steps.run_claude.box.bwrap import inner_pid
 from tusk.steps.run_claude.box.cleanup import end_processes_of
 from tusk.steps.run_claude.box.launch import BoxCommand, agent_launch
 from tusk.steps.run_claude.box.principal import Principal
+from tusk.steps.run_claude.session import command
 from tusk.steps.run_claude.session.command import tusk_event
 from tusk.steps.run_claude.session.watch import StopReason, StreamWatch
 
@@ -65,6 +66,8 @@ def run_session(
     scrub: Callable[[str], str] = str,
     external_stop: Callable[[], StopReason | None] = lambda: None,
     box: BoxCommand | None = None,
+    followups: Callable[[], list[str]] | None = None,
+    stall_seconds: float | None = None,
 ) -> SessionRun:
     """Run one Claude Code session to its end, stopping it when the watch says so.
 
@@ -73,7 +76,11 @@ def run_session(
     ``external_stop`` is asked at every poll and after every line: a reason from
     outside the stream (the model proxy's budget) ends the session like a loop.
     ``box`` turns Claude Code's command line into one that starts it in the run's
-    box (``launch.agent_launch``)."""
+    box (``launch.agent_launch``). ``followups``, with a streamed input
+    (``command.claude_argv(streamed_input=True)``): asked at the end of each turn for
+    the user messages to send next; none closes the input, and the session ends.
+    ``stall_seconds``: no stream line (no model answer, no tool result) this long while
+    no tool call is in flight ends the session as stalled."""
     started = clock()
     loop_seen_before = _stamp(loop_file)
     launch = agent_launch(argv, user, box=box)
@@ -105,11 +112,12 @@ def run_session(
             budget_seconds=budget_seconds,
             started=started,
             clock=clock,
+            stall_seconds=stall_seconds,
         ),
     )
     threading.Thread(target=session.monitor, args=(poll_seconds,), daemon=True).start()
     try:
-        session.pump(prompt, scrub)
+        session.pump(prompt, scrub, followups)
     except BaseException:
         # Cancelled (a signal) or a bug: Claude Code must not outlive this run.
         session.abort()
@@ -128,6 +136,19 @@ class _Stops:
     budget_seconds: float
     started: float
     clock: Callable[[], float]
+    stall_seconds: float | None = None
+    heard: list[float] = field(default_factory=list)  # when the stream last spoke
+
+    def stalled(self, watch: StreamWatch) -> StopReason | None:
+        if self.stall_seconds is None or watch.tool_in_flight:
+            return None
+        last = self.heard[-1] if self.heard else self.started
+        if self.clock() - last > self.stall_seconds:
+            return StopReason(
+                "stalled",
+                f"no model answer and no tool call for {self.stall_seconds:g} s",
+            )
+        return None
 
     def loop_reported(self) -> bool:
         """The MCP server wrote a loop report since the session started."""
@@ -192,7 +213,7 @@ class _Session:
                         end_processes_of(self.user)  # never root or ourselves
                     return
                 continue
-            reason = self.stops.timed_out()
+            reason = self.stops.timed_out() or self.stops.stalled(self.watch)
             if reason is None and self.stops.loop_reported():
                 reason = self.stops.loop()
             if reason is None:
@@ -201,15 +222,22 @@ class _Session:
                 self.stop_with(reason)
                 return
 
-    def pump(self, prompt: str, scrub: Callable[[str], str]) -> None:
-        """Send the prompt, then save and watch every line until the stream ends."""
+    def pump(
+        self,
+        prompt: str,
+        scrub: Callable[[str], str],
+        followups: Callable[[], list[str]] | None = None,
+    ) -> None:
+        """Send the prompt, then save and watch every line until the stream ends. With
+        ``followups`` the input stays open: at the end of each turn (its ``result``)
+        the next user messages go in, or the input closes and the session ends."""
         assert self.process.stdin is not None and self.process.stdout is not None
-        try:
-            self.process.stdin.write(prompt)
-            self.process.stdin.close()
-        except BrokenPipeError:
-            pass  # Claude Code ended before reading; its exit code says why
+        self._send(command.user_message(prompt) if followups is not None else prompt)
+        if followups is None:
+            self._close_input()
+        turn_ended = None
         for line in iter(self.process.stdout.readline, ""):
+            self.stops.heard[:] = [self.stops.clock()]
             with self.lock:
                 self.events.write(scrub(line))
                 reason = self.watch.feed(line)
@@ -223,6 +251,33 @@ class _Session:
                 self.stop_with(self.stops.loop())
             elif (outside := self.stops.external()) is not None:
                 self.stop_with(outside)
+            if followups is not None and self.watch.result is not turn_ended:
+                turn_ended = self.watch.result
+                self._next_turn(followups)
+
+    def _next_turn(self, followups: Callable[[], list[str]]) -> None:
+        """A turn ended: a safe point. Hand over what waits, or end the session. Never
+        after a stop or an error: the session is over then."""
+        result = self.watch.result or {}
+        messages = [] if self.watch.stop is not None or result.get("is_error") else followups()
+        for text in messages:
+            self.events.write(tusk_event("followup", text=text))
+            self._send(command.user_message(text))
+        if not messages:
+            self._close_input()
+
+    def _send(self, text: str) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(text)
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # Claude Code ended before reading; its exit code says why
+
+    def _close_input(self) -> None:
+        assert self.process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self.process.stdin.close()
 
     def abort(self) -> None:
         self.finished.set()

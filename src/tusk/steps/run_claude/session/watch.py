@@ -14,7 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-StopKind = Literal["loop", "mcp_loop", "mcp_not_connected", "timeout", "budget", "go_away"]
+StopKind = Literal[
+    "loop", "mcp_loop", "mcp_not_connected", "timeout", "budget", "go_away", "stopped", "stalled"
+]
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,11 @@ class StreamWatch:
             self.stop = found
             return found
         return None
+
+    @property
+    def tool_in_flight(self) -> bool:
+        """A tool call whose result has not come back yet (its tool is still working)."""
+        return bool(self._pending)
 
     @property
     def tools(self) -> list[str]:

@@ -17,6 +17,8 @@ OutcomeKind = Literal[
     "timeout",
     "budget",
     "go_away",
+    "stopped",
+    "stalled",
     "max_turns",
     "api_error",
     "error_result",
@@ -48,7 +50,7 @@ class Outcome(BaseModel):
         """How the log issue closes: completed, not planned (the bot was sent away
         during the run, or a limit across runs kept it from starting: nothing failed,
         the work was called off), or not at all."""
-        if self.ok:
+        if self.ok or self.kind == "stopped":  # a person ended it: nothing failed
             return "completed"
         return "not_planned" if self.kind in ("go_away", "over_limit") else None
 
@@ -66,6 +68,8 @@ _STOP_HEADLINES = {
     "timeout": "Wall-clock budget spent: Claude Code was stopped",
     "budget": "Model budget exceeded: Claude Code was stopped",
     "go_away": "Sent away during the run: Claude Code was stopped",
+    "stopped": "Stopped on the thread: Claude Code was stopped",
+    "stalled": "Stalled, no model answer and no tool call: Claude Code was stopped",
 }
 
 

@@ -48,6 +48,7 @@ class Snapshot:
     minutes: int = 0
     cost_usd: float | None = None  # read back by the limits across runs (tusk.issues.usage)
     budget_usd: float | None = None  # the run's budget, held against the requester's cap
+    followups: int = 0  # follow-ups handed to the agent (MISSION C1)
 
     @property
     def budget_share(self) -> float:
@@ -68,6 +69,7 @@ class Tally:
     writes: int = 0
     refused: int = 0
     staged: int = 0
+    followups: int = 0
     _offsets: dict[Path, int] = field(default_factory=dict)
 
     def _new_lines(self, path: Path) -> list[str]:
@@ -88,6 +90,8 @@ class Tally:
             event = _json(line)
             if event.get("type") == TUSK_EVENT and event.get("subtype") == "pass":
                 self.pass_name = str(event.get("name") or self.pass_name)
+            elif event.get("type") == TUSK_EVENT and event.get("subtype") == "followup":
+                self.followups += 1
             elif event.get("type") == "assistant":
                 content = (event.get("message") or {}).get("content") or []
                 self.tool_calls += sum(
@@ -127,6 +131,7 @@ def snapshot(tally: Tally, spend: Spend | None, seconds: float) -> Snapshot:
         cost=cost,
         minutes=int(seconds // 60),
         cost_usd=spend.cost_usd if spend is not None else None,
+        followups=tally.followups,
         budget_usd=spend.budget_usd if spend is not None else None,
     )
 
