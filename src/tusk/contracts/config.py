@@ -400,7 +400,6 @@ class Settings(Section):
         deprecated="renamed record_only",
     )
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
-    # auto: when the job has an OIDC token and TUSK_FULCIO_URL; github: always; off: never
     attestation: Literal["auto", "github", "off"] = Field("auto", description="sign each audit")
     limits: Limits = Limits()
     labels: Labels = Labels()
