@@ -31,3 +31,12 @@ def test_demo_approve_stages_previews_and_applies_once_approved(
     assert len(outcome.pull_requests) == 1
     # The audit on the log issue covers the run and its apply.
     assert outcome.audit_verified is not None and "(run apply-" in outcome.audit_verified
+    # The apply's continuation is signed by the go-away workflow's job, the run's by the agent's.
+    signed = outcome.attestation_verified or ""
+    assert (
+        ": attestation verified: signed by alice/tusk-control/.github/workflows/go-away.yml@"
+        in (signed)
+    )
+    assert "attestation verified: signed by alice/tusk-control/.github/workflows/agent.yml@" in (
+        signed
+    )

@@ -12,13 +12,20 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
+from tusk.attest.identity import Expected
+from tusk.attest.store import bundles_for
+from tusk.attest.verify_issue import COMMAND_WORKFLOW, Wanted, signed_verdict
 from tusk.audit.chain import head_hash, read_records, verify_chain
-from tusk.audit.on_issue import verify_comments
+from tusk.audit.on_issue import AuditSet, verify_comments
 from tusk.errors import InputError
+
+if TYPE_CHECKING:
+    from tusk.github.gateway import Gateway
 
 ISSUE_URL = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/issues/(?P<number>[0-9]+)/?$")
 TOKEN_ENVS = ("TUSK_READ_TOKEN", "GITHUB_TOKEN")
@@ -32,12 +39,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an audit.jsonl written by the MCP server, or a log issue's URL "
         "(https://github.com/OWNER/REPO/issues/N)",
     )
+    signed = verify.add_argument_group(
+        "attestation (a log issue's run signed with the agent workflow's identity)"
+    )
+    signed.add_argument(
+        "--trust-root",
+        type=Path,
+        default=os.environ.get("TUSK_ATTEST_TRUST_ROOT") or None,
+        help="PEM certificate(s) the signing certificate must chain to "
+        "(default: $TUSK_ATTEST_TRUST_ROOT)",
+    )
+    signed.add_argument(
+        "--workflow",
+        default=Expected.workflow,
+        help="the control repository's agent workflow that must have signed "
+        f"(default: {Expected.workflow})",
+    )
+    signed.add_argument(
+        "--command-workflow",
+        default=COMMAND_WORKFLOW,
+        help="the workflow that must have signed an apply's or undo's continuation "
+        f"(default: {COMMAND_WORKFLOW})",
+    )
+    signed.add_argument(
+        "--tusk-ref",
+        default=None,
+        help="the ref of Tusk's workflow the signer must have run, e.g. v1 (default: any)",
+    )
+    signed.add_argument(
+        "--require-attestation",
+        action="store_true",
+        help="fail when the run is not signed (signing off, or no attestation named)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     source: str = args.source
     if source.startswith(("http://", "https://")):
-        return verify_issue(source)
+        return verify_issue(source, args)
     return verify_file(Path(source))
 
 
@@ -77,7 +116,7 @@ def api_url_for(issue_url: str, environ: dict[str, str] | None = None) -> str:
     return f"{parts.scheme}://{parts.netloc}/api/v3"
 
 
-def verify_issue(url: str) -> int:
+def verify_issue(url: str, args: argparse.Namespace | None = None) -> int:
     from tusk.github.gateway import Gateway, NotFound
 
     match = ISSUE_URL.match(urlsplit(url).path)
@@ -95,6 +134,18 @@ def verify_issue(url: str) -> int:
         comments = list(
             gateway.paginate(f"/repos/{match['repo']}/issues/{match['number']}/comments")
         )
+        found, verdict = verify_comments(comments)
+        signed = None
+        if verdict.ok and found is not None:
+            signed = check_signed(
+                comments,
+                found,
+                verdict.head,
+                match["repo"],
+                gateway,
+                args,
+                transcript=found.transcript,
+            )
     except NotFound:
         if token is not None:
             raise
@@ -105,7 +156,6 @@ def verify_issue(url: str) -> int:
         ) from None
     finally:
         gateway.close()
-    found, verdict = verify_comments(comments)
     where = f"{url}: audit of job {found.jobid} (run {found.run})" if found else url
     if found is not None and found.edited:
         edited = ", ".join(map(str, found.edited))
@@ -118,4 +168,39 @@ def verify_issue(url: str) -> int:
         f"{where}: {verdict.records} record(s) in {parts} comment(s), chain intact, "
         f"head {verdict.head}"
     )
+    if signed is not None:
+        ok, message = signed
+        print(f"{where}: {message}", file=sys.stdout if ok else sys.stderr)
+        if not ok:
+            return 1
     return 0
+
+
+def check_signed(
+    comments: list[dict[str, Any]],
+    found: AuditSet,
+    head: str,
+    repository: str,
+    gateway: Gateway,
+    args: argparse.Namespace | None,
+    *,
+    transcript: str | None,
+) -> tuple[bool, str]:
+    """Whether the record's attestation holds (or may be missing), and what to say."""
+    wanted = Wanted()
+    if args is not None:
+        wanted = Wanted(
+            trust_root=Path(args.trust_root) if args.trust_root else None,
+            workflow=args.workflow,
+            command_workflow=args.command_workflow,
+            tusk_ref=args.tusk_ref,
+            require=args.require_attestation,
+        )
+    return signed_verdict(
+        comments,
+        found,
+        head,
+        repository,
+        lambda digest: bundles_for(gateway, repository, digest),
+        wanted,
+    )

@@ -14,11 +14,13 @@ and waits for the control repository's agent workflow to close the log issue.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -112,6 +114,8 @@ class DemoOutcome:
     audit_artifacts: dict[str, list[str]] = field(default_factory=dict)  # name → files
     audit_verified: str | None = None  # `tusk audit verify LOG-ISSUE-URL`'s line, when it held
     audit_problem: str | None = None
+    attestation_verified: str | None = None  # its line on the run's signed record
+    expect_attestation: bool = False  # the demo's jobs sign their records
 
     def problems(self) -> list[str]:
         """Everything that keeps this run from being the success the demo promises."""
@@ -146,6 +150,8 @@ class DemoOutcome:
             found.append(
                 f"the audit could not be verified from the log issue: {self.audit_problem}"
             )
+        elif self.expect_attestation and self.attestation_verified is None:
+            found.append("the run's attestation was not verified")
         return found
 
 
@@ -190,6 +196,8 @@ def play_offline(
     github = start_server(scenario=read_scenario_file(str(scenario_path("demo.yml"))))
     model = ModelServer(scenario_path("demo-model.yml"))
     model_url = model.start()
+    stack = contextlib.ExitStack()
+    signing, root = start_signing(stack, base)
     try:
         say(f"Local GitHub at {github.url}; scripted model at {model_url}")
         trigger = show_trigger(github.url)
@@ -208,21 +216,9 @@ def play_offline(
         say(f"The poller sent {len(dispatches)} dispatch(es) to {CONTROL_REPO}")
         say(f"Reactions on the mention now: {show_reactions(github.url, trigger)}")
         for number, dispatch in enumerate(dispatches, start=1):
-            run_dispatch(control, github.url, model_url, dispatch, number)
+            run_dispatch(control, github.url, model_url, dispatch, number, signing)
         if approve:
-            from tusk.cli.demo_approve import approve_and_apply
-
-            approve_and_apply(
-                demo_gateway(github.url),
-                repo=DEMO_REPO,
-                bot=BOT,
-                say=say,
-                poll=lambda: poll_once(github.url, control.root / "tusk.yml"),
-                dispatches=lambda: admin_get(
-                    github.url, "/_sandbox/dispatches", github.app.admin_secret
-                ),
-                play=lambda d, n: run_dispatch(control, github.url, model_url, d, n),
-            )
+            approve_run(github, control, model_url, signing)
         outcome = collect_outcome(github.url, trigger)
         journal = admin_get(github.url, "/_sandbox/journal", github.app.admin_secret)
         outcome.status_states = status_states(journal)
@@ -233,7 +229,8 @@ def play_offline(
                 f"\nThe write-up, kept after the local GitHub and its URLs are gone: "
                 f"{base / 'write-up'} ({', '.join(path.name for path in saved)})"
             )
-        verify_audit(github.url, outcome)
+        outcome.expect_attestation = True
+        verify_audit(github.url, outcome, root)
         problems = outcome.problems()
         if variant and not problems:
             problems = outcome.variant_problems = try_variant(variant, github, control, model_url)
@@ -246,6 +243,7 @@ def play_offline(
     finally:
         model.stop()
         github.stop()
+        stack.close()
 
 
 def try_variant(variant: str, github: Any, control: Any, model_url: str) -> list[str]:
@@ -316,8 +314,65 @@ def poll_once(api_url: str, config: Path) -> None:
         raise UserError(f"the poller failed (exit {done.returncode})", "Its output is above.")
 
 
+def approve_run(github: Any, control: Any, model_url: str, signing: Signing) -> None:
+    """``--approve``: the staged set approved on the thread, then applied."""
+    from tusk.cli.demo_approve import approve_and_apply
+
+    approve_and_apply(
+        demo_gateway(github.url),
+        repo=DEMO_REPO,
+        bot=BOT,
+        say=say,
+        poll=lambda: poll_once(github.url, control.root / "tusk.yml"),
+        dispatches=lambda: admin_get(github.url, "/_sandbox/dispatches", github.app.admin_secret),
+        play=lambda d, n: run_dispatch(control, github.url, model_url, d, n, signing),
+    )
+
+
+Signing = Mapping[str, Mapping[str, str]]  # a workflow's file name → its jobs' signing env
+
+
+def start_signing(stack: contextlib.ExitStack[Any], base: Path) -> tuple[Signing, Path]:
+    """The OIDC endpoint and Fulcio stand-ins for the agent and go-away workflows' jobs
+    (one Fulcio, one trust root, written to ``base``), closed with ``stack``."""
+    from tusk.sandbox.fulcio import LocalFulcio, LocalIssuer
+    from tusk.sandbox.fulcio_server import keyless_stand_in
+
+    fulcio = LocalFulcio(LocalIssuer())
+    signing = {
+        workflow: stack.enter_context(keyless_stand_in(demo_identity(workflow), fulcio)).environment
+        for workflow in ("agent.yml", "go-away.yml")
+    }
+    root = base / "fulcio-root.pem"
+    root.write_bytes(fulcio.root_pem())
+    return signing, root
+
+
+def demo_identity(workflow: str) -> Any:
+    """The identity a demo job signs with: the control repository's caller ``workflow``
+    of this Tusk's reusable workflow."""
+    from tusk.attest.identity import WorkflowIdentity
+    from tusk.cli.tusk_ref import TuskRef
+    from tusk.sandbox.act_runner import PUBLISHED_AS
+
+    tusk = TuskRef.parse(PUBLISHED_AS)
+    return WorkflowIdentity(
+        server="https://github.com",
+        repository=CONTROL_REPO,
+        workflow=f".github/workflows/{workflow}",
+        ref="refs/heads/main",
+        signer=f"{tusk.repository}/.github/workflows/tusk-{workflow}@{tusk.ref}",
+        event="repository_dispatch",
+    )
+
+
 def run_dispatch(
-    control: Any, api_url: str, model_url: str, dispatch: dict[str, Any], number: int
+    control: Any,
+    api_url: str,
+    model_url: str,
+    dispatch: dict[str, Any],
+    number: int,
+    signing: Signing | None = None,
 ) -> None:
     event = {"action": dispatch["event_type"], "client_payload": dispatch["client_payload"]}
     # The go-away workflow also runs the apply job (tusk-approval).
@@ -331,7 +386,11 @@ def run_dispatch(
         secrets=DEMO_SECRETS,
         # A run id of its own per demo and dispatch: demos started together on one
         # machine are separate runs, as separate workflow runs are on GitHub.
-        env={"GITHUB_RUN_ID": str(os.getpid() * 100 + number), "TUSK_LOCAL_DEMO": "1"},
+        env={
+            "GITHUB_RUN_ID": str(os.getpid() * 100 + number),
+            "TUSK_LOCAL_DEMO": "1",
+            **(signing or {}).get(workflow, {}),
+        },
         variables={"TUSK_ANTHROPIC_BASE_URL": model_url},
     )
     log = control.root / f"act-{number}.log"
@@ -412,7 +471,7 @@ def audit_artifacts(gateway: Any) -> dict[str, list[str]]:
     return found
 
 
-def verify_audit(api_url: str, outcome: DemoOutcome) -> None:
+def verify_audit(api_url: str, outcome: DemoOutcome, root: Path | None = None) -> None:
     """The last step: `tusk audit verify LOG-ISSUE-URL`, from the issue alone."""
     if outcome.log_issue is None:
         outcome.audit_problem = "there is no log issue"
@@ -426,7 +485,8 @@ def verify_audit(api_url: str, outcome: DemoOutcome) -> None:
         "TUSK_READ_TOKEN": DEMO_SECRETS["TUSK_READ_TOKEN"],
     }
     done = subprocess.run(
-        [sys.executable, "-m", "tusk.cli.main", "audit", "verify", url],
+        [sys.executable, "-m", "tusk.cli.main", "audit", "verify", url]
+        + (["--trust-root", str(root)] if root is not None else []),
         env=env,
         capture_output=True,
         text=True,
@@ -434,9 +494,14 @@ def verify_audit(api_url: str, outcome: DemoOutcome) -> None:
     )
     say(textwrap.indent((done.stdout + done.stderr).strip(), "  | "))
     if done.returncode == 0:
-        outcome.audit_verified = done.stdout.strip()
-        records = done.stdout.split(": ")[-1].split(" record(s)")[0]
+        lines = done.stdout.strip().splitlines()
+        outcome.audit_verified = lines[0] if lines else ""
+        records = outcome.audit_verified.split(": ")[-1].split(" record(s)")[0]
         say(f"The audit was verified from the log issue: {records} record(s), chain intact.")
+        signed = [line for line in lines if ": attestation verified: " in line]
+        if signed:
+            outcome.attestation_verified = signed[0]
+            say("Its record is signed by the agent workflow's identity, and the signature holds.")
     else:
         outcome.audit_problem = (done.stderr or done.stdout).strip() or f"exit {done.returncode}"
 

@@ -400,6 +400,7 @@ class Settings(Section):
         deprecated="renamed record_only",
     )
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
+    attestation: Literal["auto", "github", "off"] = Field("auto", description="sign each audit")
     limits: Limits = Limits()
     labels: Labels = Labels()
     go_away: GoAway = GoAway()

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from tusk.sandbox import graphql_cost, ratelimit, repo_ids, secondary
 from tusk.sandbox import rest_actions_setup as _actions_setup  # noqa: F401
+from tusk.sandbox import rest_attestations as _attestations  # noqa: F401
 from tusk.sandbox import rest_issues as _issues  # noqa: F401 - registers handlers
 from tusk.sandbox import rest_notifications as _notifications  # noqa: F401
 from tusk.sandbox import rest_pulls as _pulls  # noqa: F401

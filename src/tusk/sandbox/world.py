@@ -92,6 +92,7 @@ class World:
     # Seconds a new issue comment stays out of comment listings
     # (settings.comment_listing_lag_seconds).
     comment_listing_lag: float = 0.0
+    attestation_seq: int = 0  # rest_attestations: the last id given
     # Listings of the inbox a "mark as read" answered 202 waits before it lands
     # (settings.mark_read_late_listings; 0: at once, 205). GitHub: "If the number of
     # notifications is too large to complete in one request, you will receive a 202

@@ -201,6 +201,7 @@ class Repo:
     collaborators: dict[str, str] = field(default_factory=dict)
     contributors: list[str] = field(default_factory=list)  # logins with commits in it
     workflow_runs: list[Any] = field(default_factory=list)  # rest_runs.WorkflowRun
+    attestations: list[dict[str, Any]] = field(default_factory=list)  # rest_attestations
     fork_of: str | None = None
     archived: bool = False
     has_discussions: bool = True

@@ -39,6 +39,7 @@ MarkerKind = Literal[
     "stale",
     "rerun",
     "conversation",
+    "attestation",
 ]
 
 _MARKER_RE = re.compile(r"<!-- tusk:(?P<kind>[a-z-]+) (?P<data>\{.*?\}) -->")

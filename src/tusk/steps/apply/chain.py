@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from tusk.approval.staged_set import StagedSet
+from tusk.attest.continuation import signed_continuation
+from tusk.attest.sign_run import Signer
+from tusk.attest.statement import RunClaims
 from tusk.audit.chain import head_hash, read_records
 from tusk.audit.on_issue import audit_comments, audit_sets, joined_text, verify_set
 from tusk.github.gateway import Gateway
@@ -37,8 +40,18 @@ def seed(comments: Sequence[dict[str, Any]], path: Path, *, jobid: str) -> str:
     return ""
 
 
-def post(gateway: Gateway, staged: StagedSet, path: Path, *, run: str, bot: str) -> None:
-    """The continued chain on the log issue, each part once (found by run and part)."""
+def post(
+    gateway: Gateway,
+    staged: StagedSet,
+    path: Path,
+    *,
+    run: str,
+    bot: str,
+    claims: RunClaims | None = None,
+    signing: tuple[Signer | None, str] = (None, ""),
+) -> None:
+    """The continued chain on the log issue, each part once (found by run and part);
+    with ``claims`` its last part names the continuation's attestation."""
     records = read_records(path)
     bodies = audit_comments(
         path.read_text(encoding="utf-8"),
@@ -48,6 +61,15 @@ def post(gateway: Gateway, staged: StagedSet, path: Path, *, run: str, bot: str)
         head=head_hash(records),
         log_url=staged.log_issue_url,
     )
+    if claims is not None:
+        bodies = signed_continuation(
+            bodies,
+            gateway=gateway,
+            claims=claims,
+            repository=staged.control_repo,
+            signer=signing[0],
+            failure=signing[1],
+        )
     repo, number = staged.control_repo, staged.log_issue_number
     issue = f"/repos/{repo}/issues/{number}/comments"
     for index, body in enumerate(bodies, start=1):

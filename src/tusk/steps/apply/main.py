@@ -26,6 +26,8 @@ from pathlib import Path
 
 from tusk import actions_edge
 from tusk.approval.apply_report import failure_of
+from tusk.attest.keyless import AttestationMode, try_signer
+from tusk.attest.statement import RunClaims
 from tusk.audit.chain import created_items, read_records
 from tusk.contracts import commands
 from tusk.contracts.config import Settings, load_secrets, load_settings, resolve_config_path
@@ -115,7 +117,14 @@ def handle(
         return say.refused(f"the staged set cannot be loaded: {target.problem}")
     if verdict.act == "discard":
         return discarded(say, target, verdict)
-    return applied(say, target, verdict, run_dir=run_dir, config_path=config_path)
+    return applied(
+        say,
+        target,
+        verdict,
+        run_dir=run_dir,
+        config_path=config_path,
+        attestation=settings.attestation,
+    )
 
 
 @dataclass(frozen=True)
@@ -196,7 +205,13 @@ def run_engine(
 
 
 def applied(
-    say: Answer, target: Waiting, verdict: Verdict, *, run_dir: Path, config_path: Path
+    say: Answer,
+    target: Waiting,
+    verdict: Verdict,
+    *,
+    run_dir: Path,
+    config_path: Path,
+    attestation: AttestationMode = "off",
 ) -> str:
     staged, request = target.staged, say.request
     assert staged is not None
@@ -208,8 +223,26 @@ def applied(
     set_file = run_dir / "set.json"
     set_file.write_text(staged.model_dump_json(), encoding="utf-8")
     engine = run_engine(set_file, run_dir, config_path)
+    claims = RunClaims(
+        jobid=staged.jobid,
+        run=f"apply-{request.jobid}",
+        repository=staged.repo,
+        requester=request.actor,
+        trigger=request.comment_url,
+        outcome="applied" if engine.returncode == 0 else "failed",
+        cost_usd=None,
+        head="",  # the continued chain's, filled in when its parts are made
+        staged=verdict.digest.removeprefix("sha256:"),
+        step="apply",
+    )
     chain.post(
-        say.gateway, staged, run_dir / "audit.jsonl", run=f"apply-{request.jobid}", bot=say.bot
+        say.gateway,
+        staged,
+        run_dir / "audit.jsonl",
+        run=f"apply-{request.jobid}",
+        bot=say.bot,
+        claims=claims,
+        signing=try_signer(attestation, os.environ),
     )
     records = read_records(run_dir / "audit.jsonl")[seeded:]  # this apply's, not the run's
     links = [item.url for item in created_items(records)]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tusk import actions_edge
+from tusk.attest.keyless import try_signer
 from tusk.audit.chain import CreatedItem, created_items
 from tusk.contracts import commands
 from tusk.contracts.config import (
@@ -170,6 +171,8 @@ def execute(
                 undo_jobid=request.jobid,
                 undo_url=request.comment_url,
                 now=now or gateway.server_time or datetime.now(UTC),
+                repo=request.repo,
+                signing=try_signer(settings.attestation, os.environ),
             )
     finish(gateway, settings, request, claim.number, report, verified)
     return 1 if report.failed else 0

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from tusk.attest.continuation import signed_continuation
+from tusk.attest.sign_run import Signer
+from tusk.attest.statement import RunClaims
 from tusk.audit.chain import GENESIS_HASH, digest, seal
 from tusk.audit.on_issue import audit_comments, joined_text, verify_comments
 from tusk.contracts.models import AuditRecord
@@ -98,6 +101,8 @@ def record(
     undo_jobid: str,
     undo_url: str,
     now: datetime,
+    repo: str = "",
+    signing: tuple[Signer | None, str] = (None, ""),
 ) -> str | None:
     """Write the undo on the run's log issue and continue its audit chain; returns the
     reason the chain could not be continued, if it could not."""
@@ -110,13 +115,33 @@ def record(
     if problem is None:
         chain = continued(lines, report, now=now, undo_url=undo_url)
         head = AuditRecord.model_validate_json(chain[-1]).hash if chain else GENESIS_HASH
-        for part in audit_comments(
+        bodies = audit_comments(
             "\n".join(chain) + "\n",
             jobid=report.run.jobid,
             run=f"undo-{undo_jobid}",
             records=len(chain),
             head=head,
             log_url=report.run.log_issue_url,
+        )
+        claims = RunClaims(
+            jobid=report.run.jobid,
+            run=f"undo-{undo_jobid}",
+            repository=repo,
+            requester=report.actor,
+            trigger=undo_url,
+            outcome="failed" if report.failed else "undone",
+            cost_usd=None,
+            head=head,
+            step="undo",
+        )
+        signer, failure = signing
+        for part in signed_continuation(
+            bodies,
+            gateway=gateway,
+            claims=claims,
+            repository=control_repo,
+            signer=signer,
+            failure=failure,
         ):
             gateway.post(path, json={"body": part}, may_repeat=False)
     return problem

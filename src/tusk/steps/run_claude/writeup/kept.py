@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 from tusk import actions_edge
+from tusk.attest.keyless import AttestationMode, signer_from_environment
+from tusk.attest.sign_run import Attested, Signer
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.contracts.pricing import Spend
@@ -165,11 +167,29 @@ def publish_parts(inputs: JobInputs, run_dir: Path) -> tuple[publish.WriteUpStat
     token = inputs.secrets.require("agent_token")["agent_token"]
     gateway = Gateway(api_url=inputs.secrets.github_api_url, token=token, token_name="agent")
     try:
-        state, report = publish.write_up(run_dir, gateway, secrets=secret_values(inputs.secrets))
+        signer = job_signer(inputs.settings.attestation, run_dir)
+        state, report = publish.write_up(
+            run_dir, gateway, secrets=secret_values(inputs.secrets), signer=signer
+        )
     finally:
         gateway.close()
     report_writeup(state, report)
     return state, report
+
+
+def job_signer(mode: AttestationMode, run_dir: Path) -> Signer | None:
+    """The job's keyless signer for the write-up; a signer that cannot be had is
+    recorded as a failed signing (the write-up goes on, and says so)."""
+    state = publish.load_state(run_dir)
+    if state is None or state.attestation is not None:
+        return None  # signed (or settled) once already
+    try:
+        return signer_from_environment(mode, os.environ)
+    except Exception as failure:
+        actions_edge.warning("Could not sign the run's audit record", detail=str(failure))
+        state.attestation = Attested(mode="failed", reason=f"{type(failure).__name__}")
+        publish.save_state(run_dir, state)
+        return None
 
 
 def report_writeup(state: publish.WriteUpState, report: publish.Report) -> None:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tusk.approval.on_thread import post_preview
 from tusk.approval.staging import write_up_parts
+from tusk.attest.sign_run import Attested, Signer
 from tusk.audit.chain import created_items
 from tusk.contracts.models import AuditRecord, RunMetadata, Trigger
 from tusk.contracts.pricing import Spend, format_usd
@@ -46,7 +47,7 @@ from tusk.github.reactions import COMPLETED, FAILED, react
 from tusk.issues.run_facts import RunFacts
 from tusk.steps.run_claude.proxy import conversation as conversation_record
 from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, transcript_events
-from tusk.steps.run_claude.writeup import glance, summary
+from tusk.steps.run_claude.writeup import glance, signed, summary
 from tusk.steps.run_claude.writeup.glance import PUSHES_FILE
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.steps.run_claude.writeup.summary import Part
@@ -92,6 +93,7 @@ class WriteUpState(BaseModel):
     started_at: float | None = None  # epoch seconds: the run step began
     finished_at: float | None = None  # epoch seconds: the agent's outcome was known
     run_url: str = ""  # the Actions run's page
+    attestation: Attested | None = None  # the run's signed record, once made (tusk.attest)
 
 
 def state_path(run_dir: Path) -> Path:
@@ -513,8 +515,11 @@ def write_up(
     *,
     secrets: Sequence[str] = (),
     patience: Patience = DEFAULT_PATIENCE,
+    signer: Signer | None = None,
 ) -> tuple[WriteUpState, Report]:
-    """Publish (or complete) the write-up of the run in ``run_dir``; record how it went."""
+    """Publish (or complete) the write-up of the run in ``run_dir``; record how it went.
+    With a ``signer`` the audit record is signed once, stored in the control repository's
+    attestations and named on the log issue; without one the issue says it is not signed."""
     state = load_state(run_dir)
     if state is None:
         raise FileNotFoundError(f"{state_path(run_dir)} does not exist: no run to write up")
@@ -523,6 +528,10 @@ def write_up(
     if state.outcome is None:
         state.outcome = KILLED
     parts = compose_parts(run_dir, state, secrets)
+    parts, attested = signed.with_attestation(parts, state, gateway, signer)
+    if attested != state.attestation:  # signed once, however often the write-up is redone
+        state.attestation = attested
+        save_state(run_dir, state)
     report, flagged = publish(
         gateway,
         run=state.run,

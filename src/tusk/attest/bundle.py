@@ -1,0 +1,132 @@
+"""A run's attestation as a Sigstore bundle (v0.3, JSON): a DSSE envelope over the
+statement and the signing certificate. Sign with an ephemeral key, verify with
+``cryptography``.
+
+Signing: a fresh P-256 key, a certificate for it from the certificate authority
+(Fulcio, or the local stand-in) that binds the job's OIDC identity, the DSSE
+signature over the statement, and the key forgotten. Verifying: the certificate
+chains to a trusted root, is for code signing, the envelope's signature holds
+under its key, and the identity is the expected workflow.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from tusk.attest.identity import Expected, WorkflowIdentity, identity_of, mismatch
+from tusk.attest.statement import PAYLOAD_TYPE, pae
+
+MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
+
+# (OIDC token, public key PEM, proof of possession) -> the leaf certificate, DER
+CertificateAuthority = Callable[[str, bytes, bytes], bytes]
+
+
+class AttestationError(Exception):
+    """An attestation that does not hold, with the reason in plain words."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def sign(
+    body: bytes, *, token: str, subject: str, authority: CertificateAuthority
+) -> dict[str, Any]:
+    """The bundle of ``body`` (an in-toto statement) signed keylessly. ``subject`` is the
+    token's ``sub`` claim: the proof of possession Fulcio asks for is a signature over it."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    proof = key.sign(subject.encode(), ec.ECDSA(hashes.SHA256()))
+    leaf = authority(token, public, proof)
+    signature = key.sign(pae(PAYLOAD_TYPE, body), ec.ECDSA(hashes.SHA256()))
+    del key  # ephemeral: nothing keeps it
+    return {
+        "mediaType": MEDIA_TYPE,
+        "verificationMaterial": {"certificate": {"rawBytes": _b64(leaf)}, "tlogEntries": []},
+        "dsseEnvelope": {
+            "payload": _b64(body),
+            "payloadType": PAYLOAD_TYPE,
+            "signatures": [{"sig": _b64(signature)}],
+        },
+    }
+
+
+@dataclass(frozen=True)
+class Verified:
+    statement: dict[str, Any]
+    identity: WorkflowIdentity
+    logged: bool  # a transparency-log entry came with it (not checked here: see ARCHITECTURE)
+
+
+def verify(bundle: Any, *, roots: Sequence[x509.Certificate], expected: Expected) -> Verified:
+    """The statement ``bundle`` signs, once everything holds; else ``AttestationError``."""
+    try:
+        material = bundle["verificationMaterial"]
+        leaf = x509.load_der_x509_certificate(base64.b64decode(material["certificate"]["rawBytes"]))
+        envelope = bundle["dsseEnvelope"]
+        body = base64.b64decode(envelope["payload"])
+        kind = str(envelope["payloadType"])
+        signatures = [base64.b64decode(s["sig"]) for s in envelope["signatures"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise AttestationError(f"not a Sigstore bundle Tusk reads ({error})") from None
+    if kind != PAYLOAD_TYPE:
+        raise AttestationError(f"the envelope holds {kind}, not an in-toto statement")
+    if not any(_issued_by(leaf, root) for root in roots):
+        raise AttestationError("the signing certificate does not chain to a trusted root")
+    try:
+        usage = leaf.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
+        usage = None
+    if usage is None or ExtendedKeyUsageOID.CODE_SIGNING not in usage:
+        raise AttestationError("the certificate is not for code signing")
+    public = leaf.public_key()
+    if not isinstance(public, ec.EllipticCurvePublicKey):
+        raise AttestationError("the certificate's key is not an ECDSA key")
+    message = pae(kind, body)
+    if not any(_holds(public, sig, message) for sig in signatures):
+        raise AttestationError("the signature does not hold (the statement was changed?)")
+    try:
+        identity = identity_of(leaf)
+    except ValueError as error:
+        raise AttestationError(str(error)) from None
+    wrong = mismatch(identity, expected)
+    if wrong is not None:
+        raise AttestationError(f"wrong signer: {wrong}")
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        raise AttestationError("the signed statement is not JSON") from None
+    return Verified(parsed, identity, bool(material.get("tlogEntries")))
+
+
+def _issued_by(leaf: x509.Certificate, root: x509.Certificate) -> bool:
+    try:
+        leaf.verify_directly_issued_by(root)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
+
+
+def _holds(public: ec.EllipticCurvePublicKey, signature: bytes, message: bytes) -> bool:
+    try:
+        public.verify(signature, message, ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        return False
+    return True
+
+
+def load_roots(pem: bytes) -> list[x509.Certificate]:
+    return x509.load_pem_x509_certificates(pem)

@@ -1,0 +1,117 @@
+"""A run's attestation named on its log issue, and checked against the verified audit.
+
+The write-up adds a paragraph to the run's last audit part, under a hidden
+``tusk:attestation`` marker saying which run it covers, how it was signed
+(``github``: stored through the control repository's attestations API; ``off``:
+not signed) and the attestation's id.
+The marker only says where to look: ``check`` fetches the bundles that name the
+audit chain's head, verifies each, and accepts one only when its signer is the
+expected workflow and its subjects are the head *and* the transcript verified
+from the issue. Pure but for the ``fetch`` it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography import x509
+
+from tusk.attest.bundle import AttestationError, Verified, verify
+from tusk.attest.identity import Expected
+from tusk.attest.statement import CHAIN, TRANSCRIPT, subject_digests
+from tusk.text.markers import neutralise_markers, parse_markers, render_marker
+
+Fetch = Callable[[str], list[dict[str, Any]]]  # chain head → stored bundles naming it
+
+
+def attestation_comment(
+    *,
+    jobid: str,
+    run: str,
+    mode: str,
+    repository: str,
+    head: str,
+    ident: int | None,
+    reason: str = "",
+) -> str:
+    marker = render_marker(
+        "attestation",
+        {"jobid": jobid, "run": run, "mode": mode, **({"id": ident} if ident else {})},
+    )
+    # Short: it rides on an audit part, inside the room the part's frame keeps.
+    if mode == "off":
+        text = "not signed (attestation off): the chain shows consistency, not origin."
+    elif mode == "failed":
+        text = f"not signed: signing failed ({neutralise_markers(reason)})."
+    else:
+        text = (
+            f"signed with the agent workflow's OIDC identity, stored in {repository}'s "
+            f"attestations (id {ident}) under the chain head; `tusk audit verify` checks it."
+        )
+    return f"{marker}\n**Attestation.** {text}\n"
+
+
+@dataclass(frozen=True)
+class Named:
+    mode: str
+    ident: int | None
+
+
+def named(comments: Iterable[Mapping[str, Any]], *, jobid: str, run: str) -> Named | None:
+    """What the log issue says about the run's attestation, or None when it says nothing."""
+    for comment in comments:
+        for marker in parse_markers(str(comment.get("body") or ""), "attestation"):
+            if marker.get("jobid") == jobid and marker.get("run") == run:
+                ident = marker.get("id")
+                return Named(str(marker.get("mode")), int(ident) if ident else None)
+    return None
+
+
+@dataclass(frozen=True)
+class Checked:
+    ok: bool
+    message: str
+    verified: Verified | None = None
+
+
+def check(
+    *,
+    head: str,
+    transcript: str | None,
+    fetch: Fetch,
+    roots: Sequence[x509.Certificate],
+    expected: Expected,
+) -> Checked:
+    """The first stored bundle that names ``head`` and holds, or why none does."""
+    bundles = fetch(head)
+    if not bundles:
+        return Checked(
+            False,
+            f"no attestation in {expected.repository} names the chain head sha256:{head}: "
+            "the workflow did not sign this record (rewritten after the run?)",
+        )
+    problems = []
+    for bundle in bundles:
+        try:
+            found = verify(bundle, roots=roots, expected=expected)
+        except AttestationError as error:
+            problems.append(str(error))
+            continue
+        digests = subject_digests(found.statement)
+        if digests.get(CHAIN) != head:
+            problems.append("the signed chain head is not the one on this issue")
+            continue
+        if transcript is not None and digests.get(TRANSCRIPT) != transcript:
+            problems.append("the signed transcript digest is not the transcript's on this issue")
+            continue
+        where = found.identity
+        return Checked(
+            True,
+            f"attestation verified: signed by {where.repository}/{where.workflow}@{where.ref} "
+            f"running {where.signer}; no transparency-log entry checked"
+            + (" (one came with it)" if found.logged else " (none came with it)"),
+            found,
+        )
+    return Checked(False, "attestation does not hold: " + "; ".join(dict.fromkeys(problems)))

@@ -1,0 +1,69 @@
+"""The job's signer from the Actions environment, against the local OIDC endpoint and
+Fulcio over HTTP: the token asked for audience sigstore, the certificate for the
+write-up's ephemeral key, the result verified with the stand-in's root."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from pydantic import SecretStr
+
+from tusk.attest import bundle, statement
+from tusk.attest.identity import Expected, WorkflowIdentity
+from tusk.attest.keyless import oidc_token, signer_from_environment
+from tusk.errors import InputError
+from tusk.sandbox.fulcio_server import keyless_stand_in
+
+AGENT = WorkflowIdentity(
+    server="https://github.com",
+    repository="alice/tusk-control",
+    workflow=".github/workflows/agent.yml",
+    ref="refs/heads/main",
+    signer="tusk-org/tusk/.github/workflows/tusk-agent.yml@v1",
+)
+CLAIMS = statement.RunClaims(
+    jobid="j1",
+    run="n1",
+    repository="alice/widgets",
+    requester="alice",
+    trigger="https://github.com/alice/widgets/issues/1",
+    outcome="completed",
+    cost_usd=None,
+    head="4" * 64,
+)
+
+
+def test_a_job_with_an_oidc_token_signs_through_fulcio_and_verifies() -> None:
+    with keyless_stand_in(AGENT) as stand_in:
+        signer = signer_from_environment("auto", stand_in.environment)
+        assert (
+            signer is not None and signer.subject == "repo:alice/tusk-control:ref:refs/heads/main"
+        )
+        signed = bundle.sign(
+            statement.payload(CLAIMS),
+            token=signer.token.get_secret_value(),
+            subject=signer.subject,
+            authority=signer.authority,
+        )
+        root = requests.get(f"{stand_in.url}/root.pem", timeout=10).content
+    found = bundle.verify(
+        signed, roots=bundle.load_roots(root), expected=Expected("alice/tusk-control")
+    )
+    assert found.identity == AGENT
+    assert statement.subject_digests(found.statement) == {statement.CHAIN: "4" * 64}
+
+
+def test_the_oidc_endpoint_wants_the_job_s_request_token() -> None:
+    with keyless_stand_in(AGENT) as stand_in, pytest.raises(RuntimeError, match="401"):
+        oidc_token(stand_in.environment["ACTIONS_ID_TOKEN_REQUEST_URL"], SecretStr("guess"))
+
+
+def test_auto_without_an_oidc_token_is_off_and_off_is_off() -> None:
+    assert signer_from_environment("auto", {}) is None
+    with keyless_stand_in(AGENT) as stand_in:
+        assert signer_from_environment("off", stand_in.environment) is None
+
+
+def test_github_without_an_oidc_token_says_what_the_job_lacks() -> None:
+    with pytest.raises(InputError, match="id-token: write"):
+        signer_from_environment("github", {"TUSK_FULCIO_URL": "http://127.0.0.1:9"})
