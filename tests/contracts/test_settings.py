@@ -37,7 +37,7 @@ def test_minimal_config_gets_every_documented_default() -> None:
     assert settings.limits.shard_bytes == 48 * 1024
     assert settings.limits.loop_threshold == 6
     assert settings.discussions_write is False
-    assert settings.staged is False
+    assert settings.record_only is False
     assert settings.go_away.phrase == "go away"
 
 
