@@ -21,7 +21,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tusk import actions_edge
 from tusk.contracts import commands
@@ -29,7 +28,7 @@ from tusk.contracts.config import Settings, load_secrets, load_settings, resolve
 from tusk.contracts.models import StopRequest
 from tusk.errors import InputError, UserError
 from tusk.github.gateway import Gateway, GitHubError, NotFound, gateway_from_secrets
-from tusk.github.once import create_once, find_comment
+from tusk.github.once import post_marked_comment
 from tusk.github.reactions import rest_path
 from tusk.github.rights import confirmed_rights
 from tusk.issues import stop_record
@@ -190,20 +189,15 @@ def reply_once(
     gateway: Gateway, settings: Settings, request: StopRequest, number: int, text: str
 ) -> None:
     """One reply per stop request, found again by its nonce."""
-    repo, bot = request.repo, settings.bot
     body = f"{render_marker('stop-reply', {'nonce': request.jobid})}\n{text}\n"
-
-    def find() -> dict[str, Any] | None:
-        return find_comment(gateway, repo, number, kind="stop-reply", nonce=request.jobid, bot=bot)
-
-    if find() is None:
-        create_once(
-            lambda: dict(
-                gateway.post(
-                    f"/repos/{repo}/issues/{number}/comments", json={"body": body}, may_repeat=False
-                ).body
-            ),
-            find,
-            sleep=gateway.sleep,
-            what=f"the stop's reply on {repo}#{number}",
-        )
+    post_marked_comment(
+        gateway,
+        request.repo,
+        number,
+        body,
+        kind="stop-reply",
+        nonce=request.jobid,
+        bot=settings.bot,
+        look_first=True,
+        what=f"the stop's reply on {request.repo}#{number}",
+    )

@@ -33,7 +33,7 @@ from tusk.contracts.config import (
 from tusk.contracts.models import AuditRecord, UndoRequest
 from tusk.errors import InputError
 from tusk.github.gateway import Gateway, GitHubError, gateway_from_secrets
-from tusk.github.once import create_once, find_comment
+from tusk.github.once import post_marked_comment
 from tusk.github.reactions import rest_path
 from tusk.github.rights import confirmed_rights
 from tusk.issues.log_issue import claim_log_issue, log_marker, parse_log_issue
@@ -268,20 +268,15 @@ def reply_on_thread(
     text = thread_reply(report)
     if text is None or StateStore(gateway, settings).read_blocklist().blocks(request.repo):
         return
-    repo, bot = request.repo, settings.bot
     body = f"{render_marker('undo', {'nonce': request.jobid})}\n{text}\n"
-
-    def find() -> dict[str, Any] | None:
-        return find_comment(gateway, repo, number, kind="undo", nonce=request.jobid, bot=bot)
-
-    if find() is None:
-        create_once(
-            lambda: dict(
-                gateway.post(
-                    f"/repos/{repo}/issues/{number}/comments", json={"body": body}, may_repeat=False
-                ).body
-            ),
-            find,
-            sleep=gateway.sleep,
-            what=f"the undo's reply on {repo}#{number}",
-        )
+    post_marked_comment(
+        gateway,
+        request.repo,
+        number,
+        body,
+        kind="undo",
+        nonce=request.jobid,
+        bot=settings.bot,
+        look_first=True,
+        what=f"the undo's reply on {request.repo}#{number}",
+    )
