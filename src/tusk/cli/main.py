@@ -32,6 +32,7 @@ ENV_DOCS: dict[str, str] = {
     "workflow); used for the set-up only, never stored",
     "TUSK_AGENT_TOKEN": "the bot's token for writes",
     "TUSK_READ_TOKEN": "the bot's read-only token (reads, cloning, reading a log issue)",
+    "TUSK_ATTEST_TRUST_ROOT": "the PEM file of the root a run's signed record must chain to",
     "ANTHROPIC_API_KEY": "the Anthropic API key, added by the model proxy outside the agent",
     "ANTHROPIC_AUTH_TOKEN": "a gateway's bearer token, sent by the model proxy instead of a key",
     "TUSK_MCP_BEARER": "this run's secret every MCP request must carry (run-claude makes one "
@@ -174,7 +175,7 @@ COMMANDS: tuple[Command, ...] = (
         "audit",
         "tusk.cli.audit",
         "verify an audit log's hash chain, from a file or from a log issue",
-        ("TUSK_GITHUB_API_URL", "TUSK_READ_TOKEN", "GITHUB_TOKEN"),
+        ("TUSK_GITHUB_API_URL", "TUSK_READ_TOKEN", "GITHUB_TOKEN", "TUSK_ATTEST_TRUST_ROOT"),
     ),
     Command(
         "usage",
