@@ -102,6 +102,7 @@ class Bridges:
             self._loop.run_until_complete(serve())
             if not failure:
                 self._loop.run_forever()
+            self._finish()
 
         self._thread = threading.Thread(target=run, name="tusk-box-bridges", daemon=True)
         self._thread.start()
@@ -109,26 +110,25 @@ class Bridges:
         if failure:
             raise failure[0]
 
+    def _finish(self) -> None:
+        """On the bridges' own thread, once its loop stopped: every relay still open is
+        cancelled and closed on this loop, then the loop is closed. Left pending, a relay
+        would be closed later by the garbage collector, on a loop that is gone ("Event
+        loop is closed"). A connection accepted just before the servers closed makes its
+        relay a hop later, so this repeats until none is left."""
+        for server in self._servers:
+            server.close()
+        while relays := asyncio.all_tasks(self._loop):
+            for task in relays:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*relays, return_exceptions=True))
+        self._loop.close()
+
     def stop(self) -> None:
         if self._thread is None:
             return
-
-        async def close() -> None:
-            for server in self._servers:
-                server.close()
-            # Connections still relaying are cancelled and closed while the loop runs:
-            # left pending, each would be closed later by the garbage collector, on a
-            # loop that is gone ("Event loop is closed").
-            relays = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-            for task in relays:
-                task.cancel()
-            await asyncio.gather(*relays, return_exceptions=True)
-            self._loop.stop()
-
-        asyncio.run_coroutine_threadsafe(close(), self._loop)
+        self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._thread = None
-        if not self._loop.is_running():
-            self._loop.close()
         for name in self.ports:
             self.path(name).unlink(missing_ok=True)
