@@ -545,3 +545,31 @@ def record_failure(
         what=f"the failure record of job {jobid}",
     )
     return str(created["html_url"])
+
+
+def claim_command_issue(
+    gateway: Gateway,
+    settings: Settings,
+    *,
+    jobid: str,
+    repo: str,
+    thread: int,
+    actor: str,
+    verb: str,
+    asked: str,
+) -> LogIssueClaim | None:
+    """A bot command's own log issue (``[<Verb>] owner/name #n by actor``), claimed once;
+    None, said in the step log, when another delivery of the job already holds it."""
+    claim = claim_log_issue(
+        gateway,
+        settings,
+        jobid=jobid,
+        title=f"[{verb}] {repo} #{thread} by {actor}",
+        body=f"{log_marker(jobid, repo)}\n{asked}\n",
+        labels=[settings.labels.workflow],
+        repo=repo,
+    )
+    if not claim.won:
+        print(f"job {jobid}: already handled in {claim.url}; nothing to do", flush=True)
+        return None
+    return claim

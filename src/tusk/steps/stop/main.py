@@ -33,7 +33,7 @@ from tusk.github.reactions import rest_path
 from tusk.github.rights import confirmed_rights
 from tusk.issues import stop_record
 from tusk.issues.followups import thread_key
-from tusk.issues.log_issue import claim_log_issue, log_marker
+from tusk.issues.log_issue import claim_command_issue, log_marker
 from tusk.issues.thread_runs import run_in_flight
 from tusk.text.commands import asks_to_stop
 from tusk.text.markers import render_marker
@@ -110,18 +110,17 @@ def verify(gateway: Gateway, request: StopRequest, *, bot: str) -> Verified:
 def execute(request: StopRequest, *, gateway: Gateway, settings: Settings) -> int:
     verified = verify(gateway, request, bot=settings.bot)
     request = verified.request
-    claim = claim_log_issue(
+    claim = claim_command_issue(
         gateway,
         settings,
         jobid=request.jobid,
-        title=f"[Stop] {request.repo} #{verified.thread} by {request.actor}",
-        body=f"{log_marker(request.jobid, request.repo)}\n"
-        f"🛑 Stop asked by `{request.actor}`: {request.comment_url}\n",
-        labels=[settings.labels.workflow],
         repo=request.repo,
+        thread=verified.thread,
+        actor=request.actor,
+        verb="Stop",
+        asked=f"🛑 Stop asked by `{request.actor}`: {request.comment_url}",
     )
-    if not claim.won:
-        print(f"job {request.jobid}: already handled in {claim.url}; nothing to do", flush=True)
+    if claim is None:
         return 0
     key = thread_key(request.repo, verified.thread)
     holder = run_in_flight(gateway, settings, key) if key is not None else None

@@ -36,7 +36,7 @@ from tusk.github.gateway import Gateway, GitHubError, gateway_from_secrets
 from tusk.github.once import post_marked_comment
 from tusk.github.reactions import rest_path
 from tusk.github.rights import confirmed_rights
-from tusk.issues.log_issue import claim_log_issue, log_marker, parse_log_issue
+from tusk.issues.log_issue import claim_command_issue, log_marker, parse_log_issue
 from tusk.issues.state import StateStore
 from tusk.steps.undo import plan
 from tusk.steps.undo.on_log_issue import chain_of, record, run_comments
@@ -127,18 +127,17 @@ def execute(
 ) -> int:
     verified = verify(gateway, request, bot=settings.bot)
     request = verified.request
-    claim = claim_log_issue(
+    claim = claim_command_issue(
         gateway,
         settings,
         jobid=request.jobid,
-        title=f"[Undo] {request.repo} #{verified.thread} by {request.actor}",
-        body=f"{log_marker(request.jobid, request.repo)}\n"
-        f"↩️ Undo asked by `{request.actor}`: {request.comment_url}\n",
-        labels=[settings.labels.workflow],
         repo=request.repo,
+        thread=verified.thread,
+        actor=request.actor,
+        verb="Undo",
+        asked=f"↩️ Undo asked by `{request.actor}`: {request.comment_url}",
     )
-    if not claim.won:
-        print(f"job {request.jobid}: already handled in {claim.url}; nothing to do", flush=True)
+    if claim is None:
         return 0
     report = plan.UndoReport(actor=request.actor)
     found = find_run(gateway, settings, verified)
