@@ -40,7 +40,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from tusk.contracts.config import Settings
+from tusk.contracts.config import Limits, Settings
 from tusk.github.gateway import Gateway, RequestLedger
 from tusk.issues.state import StateStore
 from tusk.poller.cli import StateKeeper
@@ -283,12 +283,12 @@ BUSY_SETTINGS = Settings(
     bot=BOT,
     control_repo="alice/control",
     allowed_users=("alice", "bob"),
-    limits={
-        "daily_budget_usd": None,
-        "runs_per_requester": None,
-        "requester_budget_usd": None,
-        "runs_per_repository": None,
-    },
+    limits=Limits(
+        daily_budget_usd=None,
+        runs_per_requester=None,
+        requester_budget_usd=None,
+        runs_per_repository=None,
+    ),
 )
 
 
