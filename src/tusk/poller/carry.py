@@ -27,10 +27,10 @@ from tusk.contracts.config import Settings
 from tusk.contracts.models import TriggerType
 from tusk.contracts.raw_context import ThreadKind
 from tusk.github.gateway import Gateway
-from tusk.github.once import post_marked_comment
+from tusk.github.once import new_nonce, post_marked_comment
 from tusk.issues import claims, followups
 from tusk.issues.followups import Followup
-from tusk.issues.thread_runs import thread_in_marker
+from tusk.issues.thread_runs import in_flight, thread_in_marker
 from tusk.poller.jobids import job_id
 from tusk.text.markers import parse_markers, render_marker
 
@@ -39,6 +39,9 @@ CARRIED = "carried"
 SETTLED = frozenset({"delivered", CARRIED})
 # Outcomes that settle it without a run: nobody may start one with it any more.
 REFUSED = "refused"
+# Settles nothing: a follow-up over a limit that waits; the record keeps its log issue
+# among the recently updated, so the sweep keeps finding it until the limit allows it.
+WAITING = "waiting"
 
 
 def outcomes(comments: Sequence[dict[str, Any]], *, bot: str) -> dict[str, set[str]]:
@@ -86,47 +89,102 @@ def carried_job_id(repo: str, node: str) -> str:
     return job_id(repo, trigger_type, f"{identifier}/carried")
 
 
-def finished_thread(item: dict[str, Any], bot: str) -> tuple[str, int] | None:
-    """The thread of a finished run's log issue (the bot's, closed), or None."""
-    if item.get("state") != "closed" or not claims.by_bot(item, bot):
+def finished_thread(
+    item: dict[str, Any], settings: Settings, now: datetime
+) -> tuple[str, int] | None:
+    """The thread of a finished run's log issue, or None: the bot's, and closed, or open
+    but holding its thread no longer (failed under ``bug``, a failure record, or past its
+    budget and lease: ``thread_runs.in_flight``)."""
+    if not claims.by_bot(item, settings.bot):
         return None
     thread = thread_in_marker(item)
     if thread is None or "#" not in thread:
+        return None
+    if item.get("state") != "closed" and in_flight([item], settings, thread, now) is not None:
         return None
     repo, _, number = thread.rpartition("#")
     return (repo, int(number)) if number.isdigit() else None
 
 
-def recently_closed(gateway: Gateway, settings: Settings, now: datetime) -> list[dict[str, Any]]:
-    """The bot's closed log issues updated within a run's budget and lease: one page. A
-    late record updates its issue, so it is seen on the next cycle that reads threads."""
-    limits = settings.limits
-    since = now - timedelta(minutes=limits.run_minutes + limits.claim_lease_minutes)
+def recently_ended(gateway: Gateway, settings: Settings, now: datetime) -> list[dict[str, Any]]:
+    """The bot's log issues, open or closed, updated within a run's budget and lease. A
+    record that lands after the close updates its issue, and every cycle sweeps (idle
+    ones too), so it is seen within a poll interval whenever it lands."""
+    since = now - window(settings)
     params = {
         "labels": settings.labels.workflow,
-        "state": "closed",
+        "state": "all",
         "creator": settings.bot,
         "sort": "updated",
         "direction": "desc",
         "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "per_page": 100,
     }
     path = f"/repos/{settings.control_repo}/issues"
-    return list(gateway.get(path, params=params) or [])
+    return list(gateway.paginate(path, params=params))
 
 
-def outcome_note(followup: Followup, how: str, note: str) -> str:
+def outcome_note(followup: Followup, how: str, note: str, nonce: str) -> str:
     """What became of a late follow-up, on the log issue. It opens with its marker: the
-    poller's bot token writes nothing else there."""
-    marker = render_marker("followup-delivered", {"node": followup.node, "how": how})
-    return f"{marker}\n{note}\n"
+    poller's bot token writes nothing else there. ``nonce``: this sweep's own."""
+    data = {"node": followup.node, "how": how, "nonce": nonce}
+    return f"{render_marker('followup-delivered', data)}\n{note}\n"
 
 
 def say_outcome(
     gateway: Gateway, settings: Settings, *, log_issue: int, followup: Followup, how: str, note: str
-) -> None:
-    path = f"/repos/{settings.control_repo}/issues/{log_issue}/comments"
-    gateway.post(path, json={"body": outcome_note(followup, how, note)})
+) -> str:
+    """The outcome on the log issue, made once although its answer may be lost; the nonce
+    it carries."""
+    nonce = new_nonce()
+    post_marked_comment(
+        gateway,
+        settings.control_repo,
+        log_issue,
+        outcome_note(followup, how, note, nonce),
+        kind="followup-delivered",
+        nonce=nonce,
+        bot=settings.bot,
+        what=f"the {how} record of a late follow-up",
+    )
+    return nonce
+
+
+def window(settings: Settings) -> timedelta:
+    """How far back the sweep looks: a run's budget plus its claim's lease."""
+    return timedelta(minutes=settings.limits.run_minutes + settings.limits.claim_lease_minutes)
+
+
+def needs_waiting_record(
+    comments: Sequence[dict[str, Any]], followup: Followup, settings: Settings, now: datetime
+) -> bool:
+    """True when no ``waiting`` record of the bot for ``followup`` is younger than half the
+    sweep's window (one more keeps its log issue in the window)."""
+    fresh = now - window(settings) / 2
+    for comment in comments:
+        created = comment.get("created_at")
+        if not claims.by_bot(comment, settings.bot) or not isinstance(created, str):
+            continue
+        if datetime.fromisoformat(created.replace("Z", "+00:00")) <= fresh:
+            continue
+        for data in parse_markers(comment.get("body"), "followup-delivered"):
+            if data.get("node") == followup.node and data.get("how") == WAITING:
+                return False
+    return True
+
+
+def first_to_say(
+    comments: Sequence[dict[str, Any]], *, bot: str, node: str, how: str
+) -> str | None:
+    """The nonce of the bot's earliest ``how`` record for ``node``: the sweep that made it
+    tells the thread, so two pollers carrying at one instant post one note."""
+    for comment in sorted(comments, key=lambda c: int(c.get("id") or 0)):
+        if not claims.by_bot(comment, bot):
+            continue
+        for data in parse_markers(comment.get("body"), "followup-delivered"):
+            if data.get("node") == node and data.get("how") == how:
+                nonce = data.get("nonce")
+                return nonce if isinstance(nonce, str) else None
+    return None
 
 
 def carried_note(followup: Followup, *, jobid: str) -> str:
@@ -146,9 +204,11 @@ def note_carried(
     thread: tuple[str, int],
     followup: Followup,
     jobid: str,
-) -> None:
-    """Once dispatched: ``carried`` on the log issue, then once on the thread (by node)."""
-    say_outcome(
+) -> bool:
+    """Once dispatched: ``carried`` on the log issue; then, when this sweep's record is the
+    first (read back from the issue), the note on the thread, looked for first (by node).
+    True when this sweep told the thread."""
+    mine = say_outcome(
         gateway,
         settings,
         log_issue=log_issue,
@@ -156,6 +216,9 @@ def note_carried(
         how=CARRIED,
         note=f"📨 Follow-up {followup.url} came after the run ended: it is job {jobid}'s task.",
     )
+    comments = followups.read(gateway, settings.control_repo, log_issue)
+    if first_to_say(comments, bot=settings.bot, node=followup.node, how=CARRIED) != mine:
+        return False  # another sweep recorded it first: that one tells the thread
     repo, number = thread
     post_marked_comment(
         gateway,
@@ -169,3 +232,4 @@ def note_carried(
         look_first=True,
         what="the carried follow-up's note",
     )
+    return True
