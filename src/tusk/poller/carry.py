@@ -20,6 +20,7 @@ the blocklist, its own permission marker). Pure but for ``recently_closed`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -106,21 +107,41 @@ def finished_thread(
     return (repo, int(number)) if number.isdigit() else None
 
 
-def recently_ended(gateway: Gateway, settings: Settings, now: datetime) -> list[dict[str, Any]]:
-    """The bot's log issues, open or closed, updated within a run's budget and lease. A
-    record that lands after the close updates its issue, and every cycle sweeps (idle
-    ones too), so it is seen within a poll interval whenever it lands."""
-    since = now - window(settings)
+@dataclass(frozen=True)
+class Listing:
+    """The bot's log issues, most recently updated first, or ``unchanged`` (a 304)."""
+
+    unchanged: bool
+    items: list[dict[str, Any]]
+    etag: str | None
+
+
+def recently_updated(gateway: Gateway, settings: Settings, *, etag: str | None) -> Listing:
+    """The first page of the bot's log issues, open or closed, by last update: a record
+    that lands after a close updates its issue, which comes first. Asked with the last
+    sweep's ETag, an unchanged page is a 304, which costs no rate limit."""
     params = {
         "labels": settings.labels.workflow,
         "state": "all",
         "creator": settings.bot,
         "sort": "updated",
         "direction": "desc",
-        "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "per_page": 100,
     }
     path = f"/repos/{settings.control_repo}/issues"
-    return list(gateway.paginate(path, params=params))
+    answer = gateway.conditional_get(path, params=params, etag=etag)
+    if answer.status == 304:
+        return Listing(True, [], etag)
+    return Listing(False, list(answer.body or []), answer.header("etag"))
+
+
+def within_window(item: dict[str, Any], settings: Settings, now: datetime) -> bool:
+    """Updated within a run's budget and lease: a late record is seen within a poll
+    interval, since every cycle sweeps; older issues were swept when they changed."""
+    updated = item.get("updated_at")
+    if not isinstance(updated, str):
+        return False
+    return datetime.fromisoformat(updated.replace("Z", "+00:00")) > now - window(settings)
 
 
 def outcome_note(followup: Followup, how: str, note: str, nonce: str) -> str:

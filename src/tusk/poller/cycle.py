@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -167,8 +167,8 @@ class Poller:
         if not threads:
             # Idle cycles sweep too: a record that lands on a log issue after its close
             # (a hand-over racing the write-up) is carried within a poll interval.
-            self._carry_late_followups(report)
-            return state, report
+            etag = self._carry_late_followups(report, state.sweep_etag)
+            return replace(state, sweep_etag=etag), report
         blocklist = self._blocklist_of_cycle()
         self._report_dead_runs(report)
         looks = {thread.id: triage(thread, blocklist) for thread in threads}
@@ -182,7 +182,7 @@ class Poller:
                 failed.add(thread.id)
         # After the threads: a follow-up this cycle recorded on a run that had just ended
         # (a listing that lagged) is carried over at once.
-        self._carry_late_followups(report)
+        state = replace(state, sweep_etag=self._carry_late_followups(report, state.sweep_etag))
         # Threads updated in the listing's own second stay unread (``too_fresh``).
         why = {
             thread: "updated in the second GitHub listed it, so looked at again next poll"
@@ -365,33 +365,42 @@ class Poller:
         except TuskError as error:
             report.errors.append(f"reporting dead runs failed: {error}")
 
-    def _carry_late_followups(self, report: CycleReport) -> None:
+    def _carry_late_followups(self, report: CycleReport, etag: str | None) -> str | None:
         """Follow-ups left on the log issues of runs that ended (closed, failed, or dead)
-        become their threads' next tasks, each once (``carry``). One listing, then one read
-        per log issue updated within a run's budget and lease that changed since this
-        process last found nothing there; a failure holds up no dispatch."""
+        become their threads' next tasks, each once (``carry``). One conditional listing;
+        then one read per log issue updated within a run's budget and lease that changed
+        since this process last found nothing there. Returns the ETag the next sweep may
+        ask with: None while anything may change with time alone (a run in flight, a
+        follow-up waiting for a limit, a failure). A failure holds up no dispatch."""
         settings = self.settings
-        now = self._github_now()
         try:
-            ended = carry.recently_ended(self.bot, settings, now)
+            listing = carry.recently_updated(self.bot, settings, etag=etag)
         except TuskError as error:
             report.errors.append(f"looking for late follow-ups failed: {error}")
-            return
-        for item in ended:
+            return None
+        if listing.unchanged:
+            return etag
+        now, settled = self._github_now(), True
+        for item in listing.items:
+            if not carry.within_window(item, settings, now):
+                continue
             thread = carry.finished_thread(item, settings, now)
             number = int(item["number"])
-            if thread is None or self._swept.get(number) == item.get("updated_at"):
+            if thread is None:
+                settled = settled and item.get("state") == "closed"  # open: in flight
+                continue
+            if self._swept.get(number) == item.get("updated_at"):
                 continue
             try:
                 comments = followups.read(self.bot, settings.control_repo, number)
-                late = carry.to_carry(comments, bot=settings.bot)
-                for followup in late:
-                    self._carry(number, thread, followup, comments, report)
+                for followup in carry.to_carry(comments, bot=settings.bot):
+                    settled = self._carry(number, thread, followup, comments, report) and settled
             except (TuskError, LookupError, ValidationError) as error:
                 report.errors.append(f"carrying follow-ups of log issue #{number}: {error}")
+                settled = False
             else:
-                if not late:  # a courtesy for --loop: unchanged, it is not read again
-                    self._swept[number] = item.get("updated_at")
+                self._swept[number] = item.get("updated_at")  # a courtesy for --loop
+        return listing.etag if settled else None
 
     def _carry(
         self,
@@ -400,12 +409,13 @@ class Poller:
         followup: followups.Followup,
         comments: list[dict[str, Any]],
         report: CycleReport,
-    ) -> None:
+    ) -> bool:
         """One late follow-up: read back from its thread, planned as a trigger is, past the
         limits across runs as a fresh mention is, sent as the job its node names, then said
         ``carried``; or said ``refused`` when it may not start a run (its author is no
         longer allowed, it is gone, a limit drops it). Over a limit that waits, it stays
-        on the log issue, kept in the sweep's window by a ``waiting`` record."""
+        on the log issue, kept in the sweep's window by a ``waiting`` record. True when it
+        is settled (carried or refused), False when it waits."""
         repo, number = thread
         kind, identifier = carry.node_parts(followup.node)
         ref = context.ThreadRef(repo=repo, kind=carry.thread_kind(followup.url), number=number)
@@ -413,7 +423,7 @@ class Poller:
             fetched = self._fetch_context(self.bot, ref, self.settings.bot)
         except context.ThreadGone as gone:
             self._refuse(log_issue, followup, f"its thread is gone ({gone})", report)
-            return
+            return True
         node = next(
             (n for n in nodes_of(fetched.raw) if n.type == kind and n.id == identifier), None
         )
@@ -421,12 +431,12 @@ class Poller:
         if not isinstance(work, TaskWork):
             why = work.reason if isinstance(work, Skipped) else "the mention is gone"
             self._refuse(log_issue, followup, why, report)
-            return
+            return True
         work = work.model_copy(update={"jobid": carry.carried_job_id(repo, followup.node)})
         if work.jobid not in self._sent:
             if (over := self._limits.check(work)) is not None:
                 self._over_limit(log_issue, followup, work, over, fetched.raw, comments, report)
-                return
+                return self.settings.limits.over_limit == "drop"
             dispatch_task(self.dispatcher, self.settings, work, fetched.raw)
             self._limits.dispatched(work)
             self._sent.add(work.jobid)
@@ -441,6 +451,7 @@ class Poller:
             jobid=work.jobid,
         )
         report.carried.append(f"{followup.url} → {work.jobid}")
+        return True
 
     def _over_limit(
         self,
