@@ -3,18 +3,21 @@
 A follow-up recorded on a log issue after the run's last pass (the run's inbox
 marked it ``missed``, or it landed after the inbox closed: a poller's listing
 that lagged, a hand-over racing the write-up) is never delivered. Once the run
-can take nothing more (its log issue is closed), the poller, on a cycle that
-already reads threads, finds the bot's log issues closed or updated lately,
-and dispatches each follow-up there marked neither ``delivered`` nor
-``carried`` as a task for its thread. The job id comes from the follow-up's
+can take nothing more (its log issue is closed, or open but failed or dead), the
+poller, on every cycle (idle ones too), lists the bot's log issues by last
+update, conditionally, and dispatches each follow-up there marked neither
+``delivered``, ``carried`` nor ``refused`` as a task for its thread, past the
+limits across runs as a fresh mention. The job id comes from the follow-up's
 node, so two pollers, a lost dispatch answer and re-deliveries are one job,
 which the claim runs once; the ``carried`` record and the thread's note follow
 the dispatch, so a failure before them only repeats a dispatch that collapses.
+Of two sweeps that carry at one instant, the one whose ``carried`` record came
+first (read back from the issue) tells the thread.
 
 Only the bot's records count (``tusk.issues.followups``), and the mention is read
 back from its thread and planned as a trigger is (``core.plan``: allowed users,
-the blocklist, its own permission marker). Pure but for ``recently_closed`` and
-``note_carried``, which talk to GitHub; the cycle does the rest.
+the blocklist, its own permission marker). Pure but for ``recently_updated``,
+``say_outcome`` and ``note_carried``, which talk to GitHub; the cycle does the rest.
 """
 
 from __future__ import annotations
