@@ -256,7 +256,8 @@ def test_a_refused_dispatch_token_is_named_and_blamed(harness: Any, local_github
     assert "Check that TUSK_DISPATCH_TOKEN may write" in error
 
 
-def test_idle_poll_is_one_conditional_request_answered_304(harness: Any) -> None:
+def test_idle_poll_is_two_conditional_requests_answered_304(harness: Any) -> None:
+    """The inbox, and the sweep for late follow-ups (nothing left pending): both 304."""
     h = harness(scenario(issues=[issue(1, [said("alice", REAL)])]))
     state, _ = h.poller.cycle(PollState())
     state, _ = h.poller.cycle(state)  # sees its own mark-read; nothing unread
@@ -264,7 +265,7 @@ def test_idle_poll_is_one_conditional_request_answered_304(harness: Any) -> None
     state, report = h.poller.cycle(state)
     assert report.status == 304
     assert h.ledger.total == 0
-    assert h.ledger.total_not_modified == 1
+    assert h.ledger.total_not_modified == 2
     assert state.poll_interval == 60.0
 
 

@@ -3,23 +3,27 @@
 A follow-up recorded on a log issue after the run's last pass (the run's inbox
 marked it ``missed``, or it landed after the inbox closed: a poller's listing
 that lagged, a hand-over racing the write-up) is never delivered. Once the run
-can take nothing more (its log issue is closed), the poller, on a cycle that
-already reads threads, finds the bot's log issues closed or updated lately,
-and dispatches each follow-up there marked neither ``delivered`` nor
-``carried`` as a task for its thread. The job id comes from the follow-up's
+can take nothing more (its log issue is closed, or open but failed or dead), the
+poller, on every cycle (idle ones too), lists the bot's log issues by last
+update, conditionally, and dispatches each follow-up there marked neither
+``delivered``, ``carried`` nor ``refused`` as a task for its thread, past the
+limits across runs as a fresh mention. The job id comes from the follow-up's
 node, so two pollers, a lost dispatch answer and re-deliveries are one job,
 which the claim runs once; the ``carried`` record and the thread's note follow
 the dispatch, so a failure before them only repeats a dispatch that collapses.
+Of two sweeps that carry at one instant, the one whose ``carried`` record came
+first (read back from the issue) tells the thread.
 
 Only the bot's records count (``tusk.issues.followups``), and the mention is read
 back from its thread and planned as a trigger is (``core.plan``: allowed users,
-the blocklist, its own permission marker). Pure but for ``recently_closed`` and
-``note_carried``, which talk to GitHub; the cycle does the rest.
+the blocklist, its own permission marker). Pure but for ``recently_updated``,
+``say_outcome`` and ``note_carried``, which talk to GitHub; the cycle does the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,10 +31,10 @@ from tusk.contracts.config import Settings
 from tusk.contracts.models import TriggerType
 from tusk.contracts.raw_context import ThreadKind
 from tusk.github.gateway import Gateway
-from tusk.github.once import post_marked_comment
+from tusk.github.once import new_nonce, post_marked_comment
 from tusk.issues import claims, followups
 from tusk.issues.followups import Followup
-from tusk.issues.thread_runs import thread_in_marker
+from tusk.issues.thread_runs import in_flight, thread_in_marker
 from tusk.poller.jobids import job_id
 from tusk.text.markers import parse_markers, render_marker
 
@@ -39,6 +43,9 @@ CARRIED = "carried"
 SETTLED = frozenset({"delivered", CARRIED})
 # Outcomes that settle it without a run: nobody may start one with it any more.
 REFUSED = "refused"
+# Settles nothing: a follow-up over a limit that waits; the record keeps its log issue
+# among the recently updated, so the sweep keeps finding it until the limit allows it.
+WAITING = "waiting"
 
 
 def outcomes(comments: Sequence[dict[str, Any]], *, bot: str) -> dict[str, set[str]]:
@@ -86,47 +93,122 @@ def carried_job_id(repo: str, node: str) -> str:
     return job_id(repo, trigger_type, f"{identifier}/carried")
 
 
-def finished_thread(item: dict[str, Any], bot: str) -> tuple[str, int] | None:
-    """The thread of a finished run's log issue (the bot's, closed), or None."""
-    if item.get("state") != "closed" or not claims.by_bot(item, bot):
+def finished_thread(
+    item: dict[str, Any], settings: Settings, now: datetime
+) -> tuple[str, int] | None:
+    """The thread of a finished run's log issue, or None: the bot's, and closed, or open
+    but holding its thread no longer (failed under ``bug``, a failure record, or past its
+    budget and lease: ``thread_runs.in_flight``)."""
+    if not claims.by_bot(item, settings.bot):
         return None
     thread = thread_in_marker(item)
     if thread is None or "#" not in thread:
+        return None
+    if item.get("state") != "closed" and in_flight([item], settings, thread, now) is not None:
         return None
     repo, _, number = thread.rpartition("#")
     return (repo, int(number)) if number.isdigit() else None
 
 
-def recently_closed(gateway: Gateway, settings: Settings, now: datetime) -> list[dict[str, Any]]:
-    """The bot's closed log issues updated within a run's budget and lease: one page. A
-    late record updates its issue, so it is seen on the next cycle that reads threads."""
-    limits = settings.limits
-    since = now - timedelta(minutes=limits.run_minutes + limits.claim_lease_minutes)
+@dataclass(frozen=True)
+class Listing:
+    """The bot's log issues, most recently updated first, or ``unchanged`` (a 304)."""
+
+    unchanged: bool
+    items: list[dict[str, Any]]
+    etag: str | None
+
+
+def recently_updated(gateway: Gateway, settings: Settings, *, etag: str | None) -> Listing:
+    """The first page of the bot's log issues, open or closed, by last update: a record
+    that lands after a close updates its issue, which comes first. Asked with the last
+    sweep's ETag, an unchanged page is a 304, which costs no rate limit."""
     params = {
         "labels": settings.labels.workflow,
-        "state": "closed",
+        "state": "all",
         "creator": settings.bot,
         "sort": "updated",
         "direction": "desc",
-        "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "per_page": 100,
     }
     path = f"/repos/{settings.control_repo}/issues"
-    return list(gateway.get(path, params=params) or [])
+    answer = gateway.conditional_get(path, params=params, etag=etag)
+    if answer.status == 304:
+        return Listing(True, [], etag)
+    return Listing(False, list(answer.body or []), answer.header("etag"))
 
 
-def outcome_note(followup: Followup, how: str, note: str) -> str:
+def within_window(item: dict[str, Any], settings: Settings, now: datetime) -> bool:
+    """Updated within a run's budget and lease: a late record is seen within a poll
+    interval, since every cycle sweeps; older issues were swept when they changed."""
+    updated = item.get("updated_at")
+    if not isinstance(updated, str):
+        return False
+    return datetime.fromisoformat(updated.replace("Z", "+00:00")) > now - window(settings)
+
+
+def outcome_note(followup: Followup, how: str, note: str, nonce: str) -> str:
     """What became of a late follow-up, on the log issue. It opens with its marker: the
-    poller's bot token writes nothing else there."""
-    marker = render_marker("followup-delivered", {"node": followup.node, "how": how})
-    return f"{marker}\n{note}\n"
+    poller's bot token writes nothing else there. ``nonce``: this sweep's own."""
+    data = {"node": followup.node, "how": how, "nonce": nonce}
+    return f"{render_marker('followup-delivered', data)}\n{note}\n"
 
 
 def say_outcome(
     gateway: Gateway, settings: Settings, *, log_issue: int, followup: Followup, how: str, note: str
-) -> None:
-    path = f"/repos/{settings.control_repo}/issues/{log_issue}/comments"
-    gateway.post(path, json={"body": outcome_note(followup, how, note)})
+) -> str:
+    """The outcome on the log issue, made once although its answer may be lost; the nonce
+    it carries."""
+    nonce = new_nonce()
+    post_marked_comment(
+        gateway,
+        settings.control_repo,
+        log_issue,
+        outcome_note(followup, how, note, nonce),
+        kind="followup-delivered",
+        nonce=nonce,
+        bot=settings.bot,
+        what=f"the {how} record of a late follow-up",
+    )
+    return nonce
+
+
+def window(settings: Settings) -> timedelta:
+    """How far back the sweep looks: a run's budget plus its claim's lease."""
+    return timedelta(minutes=settings.limits.run_minutes + settings.limits.claim_lease_minutes)
+
+
+def needs_waiting_record(
+    comments: Sequence[dict[str, Any]], followup: Followup, settings: Settings, now: datetime
+) -> bool:
+    """True when no ``waiting`` record of the bot for ``followup`` is younger than half the
+    sweep's window (one more keeps its log issue in the window)."""
+    fresh = now - window(settings) / 2
+    for comment in comments:
+        created = comment.get("created_at")
+        if not claims.by_bot(comment, settings.bot) or not isinstance(created, str):
+            continue
+        if datetime.fromisoformat(created.replace("Z", "+00:00")) <= fresh:
+            continue
+        for data in parse_markers(comment.get("body"), "followup-delivered"):
+            if data.get("node") == followup.node and data.get("how") == WAITING:
+                return False
+    return True
+
+
+def first_to_say(
+    comments: Sequence[dict[str, Any]], *, bot: str, node: str, how: str
+) -> str | None:
+    """The nonce of the bot's earliest ``how`` record for ``node``: the sweep that made it
+    tells the thread, so two pollers carrying at one instant post one note."""
+    for comment in sorted(comments, key=lambda c: int(c.get("id") or 0)):
+        if not claims.by_bot(comment, bot):
+            continue
+        for data in parse_markers(comment.get("body"), "followup-delivered"):
+            if data.get("node") == node and data.get("how") == how:
+                nonce = data.get("nonce")
+                return nonce if isinstance(nonce, str) else None
+    return None
 
 
 def carried_note(followup: Followup, *, jobid: str) -> str:
@@ -146,9 +228,11 @@ def note_carried(
     thread: tuple[str, int],
     followup: Followup,
     jobid: str,
-) -> None:
-    """Once dispatched: ``carried`` on the log issue, then once on the thread (by node)."""
-    say_outcome(
+) -> bool:
+    """Once dispatched: ``carried`` on the log issue; then, when this sweep's record is the
+    first (read back from the issue), the note on the thread, looked for first (by node).
+    True when this sweep told the thread."""
+    mine = say_outcome(
         gateway,
         settings,
         log_issue=log_issue,
@@ -156,6 +240,9 @@ def note_carried(
         how=CARRIED,
         note=f"📨 Follow-up {followup.url} came after the run ended: it is job {jobid}'s task.",
     )
+    comments = followups.read(gateway, settings.control_repo, log_issue)
+    if first_to_say(comments, bot=settings.bot, node=followup.node, how=CARRIED) != mine:
+        return False  # another sweep recorded it first: that one tells the thread
     repo, number = thread
     post_marked_comment(
         gateway,
@@ -169,3 +256,4 @@ def note_carried(
         look_first=True,
         what="the carried follow-up's note",
     )
+    return True

@@ -72,6 +72,9 @@ class PollState:
 
     last_modified: str | None = None
     poll_interval: float = DEFAULT_POLL_INTERVAL
+    # The ETag of the last sweep for late follow-ups that left nothing pending: an idle
+    # sweep is then one conditional request answered 304 (``tusk.poller.carry``).
+    sweep_etag: str | None = None
 
 
 @dataclass(frozen=True)

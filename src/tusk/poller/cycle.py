@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from tusk.contracts.config import Settings
+from tusk.contracts.limits import Refusal
 from tusk.contracts.models import Blocklist, TaskWork, Trigger
 from tusk.contracts.raw_context import RawContext
 from tusk.errors import TuskError
@@ -84,9 +85,17 @@ class CycleReport:
     left_unread: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
+    def _late_lines(self) -> list[str]:
+        """What an idle cycle's sweep of late follow-ups did."""
+        out = [f"carried over: {line}" for line in self.carried]
+        out += [f"skipped: {reason}" for reason in self.skipped]
+        out += [f"over a limit: {line}" for line in self.over_limit]
+        return out + [f"error: {error}" for error in self.errors]
+
     def lines(self) -> list[str]:
         if self.status == 304:
-            return ["notifications: 304 not modified, nothing to do"]
+            idle = ["notifications: 304 not modified, nothing to do"]
+            return idle + self._late_lines()
         out = [f"notifications: {self.threads} unread thread(s)"]
         out += [f"dispatched {jobid}" for jobid in self.dispatched]
         out += [f"dispatched {label} {jobid}" for label, jobid in self.commands]
@@ -135,18 +144,32 @@ class Poller:
         self._holders: dict[str, RunInFlight | None] = {}
         self._open_runs: list[dict[str, Any]] | None = None
         self._dispatched_threads: set[str] = set()
+        self._blocklist: Blocklist | None = None
+        # Log issues a sweep found nothing to carry on, by their updated_at: a courtesy
+        # for --loop; a change (a late record) updates the issue, so it is read again.
+        self._swept: dict[int, Any] = {}
+
+    def _blocklist_of_cycle(self) -> Blocklist:
+        """The blocklist, read at most once per cycle, and only when needed."""
+        if self._blocklist is None:
+            self._blocklist = self._read_blocklist()
+        return self._blocklist
 
     def cycle(self, state: PollState) -> tuple[PollState, CycleReport]:
         response = notifications.fetch(self.bot, if_modified_since=state.last_modified)
         state, threads = poll(state, response)
         report = CycleReport(status=response.status, threads=len(threads))
-        if not threads:
-            return state, report
-        blocklist = self._read_blocklist()  # once per cycle
         self._limits.new_cycle()
         self._holders.clear()
         self._dispatched_threads.clear()
         self._open_runs = None
+        self._blocklist = None
+        if not threads:
+            # Idle cycles sweep too: a record that lands on a log issue after its close
+            # (a hand-over racing the write-up) is carried within a poll interval.
+            etag = self._carry_late_followups(report, state.sweep_etag)
+            return replace(state, sweep_etag=etag), report
+        blocklist = self._blocklist_of_cycle()
         self._report_dead_runs(report)
         looks = {thread.id: triage(thread, blocklist) for thread in threads}
         seen, _ = activity.look(self.bot, [t for t in threads if looks[t.id].look == "probe"])
@@ -159,7 +182,7 @@ class Poller:
                 failed.add(thread.id)
         # After the threads: a follow-up this cycle recorded on a run that had just ended
         # (a listing that lagged) is carried over at once.
-        self._carry_late_followups(blocklist, report)
+        state = replace(state, sweep_etag=self._carry_late_followups(report, state.sweep_etag))
         # Threads updated in the listing's own second stay unread (``too_fresh``).
         why = {
             thread: "updated in the second GitHub listed it, so looked at again next poll"
@@ -342,39 +365,57 @@ class Poller:
         except TuskError as error:
             report.errors.append(f"reporting dead runs failed: {error}")
 
-    def _carry_late_followups(self, blocklist: Blocklist, report: CycleReport) -> None:
-        """Follow-ups left on the log issues of runs that ended become their threads' next
-        tasks, each once (``carry``). One listing, then one read per log issue closed or
-        updated within a run's budget and lease; a failure holds up no dispatch."""
+    def _carry_late_followups(self, report: CycleReport, etag: str | None) -> str | None:
+        """Follow-ups left on the log issues of runs that ended (closed, failed, or dead)
+        become their threads' next tasks, each once (``carry``). One conditional listing;
+        then one read per log issue updated within a run's budget and lease that changed
+        since this process last found nothing there. Returns the ETag the next sweep may
+        ask with: None while anything may change with time alone (a run in flight, a
+        follow-up waiting for a limit, a failure). A failure holds up no dispatch."""
         settings = self.settings
         try:
-            closed = carry.recently_closed(self.bot, settings, self._github_now())
+            listing = carry.recently_updated(self.bot, settings, etag=etag)
         except TuskError as error:
             report.errors.append(f"looking for late follow-ups failed: {error}")
-            return
-        for item in closed:
-            thread = carry.finished_thread(item, settings.bot)
-            if thread is None:
+            return None
+        if listing.unchanged:
+            return etag
+        now, settled = self._github_now(), True
+        for item in listing.items:
+            if not carry.within_window(item, settings, now):
                 continue
+            thread = carry.finished_thread(item, settings, now)
             number = int(item["number"])
+            if thread is None:
+                settled = settled and item.get("state") == "closed"  # open: in flight
+                continue
+            if self._swept.get(number) == item.get("updated_at"):
+                continue
             try:
                 comments = followups.read(self.bot, settings.control_repo, number)
                 for followup in carry.to_carry(comments, bot=settings.bot):
-                    self._carry(number, thread, followup, blocklist, report)
+                    settled = self._carry(number, thread, followup, comments, report) and settled
             except (TuskError, LookupError, ValidationError) as error:
                 report.errors.append(f"carrying follow-ups of log issue #{number}: {error}")
+                settled = False
+            else:
+                self._swept[number] = item.get("updated_at")  # a courtesy for --loop
+        return listing.etag if settled else None
 
     def _carry(
         self,
         log_issue: int,
         thread: tuple[str, int],
         followup: followups.Followup,
-        blocklist: Blocklist,
+        comments: list[dict[str, Any]],
         report: CycleReport,
-    ) -> None:
-        """One late follow-up: read back from its thread, planned as a trigger is, sent as
-        the job its node names, then said ``carried``; or said ``refused`` when it may not
-        start a run (its author is no longer allowed, it is gone)."""
+    ) -> bool:
+        """One late follow-up: read back from its thread, planned as a trigger is, past the
+        limits across runs as a fresh mention is, sent as the job its node names, then said
+        ``carried``; or said ``refused`` when it may not start a run (its author is no
+        longer allowed, it is gone, a limit drops it). Over a limit that waits, it stays
+        on the log issue, kept in the sweep's window by a ``waiting`` record. True when it
+        is settled (carried or refused), False when it waits."""
         repo, number = thread
         kind, identifier = carry.node_parts(followup.node)
         ref = context.ThreadRef(repo=repo, kind=carry.thread_kind(followup.url), number=number)
@@ -382,18 +423,22 @@ class Poller:
             fetched = self._fetch_context(self.bot, ref, self.settings.bot)
         except context.ThreadGone as gone:
             self._refuse(log_issue, followup, f"its thread is gone ({gone})", report)
-            return
+            return True
         node = next(
             (n for n in nodes_of(fetched.raw) if n.type == kind and n.id == identifier), None
         )
-        work = self._plan_carried(node, repo, fetched.raw, blocklist) if node else None
+        work = self._plan_carried(node, repo, fetched.raw) if node else None
         if not isinstance(work, TaskWork):
             why = work.reason if isinstance(work, Skipped) else "the mention is gone"
             self._refuse(log_issue, followup, why, report)
-            return
+            return True
         work = work.model_copy(update={"jobid": carry.carried_job_id(repo, followup.node)})
         if work.jobid not in self._sent:
+            if (over := self._limits.check(work)) is not None:
+                self._over_limit(log_issue, followup, work, over, fetched.raw, comments, report)
+                return self.settings.limits.over_limit == "drop"
             dispatch_task(self.dispatcher, self.settings, work, fetched.raw)
+            self._limits.dispatched(work)
             self._sent.add(work.jobid)
         if (key := followups.thread_key(repo, number)) is not None:
             self._dispatched_threads.add(key)  # a mention there now waits for this run
@@ -406,10 +451,37 @@ class Poller:
             jobid=work.jobid,
         )
         report.carried.append(f"{followup.url} → {work.jobid}")
+        return True
 
-    def _plan_carried(
-        self, node: Node, repo: str, raw: RawContext, blocklist: Blocklist
-    ) -> TaskWork | Skipped | None:
+    def _over_limit(
+        self,
+        log_issue: int,
+        followup: followups.Followup,
+        work: TaskWork,
+        over: Refusal,
+        raw: RawContext,
+        comments: list[dict[str, Any]],
+        report: CycleReport,
+    ) -> None:
+        """A carried follow-up over a limit, as a fresh mention: the thread is answered once;
+        dropped, it is said ``refused``; waiting, it stays to carry, and a ``waiting`` record
+        now and then keeps its log issue in the sweep's window until the limit allows it."""
+        report.over_limit.append(answer(self.bot, self.settings, work, over, raw))
+        if self.settings.limits.over_limit == "drop":
+            self._refuse(log_issue, followup, f"over a limit ({over.sentence()})", report)
+            return
+        now = self._github_now()
+        if carry.needs_waiting_record(comments, followup, self.settings, now):
+            carry.say_outcome(
+                self.bot,
+                self.settings,
+                log_issue=log_issue,
+                followup=followup,
+                how=carry.WAITING,
+                note=f"⏳ Follow-up {followup.url} waits for a limit: {over.sentence()}",
+            )
+
+    def _plan_carried(self, node: Node, repo: str, raw: RawContext) -> TaskWork | Skipped | None:
         """The follow-up's mention as a trigger: the same rules, its own marker."""
         if node.author.lower() == self.settings.bot.lower():
             return Skipped(node, "the bot's own text")
@@ -424,7 +496,7 @@ class Poller:
             repo=repo,
             trust=trust,
             settings=self.settings,
-            blocklist=blocklist,
+            blocklist=self._blocklist_of_cycle(),
             now=self._clock(),
             raw=raw,
         )
