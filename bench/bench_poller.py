@@ -2,7 +2,8 @@
 
 Prints, for an idle ``--loop`` poll and an idle scheduled ``--once`` poll
 (a fresh process each time, with and without ``--state``), the requests sent
-(goal: none counted, one conditional request answered 304) and, for three
+(goal: none counted; its conditional requests, the notifications and the log issues'
+listing for late follow-ups, answered 304) and, for three
 large threads, the
 requests spent per trigger next to the floor of one GraphQL page per 100
 items (goal: the context fetch at most 1.2x the floor):
@@ -393,7 +394,7 @@ def main() -> None:
         counted, free = idle(github)
         print("idle --loop poll")
         print(
-            f"  requests counted: {counted}   answered 304 (free): {free}   goal: 0 counted, 1 free"
+            f"  requests counted: {counted}   answered 304 (free): {free}   goal: 0 counted, 2 free"
         )
         with tempfile.TemporaryDirectory() as folder:
             for keep in (False, True):
