@@ -2,10 +2,9 @@
 
 Prints, for an idle ``--loop`` poll and an idle scheduled ``--once`` poll
 (a fresh process each time, with and without ``--state``), the requests sent
-(goal: none counted; its conditional requests, the notifications and the log issues'
-listing for late follow-ups, answered 304) and, for three
-large threads, the
-requests spent per trigger next to the floor of one GraphQL page per 100
+(goal: none counted; its conditional requests, the notifications and the log
+issues' listing for late follow-ups, answered 304) and, for three large threads,
+the requests spent per trigger next to the floor of one GraphQL page per 100
 items (goal: the context fetch at most 1.2x the floor):
 
 * an issue with 250 comments;
