@@ -87,6 +87,7 @@ def start_state(inputs: JobInputs) -> None:
                 trigger=doc.trigger if doc is not None else None,
                 started_at=time.time(),
                 run_url=inputs.runner.run_url,
+                signing=inputs.settings.attestation,
             ),
         )
 
@@ -267,7 +268,8 @@ def finish_writeup(
     if gateway is None:
         return ["the write-up is incomplete, but no agent token was given to finish it"]
     killed = state.outcome is None
-    state, report = publish.write_up(run_dir, gateway, secrets=secrets or [])
+    signer = job_signer(state.signing, run_dir)  # the job's identity, as the run step's
+    state, report = publish.write_up(run_dir, gateway, secrets=secrets or [], signer=signer)
     report_writeup(state, report)
     what = "recorded the run as cancelled (killed)" if killed else "completed the write-up"
     status = "" if report.complete else f"; still missing: {', '.join(report.failed)}"
