@@ -334,6 +334,35 @@ def test_the_clean_up_step_signs_the_write_up_of_a_killed_run(
     assert "attestation verified: signed by" in capsys.readouterr().out
 
 
+def test_a_job_without_id_token_write_says_so_on_the_log_issue_and_completes(
+    tmp_path: Path,
+    gh: Any,
+    fulcio: LocalFulcio,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A caller that grants only contents: read: on GitHub the job has no OIDC request
+    variables; the write-up is whole and says why it is not signed."""
+    from tusk.steps.run_claude.writeup.kept import finish_writeup
+
+    folder = kept_run(tmp_path, gh, None, signing="auto")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TUSK_FULCIO_URL", raising=False)
+    done = finish_writeup(folder, gateway=gh.gateway("agent"))
+    assert done == [f"recorded the run as cancelled (killed) on {gh.url}/{CONTROL}/issues/1"]
+    audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
+    assert (
+        "not signed: signing failed (the job lacks id-token: write; its calling job"
+        in (audit["body"])
+    )
+    capsys.readouterr()
+    url = f"{gh.url}/{CONTROL}/issues/1"
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 1
+    assert "signing failed: the record is not signed" in capsys.readouterr().err
+
+
 def test_a_signing_that_fails_is_said_on_the_log_issue_and_by_verify(
     tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from tusk import actions_edge
-from tusk.attest.keyless import AttestationMode, signer_from_environment
+from tusk.attest.keyless import AttestationMode, failure_reason, signer_from_environment
 from tusk.attest.sign_run import Attested, Signer
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, RunMetadata
@@ -188,7 +188,7 @@ def job_signer(mode: AttestationMode, run_dir: Path) -> Signer | None:
         return signer_from_environment(mode, os.environ)
     except Exception as failure:
         actions_edge.warning("Could not sign the run's audit record", detail=str(failure))
-        state.attestation = Attested(mode="failed", reason=f"{type(failure).__name__}")
+        state.attestation = Attested(mode="failed", reason=failure_reason(failure))
         publish.save_state(run_dir, state)
         return None
 
