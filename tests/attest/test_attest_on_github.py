@@ -15,6 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from tusk.attest.identity import WorkflowIdentity
+from tusk.attest.keyless import AttestationMode
 from tusk.attest.sign_run import Signer
 from tusk.audit.chain import AuditLog
 from tusk.audit.on_issue import audit_sets, posted_transcript, transcript_digest
@@ -108,6 +109,18 @@ def audit_file(folder: Path, target: str) -> Path:
 
 
 def written_up(tmp_path: Path, gh: Any, with_signer: Signer | None) -> str:
+    folder = kept_run(tmp_path, gh, Outcome(kind="completed", headline="Completed"))
+    state, report = writeup.write_up(
+        folder, gh.gateway("agent"), patience=QUICK, signer=with_signer
+    )
+    assert report.complete, report.failed
+    return state.run.log_issue_url
+
+
+def kept_run(
+    tmp_path: Path, gh: Any, outcome: Outcome | None, signing: AttestationMode = "off"
+) -> Path:
+    """The run folder a run step leaves for its write-up (``outcome`` None: killed)."""
     folder = tmp_path / "run"
     folder.mkdir()
     run = RunMetadata(
@@ -123,19 +136,20 @@ def written_up(tmp_path: Path, gh: Any, with_signer: Signer | None) -> str:
         context_path="context.md",
         context_file="context.json",
     )
-    outcome = Outcome(kind="completed", headline="Completed")
     state = writeup.WriteUpState(
-        run=run, bot=BOT, bug_label="bug", outcome=outcome, nonce="n1", isolation="off"
+        run=run,
+        bot=BOT,
+        bug_label="bug",
+        outcome=outcome,
+        nonce="n1",
+        isolation="off",
+        signing=signing,
     )
     writeup.save_state(folder, state)
     lines = [{"type": "exchange", "results": [], "answer": [{"type": "text", "text": "done"}]}]
     (folder / RECORD_FILE).write_text("".join(json.dumps(e) + "\n" for e in lines))
     audit_file(folder, "alice/widgets#1")
-    state, report = writeup.write_up(
-        folder, gh.gateway("agent"), patience=QUICK, signer=with_signer
-    )
-    assert report.complete, report.failed
-    return run.log_issue_url
+    return folder
 
 
 def verify(url: str, root: Path, *extra: str) -> int:
@@ -296,6 +310,59 @@ def test_a_rewrite_is_not_signed_again_by_a_rerun_of_the_write_up(
     assert len(listed["attestations"]) == 1
 
 
+def test_the_clean_up_step_signs_the_write_up_of_a_killed_run(
+    tmp_path: Path,
+    gh: Any,
+    fulcio: LocalFulcio,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tusk.sandbox.fulcio_server import keyless_stand_in
+    from tusk.steps.run_claude.writeup.kept import finish_writeup
+
+    folder = kept_run(tmp_path, gh, None, signing="github")
+    with keyless_stand_in(AGENT, fulcio) as stand_in:
+        for name, value in stand_in.environment.items():
+            monkeypatch.setenv(name, value)
+        done = finish_writeup(folder, gateway=gh.gateway("agent"))
+    assert done[0].startswith("recorded the run as cancelled (killed)")
+    audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
+    assert "signed with the agent workflow's OIDC identity" in audit["body"]
+    capsys.readouterr()
+    url = f"{gh.url}/{CONTROL}/issues/1"
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 0
+    assert "attestation verified: signed by" in capsys.readouterr().out
+
+
+def test_a_job_without_id_token_write_says_so_on_the_log_issue_and_completes(
+    tmp_path: Path,
+    gh: Any,
+    fulcio: LocalFulcio,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A caller that grants only contents: read: on GitHub the job has no OIDC request
+    variables; the write-up is whole and says why it is not signed."""
+    from tusk.steps.run_claude.writeup.kept import finish_writeup
+
+    folder = kept_run(tmp_path, gh, None, signing="auto")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TUSK_FULCIO_URL", raising=False)
+    done = finish_writeup(folder, gateway=gh.gateway("agent"))
+    assert done == [f"recorded the run as cancelled (killed) on {gh.url}/{CONTROL}/issues/1"]
+    audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
+    assert (
+        "not signed: signing failed (the job lacks id-token: write; its calling job"
+        in (audit["body"])
+    )
+    capsys.readouterr()
+    url = f"{gh.url}/{CONTROL}/issues/1"
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 1
+    assert "signing failed: the record is not signed" in capsys.readouterr().err
+
+
 def test_a_signing_that_fails_is_said_on_the_log_issue_and_by_verify(
     tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -390,11 +457,11 @@ def test_an_undo_of_a_rewritten_run_still_fails_on_the_run_s_own_attestation(
     assert f"run n1: no attestation in {CONTROL} names the chain head sha256:{new_head}" in err
 
 
-def test_an_apply_s_continuation_is_signed_with_the_staged_set_and_verified(
-    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from tusk.approval.staged_set import StagedSet
-    from tusk.attest.statement import STAGED, RunClaims, subject_digests
+def applied(tmp_path: Path, gh: Any, fulcio: LocalFulcio) -> str:
+    """A signed run whose staged set is on its log issue, then its apply's continuation
+    signed by the command workflow with the set's digest. Returns the set's digest (hex)."""
+    from tusk.approval.staged_set import StagedSet, set_comments, set_digest
+    from tusk.attest.statement import RunClaims
     from tusk.contracts.models import PermissionConfig
     from tusk.steps.apply import chain
 
@@ -414,6 +481,9 @@ def test_an_apply_s_continuation_is_signed_with_the_staged_set_and_verified(
         permissions=PermissionConfig(),
         operations=(),
     )
+    for body in set_comments(staged):
+        gh.gateway("agent").post(f"/repos/{CONTROL}/issues/1/comments", json={"body": body})
+    digest = set_digest(staged).removeprefix("sha256:")
     path = tmp_path / "apply.jsonl"
     assert chain.seed(comments(gh), path, jobid=JOBID) == ""
     claims = RunClaims(
@@ -425,7 +495,7 @@ def test_an_apply_s_continuation_is_signed_with_the_staged_set_and_verified(
         outcome="applied",
         cost_usd=None,
         head="",
-        staged="5" * 64,
+        staged=digest,
         step="apply",
     )
     chain.post(
@@ -437,6 +507,16 @@ def test_an_apply_s_continuation_is_signed_with_the_staged_set_and_verified(
         claims=claims,
         signing=(signer(fulcio, UNDO), ""),
     )
+    return digest
+
+
+def test_an_apply_s_continuation_is_signed_with_the_staged_set_and_verified(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tusk.attest.statement import STAGED, subject_digests
+
+    digest = applied(tmp_path, gh, fulcio)
+    url = f"{gh.url}/{CONTROL}/issues/1"
     capsys.readouterr()
     assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 0
     out = capsys.readouterr().out
@@ -448,5 +528,19 @@ def test_an_apply_s_continuation_is_signed_with_the_staged_set_and_verified(
     listed = gh.gateway("read").get(f"/repos/{CONTROL}/attestations/sha256:{head}")
     stored = listed["attestations"][0]  # newest first: the apply's
     payload = json.loads(base64.b64decode(stored["bundle"]["dsseEnvelope"]["payload"]))
-    assert subject_digests(payload)[STAGED] == "5" * 64
+    assert subject_digests(payload)[STAGED] == digest
     assert payload["predicate"]["step"] == "apply"
+
+
+def test_a_staged_set_edited_after_it_was_signed_fails(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    applied(tmp_path, gh, fulcio)
+    staged = next(c for c in comments(gh) if "<!-- tusk:approval " in c["body"])
+    rewrite(gh, staged, '"reason":"staged: true"', '"reason":"staged: false"')
+    capsys.readouterr()
+    assert verify(f"{gh.url}/{CONTROL}/issues/1", root_file(tmp_path, fulcio)) == 1
+    assert (
+        "apply-a1: attestation does not hold: the signed staged set is not on this issue "
+        "as signed (its comments were edited or removed)"
+    ) in capsys.readouterr().err

@@ -4,13 +4,24 @@ write-up's ephemeral key, the result verified with the stand-in's root."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 import requests
 from pydantic import SecretStr
 
 from tusk.attest import bundle, statement
 from tusk.attest.identity import Expected, WorkflowIdentity
-from tusk.attest.keyless import oidc_token, signer_from_environment
+from tusk.attest.keyless import (
+    AttestationMode,
+    SigningUnavailable,
+    fulcio_url,
+    oidc_token,
+    signer_from_environment,
+    try_signer,
+)
 from tusk.errors import InputError
 from tusk.sandbox.fulcio_server import keyless_stand_in
 
@@ -58,12 +69,40 @@ def test_the_oidc_endpoint_wants_the_job_s_request_token() -> None:
         oidc_token(stand_in.environment["ACTIONS_ID_TOKEN_REQUEST_URL"], SecretStr("guess"))
 
 
-def test_auto_without_an_oidc_token_is_off_and_off_is_off() -> None:
+def test_auto_off_actions_without_a_fulcio_is_off_and_off_is_off() -> None:
     assert signer_from_environment("auto", {}) is None
     with keyless_stand_in(AGENT) as stand_in:
         assert signer_from_environment("off", stand_in.environment) is None
+    with pytest.raises(InputError, match="not on GitHub Actions"):
+        signer_from_environment("github", {})
 
 
-def test_github_without_an_oidc_token_says_what_the_job_lacks() -> None:
-    with pytest.raises(InputError, match="id-token: write"):
-        signer_from_environment("github", {"TUSK_FULCIO_URL": "http://127.0.0.1:9"})
+@pytest.mark.parametrize("mode", ["auto", "github"])
+def test_a_job_without_id_token_write_says_what_it_lacks(mode: AttestationMode) -> None:
+    for environ in ({"TUSK_FULCIO_URL": "http://127.0.0.1:9"}, {"GITHUB_ACTIONS": "true"}):
+        with pytest.raises(SigningUnavailable, match=r"^the job lacks id-token: write; "):
+            signer_from_environment(mode, environ)
+    signer, reason = try_signer(mode, {"GITHUB_ACTIONS": "true"})
+    assert signer is None and reason.startswith("the job lacks id-token: write; its calling job")
+
+
+@pytest.mark.parametrize(
+    ("payload", "fulcio"),
+    [
+        ({"repository": {"visibility": "public"}}, "https://fulcio.sigstore.dev"),
+        ({"repository": {"visibility": "private"}}, "https://fulcio.githubapp.com"),
+        ({"repository": {"visibility": "internal"}}, "https://fulcio.githubapp.com"),
+        ({}, "https://fulcio.githubapp.com"),
+    ],
+)
+def test_on_github_the_fulcio_is_the_one_actions_attest_uses_for_the_visibility(
+    tmp_path: Path, payload: dict[str, Any], fulcio: str
+) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(payload))
+    on_actions = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event)}
+    assert fulcio_url(on_actions) == fulcio
+    assert fulcio_url({**on_actions, "TUSK_FULCIO_URL": "http://127.0.0.1:9"}) == (
+        "http://127.0.0.1:9"
+    )
+    assert fulcio_url({"GITHUB_EVENT_PATH": str(event)}) is None  # not on Actions

@@ -67,6 +67,11 @@ def test_callers_call_the_reusable_workflows_at_the_given_release(tmp_path: Path
         assert workflow["permissions"] == {"contents": "read"}
         (job,) = workflow["jobs"].values()
         calls[name] = job["uses"]
+        # The jobs that sign their audit records (agent, undo, apply) get the OIDC
+        # token and the attestations API from the calling job; the poller gets nothing more.
+        signs = {"contents": "read", "id-token": "write", "attestations": "write"}
+        poll = {"contents": "write"}  # its state branch
+        assert job.get("permissions") == (signs if name != "poll.yml" else poll), name
     assert calls == {
         "agent.yml": "alice/tusk/.github/workflows/tusk-agent.yml@v3",
         "poll.yml": "alice/tusk/.github/workflows/tusk-poll.yml@v3",

@@ -42,7 +42,27 @@ def test_reusable_workflows_only_run_when_called(path: Path) -> None:
     """Tusk's own repository never starts them: no push, schedule or dispatch trigger."""
     triggers = load(path)[True]  # YAML 1.1 reads the key `on` as True
     assert list(triggers) == ["workflow_call"]
-    assert load(path)["permissions"] == {"contents": "read"}
+
+
+SIGNING_JOBS = {"tusk-agent.yml": {"agent"}, "tusk-go-away.yml": {"undo", "apply"}}
+
+
+@pytest.mark.parametrize("path", REUSABLE, ids=lambda p: p.name)
+def test_only_the_jobs_that_sign_take_what_the_caller_grants(path: Path) -> None:
+    """A job that signs its audit record (tusk.attest) declares no permissions, so it
+    has the calling job's grant (id-token: write, attestations: write from tusk init's
+    callers) and still runs, unsigned, for a caller that grants less; asking for them
+    would make GitHub refuse such a caller's whole run. Every other job reads only."""
+    workflow = load(path)
+    signing = SIGNING_JOBS.get(path.name, set())
+    for name, job in workflow["jobs"].items():
+        declared = job.get("permissions", workflow.get("permissions"))
+        if name in signing:
+            assert "permissions" not in job and "permissions" not in workflow, name
+        elif path.name == "tusk-poll.yml" and name == "poll":
+            assert declared == {"contents": "write"}  # its state branch
+        else:
+            assert declared == {"contents": "read"}, f"{path.name}: {name}"
 
 
 @pytest.mark.parametrize(

@@ -140,6 +140,30 @@ def _piece(body: str) -> str | None:
     return body[start + len(OPEN_FENCE) : end]
 
 
+def digests_on_issue(comments: Iterable[Mapping[str, Any]], *, jobid: str) -> set[str]:
+    """The digests (hex) of job ``jobid``'s staged sets as their comments on a log issue
+    hold them now: each set's parts joined and hashed again, whatever its markers say."""
+    sets: dict[str, tuple[int, dict[int, str]]] = {}
+    for comment in comments:
+        body = str(comment.get("body") or "")
+        for marker in parse_markers(body, "approval"):
+            if marker.get("jobid") != jobid:
+                continue
+            try:
+                part, total = int(marker["part"]), int(marker["parts"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            piece = _piece(body)
+            found = sets.setdefault(str(marker.get("digest")), (total, {}))
+            if piece is not None and total == found[0]:
+                found[1].setdefault(part, piece)
+    return {
+        hashlib.sha256("".join(p[n] for n in range(1, t + 1)).encode("utf-8")).hexdigest()
+        for t, p in sets.values()
+        if sorted(p) == list(range(1, t + 1))
+    }
+
+
 class SetProblem(ValueError):
     """The set cannot be loaded as approved; the message says why (fail closed)."""
 

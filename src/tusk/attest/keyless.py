@@ -5,6 +5,11 @@ and ``ACTIONS_ID_TOKEN_REQUEST_TOKEN``; asking that URL with audience
 ``sigstore`` answers a token naming the workflow. Fulcio
 (``TUSK_FULCIO_URL``, its v2 ``signingCert`` API) turns the token and a proof of
 possession into a short-lived certificate for the write-up's ephemeral key.
+On GitHub (no ``TUSK_FULCIO_URL``) the Fulcio is the one GitHub's own artifact
+attestations use (``actions/attest``): Sigstore's public-good instance for a
+public control repository, GitHub's own instance for a private or internal one
+(the repository's visibility read from the event, as ``actions/attest`` does).
+``TUSK_FULCIO_URL`` names another, such as the local stand-in.
 These are Actions' and Sigstore's endpoints, not GitHub's REST API, so they are
 reached here and not through the gateway. Neither token is ever logged, and the
 agent's process (whose environment is built from nothing) never has them.
@@ -32,6 +37,16 @@ TIMEOUT = 30
 REQUEST_URL = "ACTIONS_ID_TOKEN_REQUEST_URL"
 REQUEST_TOKEN = "ACTIONS_ID_TOKEN_REQUEST_TOKEN"
 FULCIO_URL = "TUSK_FULCIO_URL"
+PUBLIC_GOOD_FULCIO = "https://fulcio.sigstore.dev"  # actions/attest: public repositories
+GITHUB_FULCIO = "https://fulcio.githubapp.com"  # actions/attest: private and internal ones
+LACKS_ID_TOKEN = (
+    "the job lacks id-token: write; its calling job must grant id-token: write "
+    "and attestations: write, as tusk init's callers do"
+)
+
+
+class SigningUnavailable(RuntimeError):
+    """The job cannot sign, for a reason safe to show on the log issue."""
 
 
 def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -> Signer | None:
@@ -39,18 +54,43 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
     OIDC token or a Fulcio to ask)."""
     if mode == "off":
         return None
-    ready = all(environ.get(name) for name in (REQUEST_URL, REQUEST_TOKEN, FULCIO_URL))
-    if not ready:
+    base = fulcio_url(environ)
+    if base is None:  # neither on GitHub Actions nor a Fulcio named
         if mode == "auto":
             return None
         raise InputError(
-            f"attestation is github, but the job has no {REQUEST_URL}/{REQUEST_TOKEN} "
-            f"or no {FULCIO_URL}",
-            "Give the agent job `permissions: id-token: write, attestations: write` and set "
-            f"{FULCIO_URL}, or set attestation: off in tusk.yml.",
+            f"attestation is github, but the job is not on GitHub Actions and no {FULCIO_URL} "
+            "is set",
+            f"Set {FULCIO_URL}, or set attestation: off in tusk.yml.",
         )
+    if not all(environ.get(name) for name in (REQUEST_URL, REQUEST_TOKEN)):
+        raise SigningUnavailable(LACKS_ID_TOKEN)
     token = oidc_token(environ[REQUEST_URL], SecretStr(environ[REQUEST_TOKEN]))
-    return Signer(token=token, subject=subject_of(token), authority=fulcio(environ[FULCIO_URL]))
+    return Signer(token=token, subject=subject_of(token), authority=fulcio(base))
+
+
+def fulcio_url(environ: Mapping[str, str]) -> str | None:
+    """The Fulcio to ask: ``TUSK_FULCIO_URL``; on GitHub Actions, the one ``actions/attest``
+    uses for the repository's visibility; otherwise None."""
+    if environ.get(FULCIO_URL):
+        return environ[FULCIO_URL]
+    if environ.get("GITHUB_ACTIONS") != "true":
+        return None
+    return PUBLIC_GOOD_FULCIO if visibility(environ) == "public" else GITHUB_FULCIO
+
+
+def visibility(environ: Mapping[str, str]) -> str:
+    """The repository's visibility in the event's payload (empty when it names none)."""
+    path = environ.get("GITHUB_EVENT_PATH")
+    if not path:
+        return ""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            event = json.load(handle)
+    except (OSError, ValueError):
+        return ""
+    repository = event.get("repository") if isinstance(event, dict) else None
+    return str(repository.get("visibility") or "") if isinstance(repository, dict) else ""
 
 
 def try_signer(mode: AttestationMode, environ: Mapping[str, str]) -> tuple[Signer | None, str]:
@@ -59,7 +99,13 @@ def try_signer(mode: AttestationMode, environ: Mapping[str, str]) -> tuple[Signe
     try:
         return signer_from_environment(mode, environ), ""
     except Exception as error:
-        return None, type(error).__name__
+        return None, failure_reason(error)
+
+
+def failure_reason(error: Exception) -> str:
+    """What the log issue says of a signer that could not be had: the reason when it is
+    one of ours (safe to show), else only the error's kind."""
+    return str(error) if isinstance(error, SigningUnavailable) else type(error).__name__
 
 
 def _session() -> requests.Session:

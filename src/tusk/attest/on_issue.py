@@ -12,7 +12,7 @@ from the issue. Pure but for the ``fetch`` it is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from cryptography import x509
 
 from tusk.attest.bundle import AttestationError, Verified, verify
 from tusk.attest.identity import Expected
-from tusk.attest.statement import CHAIN, TRANSCRIPT, subject_digests
+from tusk.attest.statement import CHAIN, STAGED, TRANSCRIPT, subject_digests
 from tusk.text.markers import neutralise_markers, parse_markers, render_marker
 
 Fetch = Callable[[str], list[dict[str, Any]]]  # chain head → stored bundles naming it
@@ -83,8 +83,11 @@ def check(
     fetch: Fetch,
     roots: Sequence[x509.Certificate],
     expected: Expected,
+    staged: Collection[str] = (),
 ) -> Checked:
-    """The first stored bundle that names ``head`` and holds, or why none does."""
+    """The first stored bundle that names ``head`` and holds, or why none does.
+    ``staged``: the digests of the staged sets on the issue, hashed again from it; a
+    signed staged set must be one of them."""
     bundles = fetch(head)
     if not bundles:
         return Checked(
@@ -105,6 +108,12 @@ def check(
             continue
         if transcript is not None and digests.get(TRANSCRIPT) != transcript:
             problems.append("the signed transcript digest is not the transcript's on this issue")
+            continue
+        if STAGED in digests and digests[STAGED] not in staged:
+            problems.append(
+                "the signed staged set is not on this issue as signed "
+                "(its comments were edited or removed)"
+            )
             continue
         where = found.identity
         return Checked(

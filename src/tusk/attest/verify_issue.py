@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tusk.approval.staged_set import digests_on_issue
 from tusk.attest.bundle import load_roots
 from tusk.attest.continuation import is_continuation
 from tusk.attest.identity import Expected
@@ -96,5 +97,6 @@ def _one(
         fetch=fetch,
         roots=load_roots(wanted.trust_root.read_bytes()),
         expected=expected,
+        staged=digests_on_issue(comments, jobid=found.jobid),
     )
     return checked.ok, checked.message

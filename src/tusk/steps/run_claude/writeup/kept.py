@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from tusk import actions_edge
-from tusk.attest.keyless import AttestationMode, signer_from_environment
+from tusk.attest.keyless import AttestationMode, failure_reason, signer_from_environment
 from tusk.attest.sign_run import Attested, Signer
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, RunMetadata
@@ -87,6 +87,7 @@ def start_state(inputs: JobInputs) -> None:
                 trigger=doc.trigger if doc is not None else None,
                 started_at=time.time(),
                 run_url=inputs.runner.run_url,
+                signing=inputs.settings.attestation,
             ),
         )
 
@@ -187,7 +188,7 @@ def job_signer(mode: AttestationMode, run_dir: Path) -> Signer | None:
         return signer_from_environment(mode, os.environ)
     except Exception as failure:
         actions_edge.warning("Could not sign the run's audit record", detail=str(failure))
-        state.attestation = Attested(mode="failed", reason=f"{type(failure).__name__}")
+        state.attestation = Attested(mode="failed", reason=failure_reason(failure))
         publish.save_state(run_dir, state)
         return None
 
@@ -267,7 +268,8 @@ def finish_writeup(
     if gateway is None:
         return ["the write-up is incomplete, but no agent token was given to finish it"]
     killed = state.outcome is None
-    state, report = publish.write_up(run_dir, gateway, secrets=secrets or [])
+    signer = job_signer(state.signing, run_dir)  # the job's identity, as the run step's
+    state, report = publish.write_up(run_dir, gateway, secrets=secrets or [], signer=signer)
     report_writeup(state, report)
     what = "recorded the run as cancelled (killed)" if killed else "completed the write-up"
     status = "" if report.complete else f"; still missing: {', '.join(report.failed)}"

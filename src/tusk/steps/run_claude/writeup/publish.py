@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tusk.approval.on_thread import post_preview
 from tusk.approval.staging import write_up_parts
+from tusk.attest.keyless import AttestationMode
 from tusk.attest.sign_run import Attested, Signer
 from tusk.audit.chain import created_items
 from tusk.contracts.models import AuditRecord, RunMetadata, Trigger
@@ -94,6 +95,7 @@ class WriteUpState(BaseModel):
     finished_at: float | None = None  # epoch seconds: the agent's outcome was known
     run_url: str = ""  # the Actions run's page
     attestation: Attested | None = None  # the run's signed record, once made (tusk.attest)
+    signing: AttestationMode = "off"  # the run's setting: the clean-up step signs by it too
 
 
 def state_path(run_dir: Path) -> Path:
