@@ -207,6 +207,28 @@ def test_stall_waits_through_the_injected_sleep(scripted_model: ScriptedModel) -
     assert scripted_model.journal()[0]["stalled"] == 45
 
 
+def test_a_hold_keeps_the_answer_until_its_gate_is_released() -> None:
+    import threading
+
+    server = ModelServer({"steps": [{"text": "first"}, {"hold": "followup"}, {"text": "after"}]})
+    url = server.start()
+    try:
+        assert post(url, [user("go")]).json()["content"][0]["text"] == "first"
+        answers: list[str] = []
+        waiting = threading.Thread(
+            target=lambda: answers.append(post(url, [user("go")]).json()["content"][0]["text"])
+        )
+        waiting.start()
+        waiting.join(timeout=0.5)
+        assert waiting.is_alive() and answers == []  # held
+        server.release("followup")
+        waiting.join(timeout=5)
+        assert answers == ["after"]
+        assert server.journal()[1]["held"] == ["followup"]
+    finally:
+        server.stop()
+
+
 def test_repeat_unrolls_steps_with_fresh_tool_ids(scripted_model: ScriptedModel) -> None:
     call = {"tool_use": {"name": "mcp__github__get_issue", "input": {"number": 1}}}
     url = scripted_model.start({"steps": [{"repeat": {"times": 3, "step": call}}]})

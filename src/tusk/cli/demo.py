@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from tusk.cli.demo_variants import VARIANTS, Stage, with_config
+from tusk.cli.demo_variants import VARIANTS, Stage, while_agent_works, with_config
 from tusk.contracts.ranges import float_in
 from tusk.errors import UserError
 from tusk.github.thread_status import headline_of
@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variant",
         choices=sorted(VARIANTS),
-        help="after the run, try a bot command: "
+        help="try a bot command during or after the run: "
         + "; ".join(f"{v.name}: {v.shows}" for v in VARIANTS.values()),
     )
     parser.add_argument("--repo", help="--live: owner/name where the demo issue is opened")
@@ -137,9 +137,10 @@ class DemoOutcome:
             found.append(f"the agent opened no pull request on {DEMO_REPO}")
         if not self.status_states or "Queued" not in self.status_states[0]:
             found.append(f"the run's status on {DEMO_REPO}#1 never said it was queued")
-        elif not any(end in self.status_states[-1] for end in ("Done", "Applied")):
+        elif not any(end in self.status_states[-1] for end in ("Done", "Applied", "Stopped")):
             found.append(f"the run's status on {DEMO_REPO}#1 does not end with the outcome")
-        for wanted in ("eyes", "rocket"):
+        stopped = bool(self.status_states) and "Stopped" in self.status_states[-1]
+        for wanted in ("eyes",) if stopped else ("eyes", "rocket"):  # a stopped run: 😕
             if wanted not in self.trigger_reactions:
                 found.append(f"the mention did not get the bot's {REACTION_EMOJI[wanted]}")
         if not any(
@@ -194,7 +195,7 @@ def play_offline(
             "is never optional. Run the demo as root to see it isolated."
         )
     github = start_server(scenario=read_scenario_file(str(scenario_path("demo.yml"))))
-    model = ModelServer(scenario_path("demo-model.yml"))
+    model = ModelServer(scenario_path(VARIANTS[variant].model if variant else "demo-model.yml"))
     model_url = model.start()
     stack = contextlib.ExitStack()
     signing, root = start_signing(stack, base)
@@ -215,8 +216,7 @@ def play_offline(
             )
         say(f"The poller sent {len(dispatches)} dispatch(es) to {CONTROL_REPO}")
         say(f"Reactions on the mention now: {show_reactions(github.url, trigger)}")
-        for number, dispatch in enumerate(dispatches, start=1):
-            run_dispatch(control, github.url, model_url, dispatch, number, signing)
+        during = play_runs(variant, dispatches, github, control, model, signing)
         if approve:
             approve_run(github, control, model_url, signing)
         outcome = collect_outcome(github.url, trigger)
@@ -233,7 +233,8 @@ def play_offline(
         verify_audit(github.url, outcome, root)
         problems = outcome.problems()
         if variant and not problems:
-            problems = outcome.variant_problems = try_variant(variant, github, control, model_url)
+            problems = during + try_variant(variant, github, control, model)
+            outcome.variant_problems = problems
         if problems:
             say("The demo did not succeed:\n" + "\n".join(f"  - {p}" for p in problems))
             return 1, outcome
@@ -246,10 +247,27 @@ def play_offline(
         stack.close()
 
 
-def try_variant(variant: str, github: Any, control: Any, model_url: str) -> list[str]:
-    """A bot command tried after the run (``--variant``); returns what it missed."""
-    say(f"\n== The variant {variant}: {VARIANTS[variant].shows}")
-    stage = Stage(
+def play_runs(
+    variant: str | None,
+    dispatches: list[dict[str, Any]],
+    github: Any,
+    control: Any,
+    model: Any,
+    signing: Signing,
+) -> list[str]:
+    """Play the poller's dispatches, a ``--variant`` acting meanwhile if it does."""
+
+    def play_all() -> list[str]:
+        for number, dispatch in enumerate(dispatches, start=1):
+            run_dispatch(control, github.url, model.url, dispatch, number, signing)
+        return []
+
+    stage = lambda: demo_stage(github, control, model, signing)  # noqa: E731
+    return while_agent_works(VARIANTS[variant], stage, play_all) if variant else play_all()
+
+
+def demo_stage(github: Any, control: Any, model: Any, signing: Signing | None = None) -> Stage:
+    return Stage(
         demo_gateway(github.url),
         repo=DEMO_REPO,
         bot=BOT,
@@ -257,9 +275,15 @@ def try_variant(variant: str, github: Any, control: Any, model_url: str) -> list
         say=say,
         poll=lambda: poll_once(github.url, control.root / "tusk.yml"),
         dispatches=lambda: admin_get(github.url, "/_sandbox/dispatches", github.app.admin_secret),
-        play=lambda d, n: run_dispatch(control, github.url, model_url, d, n),
+        play=lambda d, n: run_dispatch(control, github.url, model.url, d, n, signing),
+        model=model,
     )
-    return VARIANTS[variant].after(stage)
+
+
+def try_variant(variant: str, github: Any, control: Any, model: Any) -> list[str]:
+    """A bot command tried after the run (``--variant``); returns what it missed."""
+    say(f"\n== The variant {variant}: {VARIANTS[variant].shows}")
+    return VARIANTS[variant].after(demo_stage(github, control, model))
 
 
 def say(text: str) -> None:

@@ -2,7 +2,9 @@
 
 A script is a list of steps the model plays back, one assistant message per
 request. ``expect`` steps check the incoming request, ``stall`` steps delay the
-answer, and every other step answers. ``conversations`` hold extra step lists
+answer, ``hold`` steps keep it until the one driving the model releases the
+named gate (``ModelServer.release``: the demo acts while the agent works), and
+every other step answers. ``conversations`` hold extra step lists
 chosen by the user prompt, so one script drives a run and its ``--resume``
 turns. ``sandbox/scenarios/MODEL_SCRIPTS.md`` documents the format.
 """
@@ -31,7 +33,17 @@ ERROR_TYPES: dict[int, str] = {
 }
 
 # The keys that make a step what it is; exactly one per step.
-STEP_KINDS = ("text", "tool_use", "blocks", "expect", "status", "sse_error", "stall", "repeat")
+STEP_KINDS = (
+    "text",
+    "tool_use",
+    "blocks",
+    "expect",
+    "status",
+    "sse_error",
+    "stall",
+    "hold",
+    "repeat",
+)
 
 
 class _Strict(BaseModel):
@@ -93,6 +105,7 @@ class Step(_Strict):
     status: int | None = Field(default=None, ge=400, le=599)
     sse_error: str | None = None
     stall: float | None = Field(default=None, ge=0)
+    hold: str | None = Field(default=None, min_length=1)  # a gate's name
     repeat: Repeat | None = None
     # Only with `status`: the error body and headers (e.g. retry-after).
     error_type: str | None = None

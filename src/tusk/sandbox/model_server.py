@@ -66,6 +66,9 @@ def _error_reply(status: int, message: str, error_type: str = "") -> Reply:
     )
 
 
+HOLD_SECONDS = 600.0  # a gate nobody releases: the request is answered after all
+
+
 class Player:
     """The script's cursor(s) and the journal; thread-safe, no I/O but ``sleep``."""
 
@@ -84,6 +87,20 @@ class Player:
         self._journal: list[dict[str, Any]] = []
         self._failures: list[dict[str, Any]] = []
         self._count = 0
+        self._gates: dict[str, threading.Event] = {}
+
+    def release(self, gate: str) -> None:
+        """Open ``gate``: every request a ``hold`` step keeps on it is answered."""
+        with self._lock:
+            self._gates.setdefault(gate, threading.Event()).set()
+
+    def release_all(self) -> None:
+        with self._lock:
+            for gate in self._gates.values():
+                gate.set()
+
+    def _gate(self, name: str) -> threading.Event:
+        return self._gates.setdefault(name, threading.Event())
 
     def journal(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -133,19 +150,23 @@ class Player:
     def _walk(
         self, which: int, body: Mapping[str, Any]
     ) -> tuple[int, Step | None, float, list[str]]:
-        """Consume stalls and met expects up to the step that answers this request.
+        """Consume stalls, holds and met expects up to the step that answers this request.
 
         Returns its index, the step (None once the script is used up), the seconds
         stalled on the way, and why an expect is unmet (the cursor then stays on it,
-        so every later request fails the same way).
+        so every later request fails the same way). The gates held on go to
+        ``self._held``, waited on outside the lock.
         """
         steps = self._steps[which]
         stalled = 0.0
+        self._held: list[str] = []
         while self._cursors[which] < len(steps):
             cursor = self._cursors[which]
             step = steps[cursor]
             if step.stall is not None:
                 stalled += step.stall
+            elif step.hold is not None:
+                self._held.append(step.hold)
             elif step.expect is not None:
                 reasons = unmet(step.expect, body)
                 if reasons:
@@ -164,6 +185,7 @@ class Player:
             chosen = pick_conversation(self.script, body)
             which = 0 if chosen is None else chosen + 1
             cursor, step, stalled, reasons = self._walk(which, body)
+            gates = [self._gate(name) for name in self._held]
             entry: dict[str, Any] = {
                 "n": number,
                 "at": self._clock(),
@@ -172,6 +194,7 @@ class Player:
                 "model": body.get("model"),
                 "conversation": self._name(which),
                 "stalled": stalled,
+                "held": list(self._held),
                 "request": dict(body),
             }
             if reasons:
@@ -199,6 +222,8 @@ class Player:
                     response=reply.content,
                 )
             self._journal.append(entry)
+        for gate in gates:  # released, or the server stops, or HOLD_SECONDS pass
+            gate.wait(HOLD_SECONDS)
         if stalled:
             self._sleep(stalled)
         return replace(reply, number=number)
@@ -429,8 +454,16 @@ class ModelServer:
         self._thread.start()
         return self.url
 
+    def release(self, gate: str) -> None:
+        """Answer the requests a ``hold`` step keeps on ``gate``, and any to come."""
+        self.player.release(gate)
+
+    def release_all(self) -> None:
+        self.player.release_all()
+
     def stop(self) -> None:
         self._stopping.set()
+        self.player.release_all()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join(timeout=10)
