@@ -140,9 +140,11 @@ class DemoOutcome:
         elif not any(end in self.status_states[-1] for end in ("Done", "Applied", "Stopped")):
             found.append(f"the run's status on {DEMO_REPO}#1 does not end with the outcome")
         stopped = bool(self.status_states) and "Stopped" in self.status_states[-1]
-        for wanted in ("eyes",) if stopped else ("eyes", "rocket"):  # a stopped run: 😕
+        for wanted in ("eyes",) if stopped else ("eyes", "rocket"):  # a stopped run: 👀 only
             if wanted not in self.trigger_reactions:
                 found.append(f"the mention did not get the bot's {REACTION_EMOJI[wanted]}")
+        if "confused" in self.trigger_reactions:
+            found.append(f"the mention got the bot's {REACTION_EMOJI['confused']}, as if it failed")
         if not any(
             {"audit.jsonl", "events.jsonl"} <= set(f) for f in self.audit_artifacts.values()
         ):

@@ -81,7 +81,8 @@ def test_a_recorded_stop_ends_the_run_keeps_its_work_and_the_bot(e2e: E2E) -> No
     assert issue["state"] == "closed" and issue["state_reason"] == "completed"
     assert "bug" not in [label["name"] for label in issue["labels"]]
     summary = e2e.log_comments()[0]
-    assert "Stopped on the thread" in summary and "stopped by alice" in summary
+    assert "⏹️ Stopped on the thread" in summary and "stopped by alice" in summary
+    assert "❌" not in summary.split("\n", 1)[0]  # a stop is a person's call, not a failure
     assert "Self-check" not in "\n".join(e2e.log_comments())
     status = e2e.status_comment("alice/widgets", 1)
     assert status is not None and "🛑 **Stopped** by alice on the thread" in status

@@ -166,6 +166,7 @@ def bare_summary(**fields: object) -> finish.RunSummary:
         repo="a/b",
         trigger_url="t",
         ok=True,
+        mark="✅",
         headline="Completed",
         detail="",
         session_id=None,

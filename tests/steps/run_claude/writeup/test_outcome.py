@@ -7,6 +7,7 @@ import pytest
 from tusk.steps.run_claude.session import passes as session_passes
 from tusk.steps.run_claude.session.watch import StopReason
 from tusk.steps.run_claude.writeup.outcome import classify
+from tusk.steps.run_claude.writeup.publish import mention_reaction
 
 SUCCESS = {"type": "result", "subtype": "success", "is_error": False, "result": "ok"}
 
@@ -25,6 +26,17 @@ def test_loop_kill_is_a_failure_even_with_the_expected_sigterm_exit() -> None:
 def test_unexpected_exit_after_a_stop_is_mentioned() -> None:
     outcome = classify(exit_code=-9, result=None, stop=StopReason("timeout", "budget"))
     assert outcome.kind == "timeout" and "exit code -9" in outcome.detail
+
+
+def test_a_run_a_person_stopped_reads_as_stopped_not_failed() -> None:
+    stopped = classify(exit_code=143, result=None, stop=StopReason("stopped", "stopped by alice"))
+    assert stopped.closes_as == "completed"
+    assert stopped.mark == "⏹️" and session_passes.final_status(stopped).startswith("⏹️ ")
+    assert mention_reaction(stopped) is None  # the mention keeps its 👀, no 😕
+    failed = classify(exit_code=143, result=None, stop=StopReason("loop", "6 identical"))
+    assert failed.mark == "❌" and mention_reaction(failed) == "confused"
+    done = classify(exit_code=0, result=SUCCESS, stop=None)
+    assert done.mark == "✅" and mention_reaction(done) == "rocket"
 
 
 def test_api_error_result() -> None:

@@ -271,7 +271,7 @@ def run_passes(inputs: JobInputs, passes: Passes, prompt: str) -> tuple[Outcome,
 
 def final_status(outcome: Outcome) -> str:
     """The progress comment's last line."""
-    return ("✅ " if outcome.ok else "❌ ") + outcome.headline + "."
+    return f"{outcome.mark} {outcome.headline}."
 
 
 def _progress_reporter(inputs: JobInputs, meter: Meter) -> progress.ProgressReporter | None:

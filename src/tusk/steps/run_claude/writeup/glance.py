@@ -76,7 +76,7 @@ def created_line(kinds: Sequence[str], pushes: Sequence[PushedBranch]) -> str:
 
 def outcome_line(
     *,
-    ok: bool,
+    mark: str,
     headline: str,
     seconds: float | None,
     turns: int | None,
@@ -85,7 +85,7 @@ def outcome_line(
     network: str,
     run_url: str,
 ) -> str:
-    parts = [f"{'✅' if ok else '❌'} **{headline}**"]
+    parts = [f"{mark} **{headline}**"]
     if took := duration(seconds):
         parts.append(took)
     if turns is not None:

@@ -46,6 +46,13 @@ class Outcome(BaseModel):
         return self.kind == "completed"
 
     @property
+    def mark(self) -> str:
+        """The outcome's sign where people read it: a stop is a person's call, not a failure."""
+        if self.ok:
+            return "✅"
+        return "⏹️" if self.kind == "stopped" else "❌"
+
+    @property
     def closes_as(self) -> Literal["completed", "not_planned"] | None:
         """How the log issue closes: completed, not planned (the bot was sent away
         during the run, or a limit across runs kept it from starting: nothing failed,

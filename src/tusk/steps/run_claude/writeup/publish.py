@@ -44,7 +44,7 @@ from tusk.github.once import (
     new_nonce,
     post_marked_comment,
 )
-from tusk.github.reactions import COMPLETED, FAILED, react
+from tusk.github.reactions import COMPLETED, FAILED, Reaction, react
 from tusk.issues.run_facts import RunFacts
 from tusk.steps.run_claude.proxy import conversation as conversation_record
 from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE, transcript_events
@@ -215,11 +215,11 @@ def publish(
     flagged: bool = False,
     patience: Patience = DEFAULT_PATIENCE,
     trigger: Trigger | None = None,
-    completed: bool = False,
+    reaction: Reaction | None = FAILED,
 ) -> tuple[Report, bool]:
     """Publish every part that is not on the log issue yet; returns the report and
     whether the issue now carries the bug label because the write-up is incomplete.
-    The ``react`` part puts 🚀 (``completed``) or 😕 on the ``trigger``."""
+    The ``react`` part puts ``reaction`` (🚀, 😕, or none) on the ``trigger``."""
     issue = f"/repos/{run.control_repo}/issues/{run.log_issue_number}"
     report = Report()
     comments = [part for part in parts if part.action == "comment"]
@@ -249,7 +249,7 @@ def publish(
             report.results.append(labelled)
             flagged = flagged or labelled.ok
         elif part.action == "react":
-            report.results.append(_reaction(gateway, run, trigger, completed=completed))
+            report.results.append(_reaction(gateway, run, trigger, reaction))
         elif part.action == "preview" and not comments_done:  # the set first, then its preview
             report.results.append(
                 PartResult(part.key, False, detail="the staged set is not posted")
@@ -302,13 +302,22 @@ def _comment_part(
     return PartResult(part.key, True, str(created.get("html_url", "")))
 
 
+def mention_reaction(outcome: Outcome) -> Reaction | None:
+    """🚀 for a completed run, 😕 for one that failed, none for one a person stopped:
+    their stop command gets its own answer, and a stop is not a failure."""
+    if outcome.kind == "stopped":
+        return None
+    return COMPLETED if outcome.ok else FAILED
+
+
 def _reaction(
-    gateway: Gateway, run: RunMetadata, trigger: Trigger | None, *, completed: bool
+    gateway: Gateway, run: RunMetadata, trigger: Trigger | None, content: Reaction | None
 ) -> PartResult:
     """🚀 or 😕 on the mention. A courtesy: not added, it is said in the step log but
     does not make the write-up incomplete (GitHub keeps one reaction per user and
     content, so a repeated write-up adds nothing)."""
-    content = COMPLETED if completed else FAILED
+    if content is None:
+        return PartResult("reaction", True, detail="stopped on the thread: the 👀 stays")
     if trigger is None:
         return PartResult("reaction", True, detail="no trigger recorded")
     if react(gateway, repo=run.repo, trigger=trigger, content=content):
@@ -464,7 +473,7 @@ def glance_of(
     )
     kinds = [item.kind for item in created_items(records)]
     return glance.outcome_line(
-        ok=outcome.ok,
+        mark=outcome.mark,
         headline=outcome.headline,
         seconds=took,
         turns=outcome.turns,
@@ -544,7 +553,7 @@ def write_up(
         flagged=state.flagged,
         patience=patience,
         trigger=state.trigger,
-        completed=state.outcome.ok,
+        reaction=mention_reaction(state.outcome),
     )
     state.complete = report.complete
     state.failed = report.failed

@@ -79,6 +79,7 @@ class RunSummary(View):
     repo: str
     trigger_url: str
     ok: bool
+    mark: str  # ✅, ❌, or ⏹️ for a run a person stopped
     headline: str
     detail: str
     session_id: str | None
@@ -137,6 +138,7 @@ def build_summary(
         repo=run.repo,
         trigger_url=run.trigger_url,
         ok=outcome.ok,
+        mark=outcome.mark,
         headline=outcome.headline,
         detail=outcome.detail,
         session_id=session_id,
@@ -324,7 +326,7 @@ def headline_for_step_summary(
 ) -> str:
     """The step summary's first lines: the outcome, its cost and network, and a write-up
     that is incomplete."""
-    mark = "✅" if summary.ok and not failed_parts else "❌"
+    mark = "❌" if failed_parts else summary.mark
     link = f" · [log issue]({comment_url})" if comment_url else ""
     detail = f"\n\n{summary.detail}" if summary.detail else ""
     facts = [
