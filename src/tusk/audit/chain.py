@@ -249,3 +249,50 @@ def created_messages(records: Iterable[AuditRecord]) -> list[CreatedItem]:
     return [
         item for item in created_items(records) if item.kind in ("comment", "issue", "pull_request")
     ]
+
+
+# --------------------------------------------------------------------------- records it vouches for
+
+CONVERSATION = "conversation_record"  # the tool name of the line naming a conversation record
+
+
+def with_conversation(
+    text: str, records: list[AuditRecord], *, digest: str, target: str, time: datetime
+) -> tuple[str, list[AuditRecord]]:
+    """``text`` (an audit.jsonl whose ``records`` are ``read_records`` of it) with one more
+    line sealed onto its chain: the run's conversation record, by its sha256 ``digest``.
+    Nothing changes the file: the write-up posts the longer chain, so the head the log
+    issue pins (and an attestation signs) covers the record. ``time`` is fixed by the
+    caller so that a write-up done again seals the same line."""
+    fields: dict[str, Any] = {
+        "time": time.isoformat(),
+        "tool": CONVERSATION,
+        "kind": "record",
+        "target": target,
+        "args_digest": "sha256:" + digest,
+        "decision": "allowed",
+        "code": None,
+        "reason": None,
+        "url": None,
+        "created": None,
+        "duration_ms": 0.0,
+        "seq": len(records),
+        "prev_hash": head_hash(records),
+    }
+    hashed, line = seal(fields)
+    record = AuditRecord.model_validate({**fields, "hash": hashed})
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text + line + "\n", [*records, record]
+
+
+def conversation_digest(records: Iterable[AuditRecord]) -> str | None:
+    """The digest of the conversation record the chain vouches for (the last line naming
+    one; a continuation's lines name none), or None when it holds none (a run that kept
+    no record, or one written up before the chain held it)."""
+    named = [
+        r.args_digest.removeprefix("sha256:")
+        for r in records
+        if r.kind == "record" and r.tool == CONVERSATION
+    ]
+    return named[-1] if named else None

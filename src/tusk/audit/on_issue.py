@@ -17,12 +17,16 @@ Pure: ``audit_comments`` (compose) and ``read_audit_parts`` (parse + join).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from tusk.audit.chain import ChainBreak, verify_lines
+from tusk.audit.chain import ChainBreak, conversation_digest, verify_lines
+from tusk.contracts.models import AuditRecord
 from tusk.text.markers import parse_markers, render_marker
 
 BODY_LIMIT = 65_536
@@ -255,6 +259,10 @@ def verify_comments(comments: Sequence[Mapping[str, Any]]) -> tuple[AuditSet | N
         return None, Verdict(False, 0, "", "no audit log on this issue")
     chosen = complete[-1]
     verdict = verify_set(chosen)
+    if verdict.ok:
+        wrong = conversation_problem(comments, chosen.jobid)
+        if wrong is not None:
+            return chosen, Verdict(False, verdict.records, verdict.head, wrong)
     if verdict.ok and chosen.transcript is not None:
         posted = transcript_digest(posted_transcript(comments, chosen))
         if posted != chosen.transcript:
@@ -292,3 +300,98 @@ def posted_transcript(comments: Iterable[Mapping[str, Any]], audit_set: AuditSet
         if index.isdigit():
             found.setdefault(int(index), text)
     return [found[i] for i in sorted(found)]
+
+
+# ------------------------------------------------------------------ the conversation record
+
+RECORD_PART: Literal["conversation"] = "conversation"  # its write-up part and marker
+RECORD_OPEN = "```text\n"
+RECORD_CLOSE = "\n```"
+MAX_RECORD_BYTES = 4_000_000  # what a record may inflate to when it is read back
+
+
+def record_bytes(body: str) -> bytes | str:
+    """The canonical bytes a conversation record comment holds (gzip, base64 in a code
+    block), or what is wrong with it; its digest is of these bytes."""
+    start = body.find(RECORD_OPEN)
+    end = body.find(RECORD_CLOSE, start + len(RECORD_OPEN)) if start != -1 else -1
+    if start == -1 or end == -1:
+        return "its comment holds no record"
+    try:
+        text = "".join(body[start + len(RECORD_OPEN) : end].split())
+        packed = base64.b64decode(text, validate=True)
+        return zlib.decompressobj(wbits=31).decompress(packed, MAX_RECORD_BYTES)
+    except (binascii.Error, zlib.error, ValueError):
+        return "its comment cannot be read"
+
+
+def chain_records(audit_set: AuditSet) -> list[AuditRecord]:
+    """The records a complete set's parts hold (verify the set first)."""
+    text = joined_text(audit_set) or ""
+    return [AuditRecord.model_validate_json(line) for line in text.split("\n") if line]
+
+
+@dataclass(frozen=True)
+class HeldRecord:
+    """The conversation record a run's audit chain vouches for: its digest (None: the
+    run kept none, or was written up before the chain held it) and the run's nonce."""
+
+    digest: str | None
+    run: str = ""
+
+
+def held_record(comments: Sequence[Mapping[str, Any]], jobid: str) -> HeldRecord | str:
+    """The record the chain of ``jobid``'s run holds, from the run's own audit set (the
+    first complete one: an apply's or undo's continuation comes later and names none),
+    or what is wrong: a chain that does not verify, or a marker that names another
+    digest than the chain holds (edited)."""
+    sets = [s for s in audit_sets(comments) if s.jobid == jobid and s.complete]
+    if not sets:
+        return HeldRecord(None)
+    own = sets[0]
+    verdict = verify_set(own)
+    if not verdict.ok:
+        return f"its audit chain does not verify ({verdict.message})"
+    held = conversation_digest(chain_records(own))
+    if held is None:
+        return HeldRecord(None, own.run)
+    named = {
+        marker.get("conversation")
+        for body in own.bodies.values()
+        for marker in parse_markers(body, "audit")
+    }
+    if named != {held}:
+        shown = ", ".join(sorted(str(name) for name in named))
+        return (
+            f"its audit markers name conversation record {shown}, but its chain holds "
+            f"{held}: a marker was edited"
+        )
+    return HeldRecord(held, own.run)
+
+
+def conversation_problem(comments: Sequence[Mapping[str, Any]], jobid: str) -> str | None:
+    """What is wrong with the conversation record of ``jobid``'s run on a log issue: the
+    record comment must hash to the digest the run's chain holds, and the markers name
+    the same. None when all agree, or the run's chain holds no record."""
+    held = held_record(comments, jobid)
+    if isinstance(held, str):
+        return "conversation record: " + held.removeprefix("its ")
+    if held.digest is None:
+        return None
+    bodies = [
+        text
+        for comment in comments
+        for head, _, text in [str(comment.get("body") or "").partition("\n")]
+        if (marker := (parse_markers(head, "writeup") or [{}])[0]).get("jobid") == jobid
+        and marker.get("nonce") == held.run
+        and marker.get("part") == RECORD_PART
+    ]
+    if not bodies:
+        return "the conversation record the audit chain names is not on this issue"
+    found = record_bytes(bodies[0])
+    if isinstance(found, str) or hashlib.sha256(found).hexdigest() != held.digest:
+        return (
+            "the conversation record on this issue is not the one the audit chain names "
+            f"({held.digest}): its comment was changed after it was posted"
+        )
+    return None

@@ -299,9 +299,14 @@ class AuditRecord(StrictModel):
     seq: int = Field(ge=0)
     time: datetime
     tool: str
-    kind: Literal["read", "write"]
+    kind: Literal["read", "write", "record"] = Field(
+        description="a call (read or write), or a record of the run the chain vouches for "
+        "(the write-up's conversation record, by digest), which is no call"
+    )
     target: str = Field(description="owner/name, owner/name#number, or a state issue")
-    args_digest: str = Field(description="sha256 of the canonical JSON arguments")
+    args_digest: str = Field(
+        description="sha256 of the canonical JSON arguments (a record: of the record itself)"
+    )
     decision: AuditDecision
     code: str | None = Field(default=None, description="refusal code, e.g. LIMIT_EXCEEDED")
     reason: str | None = None

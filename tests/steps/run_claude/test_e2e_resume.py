@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from tests.steps.run_claude.conftest import AGENT_TOKEN, E2E
-from tusk.audit.on_issue import audit_sets
-from tusk.text.markers import first_marker
+from tusk.audit.chain import conversation_digest
+from tusk.audit.on_issue import audit_sets, chain_records, verify_comments
+from tusk.issues import followups
+from tusk.text.markers import first_marker, render_marker
 
 pytestmark = pytest.mark.e2e
 
@@ -76,7 +78,11 @@ def test_a_second_mention_resumes_the_first_runs_conversation(e2e: E2E) -> None:
     )
     [record] = [c for c in comments if first_marker(c["body"], "conversation")]
     [audit] = [s for s in audit_sets(comments) if s.complete]
-    assert audit.conversation == first_marker(record["body"], "conversation")["digest"]
+    digest = first_marker(record["body"], "conversation")["digest"]
+    assert audit.conversation == digest
+    # Inside the chain, not only in its markers: the head the issue pins covers it.
+    assert conversation_digest(chain_records(audit)) == digest
+    assert verify_comments(comments)[1].ok
 
     later = e2e.later_run("@tusk-bot now the docs too")
     script = {
@@ -159,7 +165,7 @@ def test_an_edited_record_or_a_planted_session_file_changes_nothing_the_model_re
     summary = later.log_comments()[0]
     assert (
         "- **conversation**: fresh start: the earlier run of log issue `#1`: its record does "
-        "not match the digest the audit log names" in summary
+        "not match the digest its audit chain holds" in summary
     )
     status = later.status_comment("alice/widgets", 1)
     assert status is not None
@@ -187,3 +193,80 @@ def test_a_resumed_run_under_a_narrower_marker_is_refused_what_the_first_was_all
     bodies = [c["body"] for c in later.issue_comments("alice/widgets", 1)]
     assert not any("Fixed it again." in body for body in bodies)
     assert sum("Fixed the typo." in body for body in bodies) == 1
+
+
+CARRIED = "@tusk-bot and add a note to the changelog"
+CARRIED_ANSWER = "Added the changelog note."
+
+
+def carry_over(e2e: E2E) -> None:
+    """What the poller leaves on the first run's log issue for a follow-up that came after
+    the run's last pass: the bot's record of it, and its outcome, carried to a new run."""
+    gateway = e2e.github.gateway(AGENT_TOKEN)
+    late = followups.Followup(
+        node="issue_comment:88",
+        url="https://github.example/alice/widgets/issues/1#issuecomment-88",
+        author="alice",
+        trust_level="owner",
+        trust_source="permission",
+        text=CARRIED,
+        permissions={},
+    )
+    followups.record(
+        gateway, control_repo="alice/tusk-control", log_issue=1, followup=late, bot="tusk-bot"
+    )
+    marker = render_marker("followup-delivered", {"node": late.node, "how": "carried"})
+    gateway.post(
+        "/repos/alice/tusk-control/issues/1/comments",
+        json={"body": f"{marker}\nIt is the task of a new run."},
+    )
+
+
+def test_a_resume_after_a_carried_follow_up_has_every_turn_in_order(e2e: E2E) -> None:
+    """Mention, its run; a late follow-up carried to a run of its own (which resumes the
+    first); then a new mention: the model receives the first task and answer, the carried
+    follow-up and its answer as earlier turns in that order, and the new mention last."""
+    first_run(e2e)
+    carry_over(e2e)
+    carried = e2e.later_run(CARRIED, name="carried")
+    script = {
+        "steps": [
+            {
+                "expect": {
+                    "earlier_turns_contain": [FIRST_MENTION, FIRST_ANSWER],
+                    "prompt_contains": "add a note to the changelog",
+                }
+            },
+            {"text": CARRIED_ANSWER},
+        ],
+        "conversations": [CONFIRM, HISTORY],
+    }
+    assert carried.run(script).outcome.kind == "completed"
+    assert e2e.model.failures() == []
+
+    later = carried.later_run("@tusk-bot now the docs too", name="third")
+    script = {
+        "steps": [
+            {
+                "expect": {
+                    "earlier_turns_contain": [FIRST_MENTION, FIRST_ANSWER, CARRIED, CARRIED_ANSWER],
+                    "prompt_contains": "now the docs too",
+                }
+            },
+            {"text": "The docs are fine too."},
+        ],
+        "conversations": [CONFIRM, HISTORY],
+    }
+    result = later.run(script)
+    assert result.outcome.kind == "completed", result.outcome
+    assert e2e.model.failures() == []
+    messages = main_requests(later)[0]["messages"]
+    texts = [(m["role"], message_text(m)) for m in messages]
+    assert [role for role, _ in texts[:4]] == ["user", "assistant", "user", "assistant"]
+    assert FIRST_MENTION in texts[0][1] and CARRIED not in texts[0][1]
+    assert FIRST_ANSWER in texts[1][1]
+    assert CARRIED in texts[2][1] and f"log issue #{carried.log_issue_number}" in texts[2][1]
+    assert CARRIED_ANSWER in texts[3][1]
+    last_user = [text for role, text in texts if role == "user"][-1]
+    assert "now the docs too" in last_user and CARRIED not in last_user
+    assert "resumed the conversation of 2 earlier run(s)" in later.log_comments()[0]

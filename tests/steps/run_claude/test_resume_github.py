@@ -3,10 +3,12 @@ record its audit log names and that hashes to it (C3)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from tusk.audit.chain import head_hash, with_conversation
 from tusk.audit.on_issue import audit_comments
 from tusk.contracts.config import Settings
 from tusk.contracts.models import RunMetadata
@@ -59,13 +61,36 @@ def comment(gh: Any, number: int, body: str) -> None:
     gh.gateway("agent").post(f"/repos/{CONTROL}/issues/{number}/comments", json={"body": body})
 
 
-def write_up(gh: Any, number: int, *, record: bool = True, digest: str | None = None) -> None:
-    """What a finished run leaves: its conversation record, and its audit naming it."""
+def sealed(digest: str) -> tuple[str, list[Any]]:
+    """A run's audit chain with its conversation record sealed onto it (no calls)."""
+    return with_conversation(
+        "", [], digest=digest, target="alice/widgets#7", time=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+
+
+def write_up(
+    gh: Any,
+    number: int,
+    *,
+    record: bool = True,
+    digest: str | None = None,
+    marker: str | None = None,
+    in_chain: bool = True,
+) -> None:
+    """What a finished run leaves: its conversation record, and its audit chain holding
+    the record's digest (``in_chain``) and naming it in its markers (``marker``)."""
     if record:
         comment(gh, number, conversation.comment_body(RECORD))
-    named = RECORD.digest() if digest is None else digest
+    held = RECORD.digest() if digest is None else digest
+    text, records = sealed(held) if in_chain else ("", [])
     [audit] = audit_comments(
-        "", jobid="job-1", run="n", records=0, head="0" * 64, log_url="x", conversation=named
+        text,
+        jobid="job-1",
+        run="n",
+        records=len(records),
+        head=head_hash(records),
+        log_url="x",
+        conversation=held if marker is None else marker,
     )
     comment(gh, number, audit)
 
@@ -129,9 +154,52 @@ def test_an_applied_sets_later_audit_parts_do_not_hide_the_records_digest(gh: An
     first = log_issue(gh, "job-1")
     write_up(gh, first)
     # Approval mode: the apply continues the run's chain in audit parts of its own.
+    text, records = sealed(RECORD.digest())
     [applied] = audit_comments(
-        "", jobid="job-1", run="apply", records=0, head="1" * 64, log_url="x"
+        text, jobid="job-1", run="apply", records=1, head=head_hash(records), log_url="x"
     )
     comment(gh, first, applied)
     found = resume.load(gh.gateway("agent"), SETTINGS, run_on_thread(log_issue(gh, "job-2")))
     assert [t.role for t in found.turns] == ["user", "assistant"], found.note
+
+
+def test_a_digest_only_in_the_markers_is_not_trusted(gh: Any) -> None:
+    """A log issue written up before the chain held the digest (or one whose markers were
+    given a digest the chain never held): a fresh start, said on the log issue and thread."""
+    first = log_issue(gh, "job-1")
+    write_up(gh, first, in_chain=False)
+    found = resume.load(gh.gateway("agent"), SETTINGS, run_on_thread(log_issue(gh, "job-2")))
+    assert found.turns == ()
+    assert "its audit chain holds no digest for its record" in found.note
+    assert found.thread_note.startswith("fresh start: the record of an earlier run")
+
+
+def test_an_edited_digest_marker_means_a_fresh_start(gh: Any) -> None:
+    """The markers name a forged record's digest: the chain still holds the real one, and
+    the disagreement alone refuses the record, whichever of the two the comment matches."""
+    forged = ConversationRecord("job-1", (Turn("user", ("x",)), Turn("assistant", ("PLANTED",))))
+    first = log_issue(gh, "job-1")
+    write_up(gh, first, marker=forged.digest())
+    found = resume.load(gh.gateway("agent"), SETTINGS, run_on_thread(log_issue(gh, "job-2")))
+    assert found.turns == () and "a marker was edited" in found.note
+
+
+def test_a_record_not_the_chain_s_digest_means_a_fresh_start(gh: Any) -> None:
+    """Record and markers agree with each other, but the chain (whose head the issue pins
+    and an attestation signs) holds another digest."""
+    first = log_issue(gh, "job-1")
+    forged = ConversationRecord("job-1", (Turn("user", ("x",)), Turn("assistant", ("PLANTED",))))
+    comment(gh, first, conversation.comment_body(forged))
+    text, records = sealed(RECORD.digest())
+    [audit] = audit_comments(
+        text,
+        jobid="job-1",
+        run="n",
+        records=1,
+        head=head_hash(records),
+        log_url="x",
+        conversation=forged.digest(),
+    )
+    comment(gh, first, audit)
+    found = resume.load(gh.gateway("agent"), SETTINGS, run_on_thread(log_issue(gh, "job-2")))
+    assert found.turns == () and "PLANTED" not in repr(found)

@@ -3,7 +3,8 @@
 Before the agent starts, run-claude finds the earlier runs on the thread from the
 log issues (``tusk.issues.thread_runs``), reads each one's conversation record from
 its log issue (the bot's comments only) and checks it against the digest that
-run's audit log names (``proxy.conversation.read_record``). The verified turns,
+run's audit chain holds (``tusk.audit.on_issue.held_record``: the chain verified, its
+markers naming the same; ``proxy.conversation.read_record``). The verified turns,
 oldest runs left out whole to stay within ``limits.resume_chars`` and
 ``limits.resume_runs``, become the model proxy's ``PriorTurns``. A record that is
 named but missing, unreadable or not the digest means a fresh start (the agent
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tusk.audit.on_issue import audit_sets
+from tusk.audit.on_issue import held_record
 from tusk.contracts.config import Secrets, Settings
 from tusk.contracts.models import RunMetadata
 from tusk.errors import TuskError
@@ -76,8 +77,12 @@ def load(gateway: Gateway, settings: Settings, run: RunMetadata) -> Resume:
         for issue in runs:
             path = f"/repos/{settings.control_repo}/issues/{issue.number}/comments"
             comments = list(gateway.paginate(path))
-            digest = _digest(comments, issue, settings)
-            found = read_record(comments, jobid=issue.jobid, bot=settings.bot, digest=digest)
+            try:
+                digest = _digest(comments, issue, settings)
+            except Unverified as error:
+                found: ConversationRecord | str | None = str(error)
+            else:
+                found = read_record(comments, jobid=issue.jobid, bot=settings.bot, digest=digest)
             if isinstance(found, str):
                 return Resume(
                     note=fresh(f"the earlier run of log issue #{issue.number}: {found}"),
@@ -101,7 +106,7 @@ def load(gateway: Gateway, settings: Settings, run: RunMetadata) -> Resume:
     numbers = ", ".join(f"#{issue.number}" for issue, _ in records[left_out:])
     note = (
         f"resumed the conversation of {resumed} earlier run(s) on this thread (log issue "
-        f"{numbers}), each record checked against the digest its audit log names"
+        f"{numbers}), each record checked against the digest its audit chain holds"
     )
     thread_note = f"resumed the conversation of {resumed} earlier run(s) on this thread"
     if left_out:
@@ -116,20 +121,22 @@ def fresh(why: str) -> str:
 def _digest(
     comments: Sequence[Mapping[str, Any]], issue: LogIssue, settings: Settings
 ) -> str | None:
-    """The conversation digest the run's audit log names (the latest complete set that
-    names one, the bot's comments only: an approved set's apply continues the chain in
-    sets of its own, which name none)."""
+    """The conversation digest the run's audit chain holds (the bot's comments only: its
+    own set, verified; a marker naming another digest is an edit), or None when the
+    chain holds none. Raises ``Unverified`` when the chain does not hold or disagrees."""
     own = [
         c
         for c in comments
         if str((c.get("user") or {}).get("login") or "").lower() == settings.bot.lower()
     ]
-    named = [
-        s.conversation
-        for s in audit_sets(own)
-        if s.jobid == issue.jobid and s.complete and s.conversation
-    ]
-    return named[-1] if named else None
+    held = held_record(own, issue.jobid)
+    if isinstance(held, str):
+        raise Unverified(held)
+    return held.digest
+
+
+class Unverified(Exception):
+    """A run's audit chain does not vouch for its record: what is wrong."""
 
 
 def load_for(secrets: Secrets, settings: Settings, run: RunMetadata) -> Resume:

@@ -4,6 +4,7 @@ the mention; each once, however often the write-up is redone."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,13 @@ from typing import Any
 import pytest
 from test_writeup_github import CONTROL, JOBID, LOOP, OK, parts_on_the_issue, run_dir, scenario
 
-from tusk.audit.on_issue import verify_comments
+from tusk.audit.chain import conversation_digest
+from tusk.audit.on_issue import chain_records, verify_comments
 from tusk.contracts.models import Trigger
 from tusk.issues.run_facts import RunFacts
+from tusk.steps.run_claude.proxy.exchanges import RECORD_FILE
 from tusk.steps.run_claude.writeup import publish as writeup
+from tusk.text.markers import first_marker
 
 BOT = "tusk-bot"
 
@@ -145,3 +149,40 @@ def test_the_audit_covers_the_transcript_so_a_changed_transcript_fails_to_verify
     gh.gateway("agent").delete(f"/repos/{CONTROL}/issues/comments/{transcript['id']}")
     _, verdict = verify_comments(log_comments(gh))
     assert not verdict.ok and "transcript" in verdict.message
+
+
+def test_the_conversation_record_s_digest_is_sealed_into_the_posted_chain(
+    gh: Any, tmp_path: Path
+) -> None:
+    """A run whose main session started keeps its conversation record: the chain posted
+    on the log issue ends with a line holding the record's digest (the run folder's
+    audit.jsonl is left as the MCP server wrote it), a write-up done again posts
+    nothing twice, and an edited record comment fails `tusk audit verify`."""
+    folder = with_trigger(gh, run_dir(tmp_path, gh, OK))
+    record = folder / RECORD_FILE
+    record.write_text(
+        json.dumps({"type": "task", "text": "> @tusk-bot fix it"})
+        + "\n"
+        + json.dumps({"type": "pass", "name": "Main session", "prompt": "p"})
+        + "\n"
+        + record.read_text()
+    )
+    on_disk = (folder / writeup.AUDIT_FILE).read_text()
+    for _ in range(2):
+        _, report = writeup.write_up(folder, gh.gateway("agent"))
+        assert report.complete
+    assert (folder / writeup.AUDIT_FILE).read_text() == on_disk
+    assert parts_on_the_issue(gh) == ["summary-1", "transcript-1", "conversation", "audit-1"]
+    comments = log_comments(gh)
+    found, verdict = verify_comments(comments)
+    assert verdict.ok and verdict.records == 2, verdict.message
+    assert found is not None
+    [kept] = [c for c in comments if first_marker(c["body"], "conversation")]
+    digest = first_marker(kept["body"], "conversation")["digest"]
+    assert conversation_digest(chain_records(found)) == digest == found.conversation
+    edited = kept["body"].replace("```text\n", "```text\nH4sI", 1)
+    gh.gateway("agent").patch(
+        f"/repos/{CONTROL}/issues/comments/{kept['id']}", json={"body": edited}
+    )
+    _, verdict = verify_comments(log_comments(gh))
+    assert not verdict.ok and "conversation record" in verdict.message

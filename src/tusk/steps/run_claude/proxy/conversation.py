@@ -9,36 +9,36 @@ with planted turns. The self-check passes are Tusk's own questions, not the
 conversation, and are left out.
 
 The write-up posts it on the log issue as one comment (gzip, base64, so no
-markdown touches it) and names its SHA-256 in the audit log's markers
-(``tusk.audit.on_issue``); a later run uses it only when the comment's record
-hashes to that digest (``read_record``). Pure.
+markdown touches it) and seals its SHA-256 into the run's audit chain (one more
+line, ``tusk.audit.chain.with_conversation``; the markers name it too), so the
+chain's head, and ``tusk audit verify``, cover it; a later run uses it only when
+the comment's record hashes to the digest the verified chain holds
+(``read_record``). Pure.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import gzip
 import hashlib
 import json
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tusk.audit.on_issue import RECORD_CLOSE, RECORD_OPEN, RECORD_PART, record_bytes
 from tusk.text.markers import first_marker, render_marker
 
 VERSION = 1
 MAIN_PASS = "Main session"  # the pass that asks the task (``session.passes``)
 SELF_CHECK = "Self-check"  # Tusk's own questions after it: not the conversation
-PART_KEY: Literal["conversation"] = "conversation"  # its write-up part, and its marker
+PART_KEY = RECORD_PART  # its write-up part, and its marker
 TOOL_LINE_CHARS = 300  # what one tool call or result keeps in the record
 COMMENT_ROOM = 60_000  # characters of base64 one comment holds, below GitHub's 65,536
-MAX_RECORD_BYTES = 4_000_000  # what a record may inflate to when it is read back
 LEFT_OUT = "(earlier parts of this answer were left out)"
 TOO_LONG = "(the answer was too long to keep)"
-OPEN = "```text\n"
-CLOSE = "\n```"
+OPEN = RECORD_OPEN
+CLOSE = RECORD_CLOSE
 
 Role = Literal["user", "assistant"]
 
@@ -187,15 +187,12 @@ def comment_body(record: ConversationRecord) -> str:
 
 def decode(body: str) -> ConversationRecord | str:
     """The record a comment body holds, or what is wrong with it."""
-    start = body.find(OPEN)
-    end = body.find(CLOSE, start + len(OPEN)) if start != -1 else -1
-    if start == -1 or end == -1:
-        return "its comment holds no record"
+    raw = record_bytes(body)
+    if isinstance(raw, str):
+        return raw
     try:
-        packed = base64.b64decode("".join(body[start + len(OPEN) : end].split()), validate=True)
-        raw = zlib.decompressobj(wbits=31).decompress(packed, MAX_RECORD_BYTES)
         data = json.loads(raw)
-    except (binascii.Error, zlib.error, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         return "its comment cannot be read"
     try:
         turns = tuple(
@@ -224,12 +221,15 @@ def read_record(
         and (first_marker(str(comment.get("body") or ""), PART_KEY) or {}).get("jobid") == jobid
     ]
     if digest is None:
-        return None if not bodies else "the audit log names no digest for its record"
+        why = (
+            "its audit chain holds no digest for its record (written up before the chain held one)"
+        )
+        return None if not bodies else why
     if not bodies:
         return "its record is missing from the log issue"
     found = decode(bodies[0])
     if isinstance(found, str):
         return found
     if found.jobid != jobid or found.digest() != digest:
-        return f"its record does not match the digest the audit log names ({digest[:12]}…)"
+        return f"its record does not match the digest its audit chain holds ({digest[:12]}…)"
     return found

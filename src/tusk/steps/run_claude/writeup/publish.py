@@ -25,6 +25,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from tusk.approval.on_thread import post_preview
 from tusk.approval.staging import write_up_parts
 from tusk.attest.keyless import AttestationMode
 from tusk.attest.sign_run import Attested, Signer
-from tusk.audit.chain import created_items
+from tusk.audit.chain import conversation_digest, created_items, with_conversation
 from tusk.contracts.models import AuditRecord, RunMetadata, Trigger
 from tusk.contracts.pricing import Spend, format_usd
 from tusk.github.gateway import Gateway, GitHubError, NotFound
@@ -381,6 +382,11 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
     staged = summary.read_staged(run_dir / STAGED_FILE)
     audit_path = run_dir / AUDIT_FILE
     audit_text = audit_path.read_text(encoding="utf-8") if audit_path.is_file() else None
+    if said is not None and audit_text is not None and problem is None:
+        # The record goes inside the chain: the head the issue pins covers its digest.
+        audit_text, records = with_conversation(
+            audit_text, records, digest=said.digest(), target=_thread(state), time=_sealed_at(state)
+        )
 
     def audit_for(transcript: Sequence[str]) -> list[str]:
         return summary.audit_bodies(
@@ -391,7 +397,7 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
             log_url=state.run.log_issue_url,
             secrets=secrets,
             transcript=transcript,
-            conversation=said.digest() if said is not None else None,
+            conversation=conversation_digest(records),
         )
 
     # The digest is of fixed length: the parts' count does not hang on the transcript.
@@ -439,6 +445,18 @@ def compose_parts(run_dir: Path, state: WriteUpState, secrets: Sequence[str]) ->
         glance=line,
         conversation=conversation_record.comment_body(said) if said is not None else None,
     )
+
+
+def _thread(state: WriteUpState) -> str:
+    number = state.run.thread_number
+    return state.run.repo + (f"#{number}" if number is not None else "")
+
+
+def _sealed_at(state: WriteUpState) -> datetime:
+    """When the record's line is sealed: fixed by the run, so a write-up done again
+    posts the same chain."""
+    at = state.finished_at if state.finished_at is not None else state.started_at
+    return datetime.fromtimestamp(at or 0.0, UTC)
 
 
 def _from_proxy_record(
