@@ -107,6 +107,25 @@ def _names_write_set(node: ast.AST) -> bool:
     return len(names) >= 2 and bool(names - STATE_KINDS)
 
 
+# A write's model names the tool as surely as its name: ``isinstance(args, PushBranch)``
+# or ``tool.args is PushBranch`` special-cases it just the same.
+WRITE_MODELS = frozenset(tool.args.__name__ for tool in (*WRITES, DISCUSSION_WRITE))
+
+
+def _tests_a_write_model(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance":
+        checked = node.args[1:] if len(node.args) > 1 else []
+    elif isinstance(node, ast.Compare) and any(
+        isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) for op in node.ops
+    ):
+        checked = [node.left, *node.comparators]
+    else:
+        return False
+    named = {n.id for side in checked for n in ast.walk(side) if isinstance(n, ast.Name)}
+    named |= {n.attr for side in checked for n in ast.walk(side) if isinstance(n, ast.Attribute)}
+    return bool(named & WRITE_MODELS)
+
+
 def write_name_decisions(package: Path = PACKAGE) -> list[str]:
     found = []
     for path in sorted(package.rglob("*.py")):
@@ -114,7 +133,7 @@ def write_name_decisions(package: Path = PACKAGE) -> list[str]:
         if relative in ALLOWED or relative.startswith("sandbox/"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if _compares_a_write_name(node) or _names_write_set(node):
+            if _compares_a_write_name(node) or _names_write_set(node) or _tests_a_write_model(node):
                 found.append(f"{relative}:{getattr(node, 'lineno', 0)}")
     return found
 
@@ -127,7 +146,9 @@ def test_the_check_finds_a_comparison_of_write_names(tmp_path: Path) -> None:
     (tmp_path / "x.py").write_text(
         'if op.tool == "push_branch":\n    pass\n'
         'MESSAGE = frozenset({"create_comment", "create_issue"})\n'
-        'if kind == "memory":\n    pass\n',
+        'if kind == "memory":\n    pass\n'
+        "if isinstance(args, PushBranch):\n    pass\n"
+        "if tool.args is PushBranch:\n    pass\n",
         encoding="utf-8",
     )
-    assert write_name_decisions(tmp_path) == ["x.py:1", "x.py:3"]
+    assert sorted(write_name_decisions(tmp_path)) == ["x.py:1", "x.py:3", "x.py:6", "x.py:8"]

@@ -1,8 +1,8 @@
 """Every tool the server offers, in one list: its name, parameters, hints and description.
 
 A read names the plain function that fetches (``reads.reader``); a write names
-the two that prepare and send (``writes.operations``); ``push_branch`` is its own
-(``push.tool``). ``mcp_server`` serves this list and calls the functions. The
+the two that prepare and send (``writes.operations``, ``writes.labels``, and
+``push.tool`` for ``push_branch``). ``mcp_server`` serves this list and calls the functions. The
 descriptions are what the model reads about each tool. Each write carries its spec
 (``tusk.contracts.write_specs``): what the gate, the audit, approval and the self-checks
 know of it.
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from tusk.contracts.write_specs import WriteSpec, write_spec
 from tusk.mcp.gate.policy import PolicyConfig
-from tusk.mcp.push.tool import PushBranch
+from tusk.mcp.push.tool import PushBranch, prepare_push, send_push
 from tusk.mcp.reads import reader as r
 from tusk.mcp.server.runtime import Runtime
 from tusk.mcp.writes import operations as w
@@ -202,6 +202,8 @@ WRITES = (
             "fast-forwarded, never overwritten; nothing is ever deleted. Then open a pull "
             "request with create_pull_request."
         ),
+        prepare=prepare_push,
+        send=send_push,
         spec=_spec("push_branch"),
     ),
     Tool(

@@ -32,6 +32,7 @@ from tusk.mcp.gate.policy import PolicyConfig, Refused, RunState
 from tusk.mcp.gate.recorder import Call, Kind, Recorder, kind_of, target_of
 from tusk.mcp.gate.results import Redactor
 from tusk.mcp.gate.throttle import SlidingWindow
+from tusk.mcp.push.git_push import Pusher
 from tusk.mcp.reads.scope import ReadScope
 from tusk.mcp.writes.outcomes import Prepared, WriteOutcome
 
@@ -52,6 +53,7 @@ class Runtime:
     clock: Callable[[], float] = time.monotonic
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
     approval: StagingArea | None = None  # approval mode: writes kept for a person to approve
+    pusher: Pusher | None = None  # push_branch's machinery; None: no workspace to push from
     # Run-unique; the apply job of an approved set uses the run's, so nonces match.
     nonce_salt: str = field(default_factory=lambda: secrets_module.token_hex(8))
     redactor: Redactor = field(init=False)
@@ -154,14 +156,22 @@ class Runtime:
         """Gate, then send (or stage) one write, and record it.
 
         ``prepare`` turns the model's arguments into what will be sent (footer,
-        neutralised mentions) and may refuse; ``send`` does the I/O in a worker
-        thread.
+        neutralised mentions, a push's imported branch) and may refuse; it runs in a
+        worker thread once the gate let the arguments pass, and what it learned that
+        the gate keys on (``Prepared.keyed``: a push's commit) is checked again and
+        recorded with the call. ``send`` does the I/O in a worker thread.
         """
         call = self.call(tool, "write", args)
         async with self._write_lock:
             try:
                 self.check(tool, args, await self.fresh_blocklist())
-                prepared = prepare()
+                prepared = await anyio.to_thread.run_sync(prepare)
+                if prepared.keyed:
+                    args = {**args, **prepared.keyed}
+                    call = dataclasses.replace(
+                        call, args=args, target=policy.target_label(tool, args, self.config)
+                    )
+                    self.check(tool, args, await self.fresh_blocklist())
             except Refused as refused:
                 self.recorder.refuse(call, refused)
             except Exception as error:  # the blocklist could not be checked: no write
