@@ -170,7 +170,7 @@ class Recorder:
         raise ToolError(self.redactor.text(message))
 
     def staged(self, call: Call, summary: str, request: Mapping[str, Any]) -> None:
-        """What a write would have done, for review (staged mode)."""
+        """What a write would have done, for review (record-only mode)."""
         line = {
             "time": datetime.now(UTC).isoformat(),
             "tool": call.tool,

@@ -2,7 +2,7 @@
 
 ``Runtime.read`` and ``Runtime.write`` wrap the I/O a tool does with what must
 happen to every call whatever the tool: the pass gate, the read scope and
-throttle, the policy gate, staged mode, the audit line, loop detection, and
+throttle, the policy gate, record-only mode, the audit line, loop detection, and
 scrubbing the server's tokens out of anything the model gets back
 (``recorder``). Tools only say what to check and what to do.
 """
@@ -228,7 +228,7 @@ class Runtime:
         self.recorder.record(call, "staged", reason=prepared.summary)
         return self.recorder.answer(
             call,
-            "STAGED: this installation runs in staged mode, so nothing was posted. "
+            "RECORD-ONLY: this installation runs in record-only mode, so nothing was posted. "
             f"Recorded for review: {prepared.summary}. Carry on as if it had been done.",
         )
 

@@ -111,7 +111,7 @@ def posted_body(rt: Runtime, body: str, *, comment_id: int | None = None, nonce:
 def rest(
     method: str, path: str, payload: dict[str, Any], summary: str, nonce: str | None = None
 ) -> Prepared:
-    """A REST request, as staged mode records it."""
+    """A REST request, as record-only mode records it."""
     return Prepared(
         summary=summary, request={"method": method, "path": path, "json": payload}, nonce=nonce
     )

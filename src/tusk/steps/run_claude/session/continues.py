@@ -56,7 +56,7 @@ MESSAGE_TOOLS = message_tools()  # the writes that leave a message (the write sp
 
 
 def messages_left(records: Sequence[AuditRecord]) -> int:
-    """Comments, issues and PRs the run made, or staged (staged mode counts: the
+    """Comments, issues and PRs the run made, or recorded (record-only mode counts: the
     message exists for review; asking again would only stage a second one)."""
     made = len(created_messages(records))
     staged = sum(1 for r in records if r.decision == "staged" and r.tool in MESSAGE_TOOLS)
