@@ -19,5 +19,4 @@ price table, the current pass, and their exported JSON Schemas.
 - ``raw_context``: ``ContextDocument.raw``.
 - ``run_limits``: The run's own limits (MISSION C4).
 - ``schemas``: JSON Schemas of the contracts and of ``tusk.yml``, exported for users.
-- ``write_specs``: What each write tool is to the rest of Tusk, one entry per tool.
 """

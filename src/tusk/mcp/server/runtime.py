@@ -31,6 +31,7 @@ from tusk.mcp.gate.loops import LoopDetector
 from tusk.mcp.gate.policy import PolicyConfig, Refused, RunState
 from tusk.mcp.gate.recorder import Call, Kind, Recorder, kind_of, target_of
 from tusk.mcp.gate.results import Redactor
+from tusk.mcp.gate.specs import write_spec
 from tusk.mcp.gate.throttle import SlidingWindow
 from tusk.mcp.push.git_push import Pusher
 from tusk.mcp.reads.scope import ReadScope
@@ -225,7 +226,7 @@ class Runtime:
     def _stage(self, call: Call, prepared: Prepared) -> str:
         self.recorder.staged(call, prepared.summary, prepared.request)
         policy.record_write(call.tool, call.args, self.config, self.state)
-        self.recorder.record(call, "staged", reason=prepared.summary)
+        self.recorder.record(call, "staged", reason=prepared.summary, created=_creates(call))
         return self.recorder.answer(
             call,
             "RECORD-ONLY: this installation runs in record-only mode, so nothing was posted. "
@@ -243,7 +244,9 @@ class Runtime:
             nonce=prepared.nonce,
         )
         policy.record_write(call.tool, call.args, self.config, self.state)
-        self.recorder.record(call, "staged", reason=f"kept for approval: {prepared.summary}")
+        self.recorder.record(
+            call, "staged", reason=f"kept for approval: {prepared.summary}", created=_creates(call)
+        )
         return self.recorder.answer(call, staged_answer(prepared.summary))
 
     async def fresh_blocklist(self) -> Blocklist:
@@ -306,3 +309,9 @@ class Runtime:
             code=None if known else "FORBIDDEN_OPERATION",
             reason=reason[:500],
         )
+
+
+def _creates(call: Call) -> str | None:
+    """What a staged write would make, on its record: what the self-checks read of it."""
+    spec = write_spec(call.tool)
+    return spec.creates if spec is not None else None
