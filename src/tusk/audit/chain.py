@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tusk.contracts.models import AuditDecision, AuditRecord
+from tusk.contracts.models import MESSAGE_KINDS, AuditDecision, AuditRecord
 
 GENESIS_HASH = hashlib.sha256(b"tusk-audit-genesis-v1").hexdigest()
 
@@ -246,9 +246,7 @@ def head_hash(records: list[AuditRecord]) -> str:
 
 def created_messages(records: Iterable[AuditRecord]) -> list[CreatedItem]:
     """Comments, issues and PRs the run created: what A7's first self-check asks about."""
-    return [
-        item for item in created_items(records) if item.kind in ("comment", "issue", "pull_request")
-    ]
+    return [item for item in created_items(records) if item.kind in MESSAGE_KINDS]
 
 
 # --------------------------------------------------------------------------- records it vouches for

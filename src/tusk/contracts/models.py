@@ -291,6 +291,10 @@ class Blocklist(StrictModel):
 
 
 AuditDecision = Literal["allowed", "refused", "staged", "failed"]
+# What a write makes, as its audit record names it (on a staged record: what it would make).
+CreatedKind = Literal["comment", "issue", "pull_request", "branch", "label", "history", "memory"]
+# The kinds that are a message people read: what the first self-check asks for (A7.1).
+MESSAGE_KINDS: frozenset[str] = frozenset({"comment", "issue", "pull_request"})
 
 
 class AuditRecord(StrictModel):
@@ -311,9 +315,7 @@ class AuditRecord(StrictModel):
     code: str | None = Field(default=None, description="refusal code, e.g. LIMIT_EXCEEDED")
     reason: str | None = None
     url: str | None = Field(default=None, description="URL of what the call created")
-    created: (
-        Literal["comment", "issue", "pull_request", "branch", "label", "history", "memory"] | None
-    ) = None
+    created: CreatedKind | None = None
     branch: Literal["created", "moved"] | None = Field(
         default=None,
         description="push_branch: whether the push created the branch or moved an existing one",

@@ -249,6 +249,8 @@ class ThreadStatus:
                 return True
             if self.comment is None:
                 path = f"/repos/{self.repo}/issues/{self.number}/comments"
+                # Not post_marked_comment: the status comment is found by its job id
+                # among the thread's status comments (``status_of``), then edited.
                 self.comment = create_once(
                     lambda: dict(
                         self.gateway.post(path, json={"body": body}, may_repeat=False).body

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tusk.github.gateway import Gateway
-from tusk.github.once import create_once, find_comment, new_nonce
+from tusk.github.once import new_nonce, post_marked_comment
 from tusk.text.markers import parse_markers, render_marker
 
 FOLLOWUP_TEXT_LIMIT = 20000  # a comment holds 65,536 characters; the rest is the record
@@ -148,13 +148,14 @@ def record(
         return False
     nonce = new_nonce()
     mine = Followup(**{**followup.__dict__, "nonce": nonce})
-    path = f"/repos/{control_repo}/issues/{log_issue}/comments"
-    create_once(
-        lambda: gateway.post(path, json={"body": record_body(mine)}, may_repeat=False).body,
-        lambda: find_comment(
-            gateway, control_repo, log_issue, kind="followup", nonce=nonce, bot=bot
-        ),
-        sleep=gateway.sleep,
+    post_marked_comment(
+        gateway,
+        control_repo,
+        log_issue,
+        record_body(mine),
+        kind="followup",
+        nonce=nonce,
+        bot=bot,
         what="the follow-up record",
     )
     return True

@@ -30,7 +30,7 @@ from typing import Any
 from tusk.contracts.models import Trigger
 from tusk.errors import TuskError
 from tusk.github.gateway import Gateway
-from tusk.github.once import create_once, find_comment
+from tusk.github.once import post_marked_comment
 from tusk.github.reactions import ran_record
 from tusk.github.thread_status import status_of, thread_kind
 from tusk.issues import claims
@@ -138,18 +138,16 @@ def say_not_again(
     never raises)."""
     if trigger.number is None or thread_kind(trigger.type) == "discussion":
         return
-    number = trigger.number
-    path = f"/repos/{repo}/issues/{number}/comments"
-
-    def find() -> dict[str, Any] | None:
-        return find_comment(gateway, repo, number, kind="rerun", nonce=jobid, key="jobid", bot=bot)
-
     with contextlib.suppress(TuskError):
-        if find() is None:
-            body = refusal_body(why, jobid=jobid)
-            create_once(
-                lambda: dict(gateway.post(path, json={"body": body}, may_repeat=False).body),
-                find,
-                sleep=gateway.sleep,
-                what=f"the refusal to run job {jobid} again",
-            )
+        post_marked_comment(
+            gateway,
+            repo,
+            trigger.number,
+            refusal_body(why, jobid=jobid),
+            kind="rerun",
+            nonce=jobid,
+            key="jobid",
+            bot=bot,
+            look_first=True,
+            what=f"the refusal to run job {jobid} again",
+        )

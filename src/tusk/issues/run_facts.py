@@ -2,7 +2,7 @@
 
 Who asked, with what trust level and from which source, the effective
 permissions, the permission marker and its error, the budgets, the network and
-staged mode. Pure: built from the context document and the settings, shown by
+record-only mode. Pure: built from the context document and the settings, shown by
 build-context (log issue body) and run-claude (summary).
 """
 
@@ -39,7 +39,7 @@ class RunFacts(BaseModel):
     budget: str
     budget_usd: float | None = None  # the run's budget (reserved against the requester's cap)
     network: str
-    staged: bool = False
+    record_only: bool = False  # writes recorded, not performed (not approval's staged set)
     resume: str = ""  # resumed from the earlier runs on the thread, or a fresh start and why
     resume_on_thread: str = ""  # the same for the thread's status: no log issue numbers
 
@@ -76,5 +76,5 @@ def run_facts(
         budget=limits.summary(),
         budget_usd=limits.budget_usd,
         network=network_summary(settings),
-        staged=settings.record_only,
+        record_only=settings.record_only,
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 from tusk.contracts.config import Settings
 from tusk.github.gateway import Gateway, GitHubError
+from tusk.github.once import post_marked_comment
 from tusk.github.thread_status import Status, render_status, status_of
 from tusk.text.markers import first_marker, parse_markers, render_marker
 
@@ -62,7 +63,17 @@ def report(gateway: Gateway, settings: Settings, run: StaleRun) -> bool:
         if author.lower() == bot.lower() and parse_markers(comment.get("body"), "stale"):
             return False
     body = render_marker("stale", {"jobid": run.jobid}) + f"\n❌ {STALE_NOTE}\n"
-    gateway.post(path, json={"body": body}, may_repeat=False)
+    post_marked_comment(
+        gateway,
+        control,
+        run.number,
+        body,
+        kind="stale",
+        nonce=run.jobid,
+        key="jobid",
+        bot=bot,
+        what=f"the note that job {run.jobid} died",
+    )
     with contextlib.suppress(GitHubError, ValueError):  # a courtesy on the thread
         show_on_thread(gateway, settings, run)
     return True

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tusk.github.gateway import Gateway
-from tusk.github.once import create_once, find_comment, new_nonce
+from tusk.github.once import new_nonce, post_marked_comment
 from tusk.text.markers import parse_markers, render_marker
 
 
@@ -60,12 +60,14 @@ def record(
     if found is not None:
         return found
     mine = StopRecord(stop.actor, stop.url, stop.why, nonce=new_nonce())
-    create_once(
-        lambda: gateway.post(path, json={"body": body(mine)}, may_repeat=False).body,
-        lambda: find_comment(
-            gateway, control_repo, log_issue, kind="stop", nonce=mine.nonce, bot=bot
-        ),
-        sleep=gateway.sleep,
+    post_marked_comment(
+        gateway,
+        control_repo,
+        log_issue,
+        body(mine),
+        kind="stop",
+        nonce=mine.nonce,
+        bot=bot,
         what="the stop record",
     )
     return mine

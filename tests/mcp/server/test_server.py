@@ -377,7 +377,7 @@ async def test_staged_mode_records_writes_without_performing_them(start_mcp, loc
             number=1,
             body="would post this",
         )
-    assert text.startswith("STAGED")
+    assert text.startswith("RECORD-ONLY")
     assert comments(local_github) == before
     staged = [
         json.loads(line) for line in (running.run_dir / "staged.jsonl").read_text().splitlines()

@@ -1,7 +1,7 @@
-"""One entry per write tool: each write in the catalog carries its spec, every spec
+"""One entry per write tool: each write's catalog entry holds its spec, every spec
 field is given, the gate reads the spec (a new write needs no change to the policy),
-and no product module compares write-tool names outside the spec table and the
-catalog."""
+nothing outside the MCP server reads a spec (a step reads the audit record), and no
+product module compares write-tool names outside the catalog."""
 
 from __future__ import annotations
 
@@ -12,20 +12,20 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.gate.test_policy import config, refusal_code
-from tusk.contracts import write_specs
-from tusk.contracts.write_specs import WRITE_SPECS, WriteSpec, message_tools
-from tusk.mcp.gate import policy
+from tusk.audit.chain import AuditLog, read_records
+from tusk.mcp.gate import policy, specs
 from tusk.mcp.gate.policy import RunState
 from tusk.mcp.gate.recorder import kind_of
+from tusk.mcp.gate.specs import WriteSpec, message_tools, write_specs
 from tusk.mcp.server.catalog import DISCUSSION_WRITE, READS, WRITES
-from tusk.steps.run_claude.session.continues import MESSAGE_TOOLS
+from tusk.steps.run_claude.session.continues import messages_left
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "src" / "tusk"
-WRITE_NAMES = frozenset(spec.name for spec in WRITE_SPECS)
-# The only modules that may name a write tool in a decision: the spec table and the
-# catalog (the tools' own functions name themselves, never compare).
-ALLOWED = {"contracts/write_specs.py", "mcp/server/catalog.py"}
+WRITE_NAMES = frozenset(spec.name for spec in write_specs())
+# The only module that may name a write tool in a decision: the catalog, where each
+# write's spec is written (the tools' own functions name themselves, never compare).
+ALLOWED = {"mcp/server/catalog.py"}
 STATE_KINDS = frozenset({"history", "memory"})
 # Optional fields: the rest must be given by every entry.
 OPTIONAL = {"checked_args", "survives_go_away"}
@@ -51,24 +51,42 @@ def test_a_spec_field_cannot_be_left_out() -> None:
         WriteSpec("label_issue", "issue", "repo_arg", None)  # type: ignore[call-arg]
 
 
-def test_the_self_check_counts_the_messages_the_specs_name() -> None:
-    assert (
-        MESSAGE_TOOLS
-        == message_tools()
-        == {
-            "create_comment",
-            "create_issue",
-            "create_pull_request",
-            "create_discussion_comment",
-        }
-    )
+def test_the_self_check_counts_the_messages_the_specs_name(tmp_path: Path) -> None:
+    assert message_tools() == {
+        "create_comment",
+        "create_issue",
+        "create_pull_request",
+        "create_discussion_comment",
+    }
+    # The self-check reads what each staged record says it would make, not a tool list.
+    log = AuditLog(tmp_path / "audit.jsonl")
+    for spec in write_specs():
+        log.append(
+            tool=spec.name,
+            kind="write",
+            target="a/b#1",
+            args={"tool": spec.name},
+            decision="staged",
+            created=spec.creates,
+        )
+    assert messages_left(read_records(tmp_path / "audit.jsonl")) == len(message_tools())
+
+
+def test_nothing_outside_the_mcp_server_reads_a_write_spec() -> None:
+    readers = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "mcp.gate.specs" in path.read_text(encoding="utf-8")
+        or "gate import specs" in path.read_text(encoding="utf-8")
+    ]
+    assert readers and all(path.startswith("mcp/") for path in readers)
 
 
 def test_a_new_write_is_gated_by_its_spec_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """A write the policy has never heard of, given a spec like create_issue's, is
     scoped, permitted and limited like it: the gate reads the spec, not the name."""
-    spec = dataclasses.replace(write_specs.write_spec("create_issue"), name="open_ticket")  # type: ignore[arg-type]
-    monkeypatch.setattr(write_specs, "_BY_NAME", {**write_specs._BY_NAME, spec.name: spec})
+    spec = dataclasses.replace(specs.write_spec("create_issue"), name="open_ticket")  # type: ignore[arg-type]
+    monkeypatch.setattr(specs, "_BY_NAME", {**specs._BY_NAME, spec.name: spec})
     cfg, state = config(), RunState()
     first = {"repo": "alice/widgets", "title": "t", "body": "b"}
     assert refusal_code("open_ticket", first, cfg, state) is None
@@ -107,6 +125,25 @@ def _names_write_set(node: ast.AST) -> bool:
     return len(names) >= 2 and bool(names - STATE_KINDS)
 
 
+# A write's model names the tool as surely as its name: ``isinstance(args, PushBranch)``
+# or ``tool.args is PushBranch`` special-cases it just the same.
+WRITE_MODELS = frozenset(tool.args.__name__ for tool in (*WRITES, DISCUSSION_WRITE))
+
+
+def _tests_a_write_model(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance":
+        checked = node.args[1:] if len(node.args) > 1 else []
+    elif isinstance(node, ast.Compare) and any(
+        isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) for op in node.ops
+    ):
+        checked = [node.left, *node.comparators]
+    else:
+        return False
+    named = {n.id for side in checked for n in ast.walk(side) if isinstance(n, ast.Name)}
+    named |= {n.attr for side in checked for n in ast.walk(side) if isinstance(n, ast.Attribute)}
+    return bool(named & WRITE_MODELS)
+
+
 def write_name_decisions(package: Path = PACKAGE) -> list[str]:
     found = []
     for path in sorted(package.rglob("*.py")):
@@ -114,7 +151,7 @@ def write_name_decisions(package: Path = PACKAGE) -> list[str]:
         if relative in ALLOWED or relative.startswith("sandbox/"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if _compares_a_write_name(node) or _names_write_set(node):
+            if _compares_a_write_name(node) or _names_write_set(node) or _tests_a_write_model(node):
                 found.append(f"{relative}:{getattr(node, 'lineno', 0)}")
     return found
 
@@ -127,7 +164,9 @@ def test_the_check_finds_a_comparison_of_write_names(tmp_path: Path) -> None:
     (tmp_path / "x.py").write_text(
         'if op.tool == "push_branch":\n    pass\n'
         'MESSAGE = frozenset({"create_comment", "create_issue"})\n'
-        'if kind == "memory":\n    pass\n',
+        'if kind == "memory":\n    pass\n'
+        "if isinstance(args, PushBranch):\n    pass\n"
+        "if tool.args is PushBranch:\n    pass\n",
         encoding="utf-8",
     )
-    assert write_name_decisions(tmp_path) == ["x.py:1", "x.py:3"]
+    assert sorted(write_name_decisions(tmp_path)) == ["x.py:1", "x.py:3", "x.py:6", "x.py:8"]

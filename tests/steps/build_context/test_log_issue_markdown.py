@@ -177,7 +177,7 @@ def test_the_log_issue_says_who_asked_with_what_trust_rights_and_limits() -> Non
     ) in facts
     assert "- **budget**: 60 turns, 30 minutes, $5.00 of model spend" in facts
     assert "- **network asked for**: fenced (" in facts and "hosts allowed)" in facts
-    assert "- **staged**: the agent's writes are recorded in this issue" in facts
+    assert "- **record-only**: the agent's writes are recorded in this issue" in facts
     tokens, _ = gfm_page.parse(log.body)
     assert gfm_page.live_text(tokens) == []
     # The limits across runs count runs per requester from the job marker, and hold the

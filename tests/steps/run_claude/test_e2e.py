@@ -901,7 +901,10 @@ def test_staged_mode_records_writes_in_the_log_issue_instead(e2e: E2E) -> None:
     assert result.outcome.kind == "completed", result.outcome
     assert [c["user"]["login"] for c in e2e.issue_comments("alice/widgets", 1)] == ["alice"]
     summary = e2e.log_comments()[0]
-    assert "### Staged writes (not performed)\n\n- `create_comment` on alice/widgets#1" in summary
+    assert (
+        "### Recorded writes (record-only, not performed)\n\n"
+        "- `create_comment` on alice/widgets#1" in summary
+    )
     assert "Would fix it." in summary
     passes = [e["name"] for e in e2e.events() if e.get("type") == "tusk" and e["subtype"] == "pass"]
     assert "Self-check 1: leave a message" not in passes

@@ -8,7 +8,7 @@ prepared request is exactly the one approved is it sent. Every create's nonce is
 the run's (the set keeps the run's nonce salt) and is looked for before it is sent
 (``Runtime.uncertain``), so a second delivery of the approval, or a create whose
 answer was lost, finds what landed instead of doubling it. A push comes from the
-bundle the run kept (``approval_push.take_kept``). The audit records go on in the
+bundle the run kept (``push.tool.prepare_push``). The audit records go on in the
 run's own chain (``run_dir/audit.jsonl``, which the apply step seeds from the log
 issue). The first write that is refused or fails stops the rest.
 """
@@ -32,9 +32,7 @@ from tusk.github.gateway import Gateway
 from tusk.mcp.gate.blocklist_watch import BlocklistWatch
 from tusk.mcp.gate.policy import Refused
 from tusk.mcp.gate.recorder import ToolError
-from tusk.mcp.push.approval import take_kept
 from tusk.mcp.push.git_push import Pusher
-from tusk.mcp.push.tool import PushBranch
 from tusk.mcp.reads.scope import ReadScope
 from tusk.mcp.server import wiring as server
 from tusk.mcp.server.catalog import WRITES, Tool
@@ -74,37 +72,15 @@ class Applier:
     async def apply_one(self, op: StagedOperation) -> str:
         rt = self.runtime
         tool = TOOLS.get(op.tool)
-        if tool is not None and tool.args is PushBranch:  # from the bundle the run kept
-            return await self.push(op)
         if tool is None or tool.prepare is None or tool.send is None:
             call = rt.call(op.tool, "write", op.args)
             rt.recorder.refuse(call, Refused("FORBIDDEN_OPERATION", f"{op.tool} is not applied"))
+        data = bundle_bytes(op)
+        if data is not None and self.pusher is not None:  # a push: from the bundle the run kept
+            self.pusher.kept[str(op.args.get("branch", ""))] = data
         args = tool.args.model_validate(op.args)
         prepare = pinned(partial(tool.prepare, rt, args), op)
         return await rt.write(op.tool, op.args, prepare=prepare, send=partial(tool.send, rt, args))
-
-    async def push(self, op: StagedOperation) -> str:
-        rt, pusher = self.runtime, self.pusher
-        call = rt.call(op.tool, "write", op.args)
-        data = bundle_bytes(op)
-        if pusher is None or data is None:
-            rt.recorder.refuse(call, Refused("INVALID_PUSH", "the set keeps no bundle to push"))
-        branch = str(op.args.get("branch", ""))
-        try:
-            rt.check(op.tool, {"branch": branch, "sha": ""}, await rt.fresh_blocklist())
-            taken = await anyio.to_thread.run_sync(take_kept, pusher, branch, data)
-        except Refused as refused:
-            rt.recorder.refuse(call, refused)
-        except Exception as error:
-            rt.recorder.fail(call, error)
-        expected = {"git": "push", "branch": branch, "sha": taken.sha}
-        prepare = pinned(lambda: Prepared(op.summary, expected), op)
-        return await rt.write(
-            op.tool,
-            {"branch": branch, "sha": taken.sha},
-            prepare=prepare,
-            send=lambda _: pusher.push(taken),
-        )
 
 
 def pinned(prepare: Callable[[], Prepared], op: StagedOperation) -> Callable[[], Prepared]:
@@ -191,4 +167,5 @@ def build_applier(
         write_token=write_token.get_secret_value(),
         sleep=write_gateway.sleep,
     )
+    runtime.pusher = pusher
     return Applier(runtime, pusher, staged)

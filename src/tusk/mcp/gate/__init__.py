@@ -7,4 +7,5 @@
 - ``refusal``: the refusal codes.
 - ``throttle`` (M6) and ``loops`` (M8): pure helpers.
 - ``blocklist_watch``: the blocklist, checked again before writes.
+- ``specs``: ``WriteSpec``, what a write tool is to the gate, written in its catalog entry.
 """

@@ -7,7 +7,7 @@ stable code and a reason written for the model. After a write was performed
 
 Everything the decisions depend on is in ``PolicyConfig`` (fixed for the run),
 ``RunState`` (what this run has written so far) and each write tool's spec
-(``tusk.contracts.write_specs``): no decision here names a tool.
+(``tusk.mcp.gate.specs``, given in each catalog entry): no decision here names a tool.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tusk.contracts.models import Blocklist, PermissionConfig, is_valid_repo
-from tusk.contracts.write_specs import ArgCheck, WriteSpec, write_spec
 from tusk.mcp.gate import posted
 from tusk.mcp.gate.posted import check_secrets as check_secrets
 from tusk.mcp.gate.posted import find_secret as find_secret
 from tusk.mcp.gate.posted import mentioned_logins as mentioned_logins
 from tusk.mcp.gate.refusal import RefusalCode as RefusalCode
 from tusk.mcp.gate.refusal import Refused as Refused
+from tusk.mcp.gate.specs import ArgCheck, WriteSpec, write_spec
 from tusk.text.markers import backlink_footer, neutralise_markers
 
 GITHUB_BODY_LIMIT = 65536

@@ -20,12 +20,12 @@ from typing import Any, Literal, NoReturn
 
 from tusk.audit.chain import AuditLog, canonical_json
 from tusk.contracts.models import AuditDecision
-from tusk.contracts.write_specs import write_spec
 from tusk.errors import UserError
 from tusk.github.gateway import GitHubError
 from tusk.mcp.gate.loops import LoopDetector
 from tusk.mcp.gate.policy import Refused, write_key
 from tusk.mcp.gate.results import Redactor, call_digest, text_digest
+from tusk.mcp.gate.specs import write_spec
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class Recorder:
         raise ToolError(self.redactor.text(message))
 
     def staged(self, call: Call, summary: str, request: Mapping[str, Any]) -> None:
-        """What a write would have done, for review (staged mode)."""
+        """What a write would have done, for review (record-only mode)."""
         line = {
             "time": datetime.now(UTC).isoformat(),
             "tool": call.tool,

@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +162,8 @@ class Pusher:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     private_dir: Path | None = None
+    # The bundles an approved set kept, by branch: an apply job pushes these, not a workspace.
+    kept: dict[str, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         root = self.private_dir or Path(tempfile.mkdtemp(prefix="tusk-push-"))

@@ -8,5 +8,5 @@
 - ``transport``: streamable HTTP on 127.0.0.1 behind the run's bearer secret.
 - ``catalog``: every tool in one list (name, parameters, hints, description).
 - ``runtime``: what happens to every call: pass gate, scope, throttle, policy gate,
-  staged mode.
+  record-only mode.
 """

@@ -1,11 +1,12 @@
 """Every tool the server offers, in one list: its name, parameters, hints and description.
 
 A read names the plain function that fetches (``reads.reader``); a write names
-the two that prepare and send (``writes.operations``); ``push_branch`` is its own
-(``push.tool``). ``mcp_server`` serves this list and calls the functions. The
-descriptions are what the model reads about each tool. Each write carries its spec
-(``tusk.contracts.write_specs``): what the gate, the audit, approval and the self-checks
-know of it.
+the two that prepare and send (``writes.operations``, ``writes.labels``, and
+``push.tool`` for ``push_branch``). ``mcp_server`` serves this list and calls the functions. The
+descriptions are what the model reads about each tool. Each write's entry holds its
+spec (``tusk.mcp.gate.specs.WriteSpec``): what the gate, the audit and approval know of
+it; the entries hand their specs to the gate as the list is built. A new write tool is
+its model, its prepare and send, and one entry here.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
-from tusk.contracts.write_specs import WriteSpec, write_spec
 from tusk.mcp.gate.policy import PolicyConfig
-from tusk.mcp.push.tool import PushBranch
+from tusk.mcp.gate.specs import WriteSpec, register
+from tusk.mcp.push.tool import PushBranch, prepare_push, send_push
 from tusk.mcp.reads import reader as r
 from tusk.mcp.server.runtime import Runtime
 from tusk.mcp.writes import operations as w
@@ -57,12 +58,6 @@ class Tool:
 
     def describe(self, config: PolicyConfig) -> str:
         return self.description if isinstance(self.description, str) else self.description(config)
-
-
-def _spec(name: str) -> WriteSpec:
-    spec = write_spec(name)
-    assert spec is not None, f"{name} has no write spec"  # tests/mcp/server/test_write_specs.py
-    return spec
 
 
 def _read(name: str, args: type[BaseModel], fetch: Fetch, description: Any) -> Tool:
@@ -163,7 +158,18 @@ WRITES = (
         "footer linking to this run's log is added to the body. Never put secrets in the body.",
         prepare=w.prepare_issue,
         send=w.send_issue,
-        spec=_spec("create_issue"),
+        spec=WriteSpec(
+            "create_issue",
+            "issue",
+            "repo_arg",
+            "issues",
+            own_only=None,
+            releases_own=False,
+            counts_toward_run=True,
+            creates="issue",
+            opens_thread=True,
+            discussion=False,
+        ),
     ),
     Tool(
         "create_comment",
@@ -176,7 +182,18 @@ WRITES = (
         "@mentions are refused. A footer linking to this run's log is added.",
         prepare=w.prepare_comment,
         send=w.send_comment,
-        spec=_spec("create_comment"),
+        spec=WriteSpec(
+            "create_comment",
+            "comment",
+            "repo_arg",
+            "comments",
+            own_only=None,
+            releases_own=False,
+            counts_toward_run=True,
+            creates="comment",
+            opens_thread=False,
+            discussion=False,
+        ),
     ),
     Tool(
         "create_pull_request",
@@ -188,7 +205,19 @@ WRITES = (
         "per run by default; to change it later, push more commits to the same branch.",
         prepare=w.prepare_pull_request,
         send=w.send_pull_request,
-        spec=_spec("create_pull_request"),
+        spec=WriteSpec(
+            "create_pull_request",
+            "pull_request",
+            "repo_arg",
+            "pull_requests",
+            own_only=None,
+            releases_own=False,
+            counts_toward_run=True,
+            creates="pull_request",
+            opens_thread=True,
+            discussion=False,
+            checked_args=(("head", "head"), ("base", "base")),
+        ),
     ),
     Tool(
         "push_branch",
@@ -202,7 +231,21 @@ WRITES = (
             "fast-forwarded, never overwritten; nothing is ever deleted. Then open a pull "
             "request with create_pull_request."
         ),
-        spec=_spec("push_branch"),
+        prepare=prepare_push,
+        send=send_push,
+        spec=WriteSpec(
+            "push_branch",
+            "push",
+            "trigger_repo",
+            None,
+            own_only=None,
+            releases_own=False,
+            counts_toward_run=True,
+            creates="branch",
+            opens_thread=False,
+            discussion=False,
+            checked_args=(("branch", "branch"),),
+        ),
     ),
     Tool(
         "update_comment",
@@ -214,7 +257,18 @@ WRITES = (
         "any of its versions mentioned.",
         prepare=w.prepare_update,
         send=w.send_update,
-        spec=_spec("update_comment"),
+        spec=WriteSpec(
+            "update_comment",
+            "comment",
+            "repo_arg",
+            "edits",
+            own_only="comment",
+            releases_own=False,
+            counts_toward_run=True,
+            creates=None,
+            opens_thread=False,
+            discussion=False,
+        ),
     ),
     Tool(
         "delete_comment",
@@ -224,7 +278,18 @@ WRITES = (
         "cannot be deleted. Deleting does not give back a comment slot on that thread.",
         prepare=w.prepare_delete,
         send=w.send_delete,
-        spec=_spec("delete_comment"),
+        spec=WriteSpec(
+            "delete_comment",
+            "comment",
+            "repo_arg",
+            None,
+            own_only="comment",
+            releases_own=True,
+            counts_toward_run=True,
+            creates=None,
+            opens_thread=False,
+            discussion=False,
+        ),
     ),
     Tool(
         "history",
@@ -237,7 +302,19 @@ WRITES = (
         ),
         prepare=w.prepare_history,
         send=w.send_line,
-        spec=_spec("history"),
+        spec=WriteSpec(
+            "history",
+            None,
+            "control_repo",
+            "history",
+            own_only=None,
+            releases_own=False,
+            counts_toward_run=False,
+            creates="history",
+            opens_thread=False,
+            discussion=False,
+            survives_go_away=True,
+        ),
     ),
     Tool(
         "memory",
@@ -251,7 +328,18 @@ WRITES = (
         ),
         prepare=w.prepare_memory,
         send=w.send_line,
-        spec=_spec("memory"),
+        spec=WriteSpec(
+            "memory",
+            "memory",
+            "control_repo",
+            "memory",
+            own_only=None,
+            releases_own=False,
+            counts_toward_run=False,
+            creates="memory",
+            opens_thread=False,
+            discussion=False,
+        ),
     ),
     Tool(
         "add_label",
@@ -262,7 +350,18 @@ WRITES = (
         "exist yet in the repository is created by GitHub.",
         prepare=prepare_label,
         send=send_label,
-        spec=_spec("add_label"),
+        spec=WriteSpec(
+            "add_label",
+            "issue",
+            "repo_arg",
+            None,
+            own_only="thread",
+            releases_own=False,
+            counts_toward_run=True,
+            creates="label",
+            opens_thread=False,
+            discussion=False,
+        ),
     ),
 )
 
@@ -274,8 +373,22 @@ DISCUSSION_WRITE = Tool(
     "per-thread limits and body checks as create_comment apply.",
     prepare=w.prepare_discussion_comment,
     send=w.send_discussion_comment,
-    spec=_spec("create_discussion_comment"),
+    spec=WriteSpec(
+        "create_discussion_comment",
+        "comment",
+        "repo_arg",
+        "comments",
+        own_only=None,
+        releases_own=False,
+        counts_toward_run=True,
+        creates="comment",
+        opens_thread=False,
+        discussion=True,
+    ),
 )
+
+
+register(*(tool.spec for tool in (*WRITES, DISCUSSION_WRITE) if tool.spec is not None))
 
 
 def offered(config: PolicyConfig) -> dict[str, Tool]:

@@ -29,7 +29,6 @@ from pydantic import BaseModel, ValidationError
 
 from tusk.mcp.gate.recorder import Kind, ToolError
 from tusk.mcp.push.git_push import Pusher
-from tusk.mcp.push.tool import PushBranch, push_branch
 from tusk.mcp.reads.reader import Reader
 from tusk.mcp.server.catalog import Tool, offered
 from tusk.mcp.server.runtime import Runtime
@@ -56,7 +55,8 @@ class GitHubServer:
 
     def __init__(self, runtime: Runtime, *, pusher: Pusher | None = None) -> None:
         self.runtime = runtime
-        self.pusher = pusher
+        if pusher is not None:  # push_branch prepares and sends through the runtime
+            runtime.pusher = pusher
         self.tools = offered(runtime.config)
         self.reader = Reader(runtime.read_gateway, runtime.scope, runtime.config.bot)
         self.listing = ListToolsResult(
@@ -123,6 +123,4 @@ class GitHubServer:
         if tool.prepare is not None and tool.send is not None:
             prepare, send = partial(tool.prepare, rt, args), partial(tool.send, rt, args)
             return await rt.write(tool.name, plain, prepare=prepare, send=send)
-        if isinstance(args, PushBranch):
-            return await push_branch(rt, self.pusher, args)
         raise TypeError(f"tool {tool.name} has nothing to run")

@@ -2,7 +2,7 @@
 
 ``Runtime.read`` and ``Runtime.write`` wrap the I/O a tool does with what must
 happen to every call whatever the tool: the pass gate, the read scope and
-throttle, the policy gate, staged mode, the audit line, loop detection, and
+throttle, the policy gate, record-only mode, the audit line, loop detection, and
 scrubbing the server's tokens out of anything the model gets back
 (``recorder``). Tools only say what to check and what to do.
 """
@@ -31,7 +31,9 @@ from tusk.mcp.gate.loops import LoopDetector
 from tusk.mcp.gate.policy import PolicyConfig, Refused, RunState
 from tusk.mcp.gate.recorder import Call, Kind, Recorder, kind_of, target_of
 from tusk.mcp.gate.results import Redactor
+from tusk.mcp.gate.specs import write_spec
 from tusk.mcp.gate.throttle import SlidingWindow
+from tusk.mcp.push.git_push import Pusher
 from tusk.mcp.reads.scope import ReadScope
 from tusk.mcp.writes.outcomes import Prepared, WriteOutcome
 
@@ -52,6 +54,7 @@ class Runtime:
     clock: Callable[[], float] = time.monotonic
     pass_file: Path | None = None  # the supervisor's word on the current pass; None: no gate
     approval: StagingArea | None = None  # approval mode: writes kept for a person to approve
+    pusher: Pusher | None = None  # push_branch's machinery; None: no workspace to push from
     # Run-unique; the apply job of an approved set uses the run's, so nonces match.
     nonce_salt: str = field(default_factory=lambda: secrets_module.token_hex(8))
     redactor: Redactor = field(init=False)
@@ -154,14 +157,22 @@ class Runtime:
         """Gate, then send (or stage) one write, and record it.
 
         ``prepare`` turns the model's arguments into what will be sent (footer,
-        neutralised mentions) and may refuse; ``send`` does the I/O in a worker
-        thread.
+        neutralised mentions, a push's imported branch) and may refuse; it runs in a
+        worker thread once the gate let the arguments pass, and what it learned that
+        the gate keys on (``Prepared.keyed``: a push's commit) is checked again and
+        recorded with the call. ``send`` does the I/O in a worker thread.
         """
         call = self.call(tool, "write", args)
         async with self._write_lock:
             try:
                 self.check(tool, args, await self.fresh_blocklist())
-                prepared = prepare()
+                prepared = await anyio.to_thread.run_sync(prepare)
+                if prepared.keyed:
+                    args = {**args, **prepared.keyed}
+                    call = dataclasses.replace(
+                        call, args=args, target=policy.target_label(tool, args, self.config)
+                    )
+                    self.check(tool, args, await self.fresh_blocklist())
             except Refused as refused:
                 self.recorder.refuse(call, refused)
             except Exception as error:  # the blocklist could not be checked: no write
@@ -215,10 +226,10 @@ class Runtime:
     def _stage(self, call: Call, prepared: Prepared) -> str:
         self.recorder.staged(call, prepared.summary, prepared.request)
         policy.record_write(call.tool, call.args, self.config, self.state)
-        self.recorder.record(call, "staged", reason=prepared.summary)
+        self.recorder.record(call, "staged", reason=prepared.summary, created=_creates(call))
         return self.recorder.answer(
             call,
-            "STAGED: this installation runs in staged mode, so nothing was posted. "
+            "RECORD-ONLY: this installation runs in record-only mode, so nothing was posted. "
             f"Recorded for review: {prepared.summary}. Carry on as if it had been done.",
         )
 
@@ -233,7 +244,9 @@ class Runtime:
             nonce=prepared.nonce,
         )
         policy.record_write(call.tool, call.args, self.config, self.state)
-        self.recorder.record(call, "staged", reason=f"kept for approval: {prepared.summary}")
+        self.recorder.record(
+            call, "staged", reason=f"kept for approval: {prepared.summary}", created=_creates(call)
+        )
         return self.recorder.answer(call, staged_answer(prepared.summary))
 
     async def fresh_blocklist(self) -> Blocklist:
@@ -296,3 +309,9 @@ class Runtime:
             code=None if known else "FORBIDDEN_OPERATION",
             reason=reason[:500],
         )
+
+
+def _creates(call: Call) -> str | None:
+    """What a staged write would make, on its record: what the self-checks read of it."""
+    spec = write_spec(call.tool)
+    return spec.creates if spec is not None else None

@@ -1,6 +1,6 @@
 """``add_label``: one label on an issue or pull request this run opened.
 
-Its spec (``tusk.contracts.write_specs``) says the rest: an ``issue`` write in the
+Its spec (``tusk.mcp.gate.specs``, in its catalog entry) says the rest: an ``issue`` write in the
 permission grammar, only on the run's own threads, counted toward the run's writes;
 undo removes the label again (the audit's ``created`` is ``label``, its URL the
 thread's with ``#label=<name>``).

@@ -5,8 +5,8 @@ pydantic model whose fields are the tool's parameters): ``prepare_*`` turns
 the arguments into the request that will be sent (title and body checked,
 self-mentions and markers neutralised, the footer added; it may refuse), and
 ``send_*`` sends it. ``Runtime.write`` runs them after the policy gate, or
-records the prepared request in staged mode. ``push_branch`` (in
-``push_tool``) takes the agent's commits first. There is deliberately no review
+records the prepared request in record-only mode. ``push_branch``'s pair lives in
+``tusk.mcp.push.tool``: its prepare takes the agent's commits. There is deliberately no review
 tool and no tool that calls an arbitrary endpoint.
 
 A create carries a nonce in its footer and is sent once (``tusk.github.once``): after
@@ -111,7 +111,7 @@ def posted_body(rt: Runtime, body: str, *, comment_id: int | None = None, nonce:
 def rest(
     method: str, path: str, payload: dict[str, Any], summary: str, nonce: str | None = None
 ) -> Prepared:
-    """A REST request, as staged mode records it."""
+    """A REST request, as record-only mode records it."""
     return Prepared(
         summary=summary, request={"method": method, "path": path, "json": payload}, nonce=nonce
     )

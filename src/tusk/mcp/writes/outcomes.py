@@ -22,6 +22,9 @@ class Prepared:
     summary: str  # what it does, in words
     request: Mapping[str, Any] = field(default_factory=dict)  # what is sent, as data
     nonce: str | None = None  # a create's, in its footer (tusk.github.once)
+    # What preparing learned that the gate keys on (a push's commit): checked again with it.
+    keyed: Mapping[str, Any] = field(default_factory=dict)
+    held: object = None  # what ``send`` needs of what preparing took (a push's branch)
 
 
 @dataclass(frozen=True)

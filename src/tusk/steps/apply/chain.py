@@ -73,7 +73,8 @@ def post(
     repo, number = staged.control_repo, staged.log_issue_number
     issue = f"/repos/{repo}/issues/{number}/comments"
     for index, body in enumerate(bodies, start=1):
-
+        # Not post_marked_comment: an audit part's marker is matched by its run and part
+        # number together, not by one nonce key.
         def find(index: int = index) -> dict[str, Any] | None:
             for comment in gateway.paginate(issue):
                 if str((comment.get("user") or {}).get("login") or "").lower() != bot.lower():

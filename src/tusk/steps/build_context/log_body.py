@@ -3,7 +3,7 @@
 The job marker (first, so no quoted text can come before it), ``# Task``,
 the mention as a ``>`` quote, the run's facts (who asked with what trust and
 from which source, the effective permissions, the marker and its error, the
-budgets, the network, staged mode), ``# Context``, the context as a ``>``
+budgets, the network, record-only mode), ``# Context``, the context as a ``>``
 quote. When it does not fit, the Task stays whole, as many whole context
 lines as fit stay, and a plain note says it was cut and where the whole
 context is. The quotes keep their markdown (headings, lists, code) while

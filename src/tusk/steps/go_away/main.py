@@ -201,6 +201,7 @@ def _record(
         return
     again = render("go_away_log.md.j2", marker="", report=report, finished=True)
     note = f"**Run again for this job** (it finishes what was left):\n\n{again}"
+    # No marker to find it by: a courtesy for people, sent once and never repeated.
     gateway.post(f"{path}/comments", json={"body": plan.fit_body(note)}, may_repeat=False)
     body = str(gateway.get(path).get("body") or "")
     old = first_marker(body, "go-away")

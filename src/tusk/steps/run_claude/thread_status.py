@@ -175,7 +175,7 @@ def conclude(secrets: Secrets, settings: Settings, state: WriteUpState, run_dir:
         comment = status_comment(gateway, settings, state.run)
         note = state.facts.resume_on_thread if state.facts is not None else ""
         snap = snapshot(tally, state.spend, 0.0)
-        record_only = state.facts.staged if state.facts is not None else False
+        record_only = state.facts.record_only if state.facts is not None else False
         comment.show(outcome_status(state.outcome, snap, links, note, record_only=record_only))
     finally:
         gateway.close()

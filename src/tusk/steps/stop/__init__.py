@@ -1,1 +1,4 @@
-"""``@bot stop``: the run in flight on a thread ended by its requester or a writer (C2)."""
+"""``@bot stop``: the run in flight on a thread ended by its requester or a writer (C2).
+
+- ``main``: ``tusk stop``.
+"""

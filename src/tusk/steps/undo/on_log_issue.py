@@ -21,6 +21,7 @@ from tusk.audit.chain import GENESIS_HASH, digest, seal
 from tusk.audit.on_issue import audit_comments, joined_text, verify_comments
 from tusk.contracts.models import AuditRecord
 from tusk.github.gateway import Gateway
+from tusk.github.once import post_marked_comment
 from tusk.steps.undo.plan import Removal, UndoReport
 from tusk.text.markers import render_marker
 
@@ -111,7 +112,18 @@ def record(
     lines, problem = chain_of(comments)
     path = f"/repos/{control_repo}/issues/{log_number}/comments"
     body = undo_comment(report, undo_jobid=undo_jobid, undo_url=undo_url, chain_problem=problem)
-    gateway.post(path, json={"body": body}, may_repeat=False)
+    post_marked_comment(
+        gateway,
+        control_repo,
+        log_number,
+        body,
+        kind="undo",
+        nonce=undo_jobid,
+        key="undo",
+        bot=bot,
+        look_first=True,  # a rerun of this undo job finds its comment
+        what="the undo's comment",
+    )
     if problem is None:
         chain = continued(lines, report, now=now, undo_url=undo_url)
         head = AuditRecord.model_validate_json(chain[-1]).hash if chain else GENESIS_HASH
@@ -143,5 +155,7 @@ def record(
             signer=signer,
             failure=failure,
         ):
+            # Parts are found by run and part number, not one nonce: posted plainly, never
+            # repeated; a rerun is stopped before here by the undo's own log issue.
             gateway.post(path, json={"body": part}, may_repeat=False)
     return problem

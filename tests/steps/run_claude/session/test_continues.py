@@ -128,6 +128,7 @@ def test_staged_messages_count_as_left(tmp_path: Path) -> None:
         args={"b": 1},
         decision="staged",
         reason="comment",
+        created="comment",  # what the server's staged record says the write would make
     )
     assert continues.messages_left(read_records(tmp_path / "audit.jsonl")) == 1
 

@@ -221,7 +221,8 @@ def test_staged_writes_are_shown_with_their_request_for_review(tmp_path: Path) -
     )
     text = finish.render("run_summary.md.j2", summary=built)
     assert (
-        "### Staged writes (not performed)\n\n- `create_comment` on alice/w#1: comment on "
+        "### Recorded writes (record-only, not performed)\n\n"
+        "- `create_comment` on alice/w#1: comment on "
         'alice/w#1\n\n<details><summary>request</summary>\n\n````json\n{\n  "body": '
         '"Fixed ``` it"\n}\n````\n\n</details>\n\n### Refused and failed calls\n'
     ) in text

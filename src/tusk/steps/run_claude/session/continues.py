@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tusk.audit.chain import created_messages
-from tusk.contracts.models import AuditRecord
-from tusk.contracts.write_specs import message_tools
+from tusk.contracts.models import MESSAGE_KINDS, AuditRecord
 from tusk.git.agent import AgentGit, BundleError
 from tusk.steps.run_claude.writeup.outcome import Outcome
 from tusk.text.render import render
@@ -52,14 +51,12 @@ def plan(*, outcome: Outcome, messages_created: int) -> list[ContinueKind]:
     return [*first, "confirm", "history"]
 
 
-MESSAGE_TOOLS = message_tools()  # the writes that leave a message (the write specs')
-
-
 def messages_left(records: Sequence[AuditRecord]) -> int:
-    """Comments, issues and PRs the run made, or staged (staged mode counts: the
-    message exists for review; asking again would only stage a second one)."""
+    """Comments, issues and PRs the run made, or recorded (record-only mode counts: the
+    message exists for review; asking again would only stage a second one). A staged
+    record names what its write would make, so no list of tools is kept here."""
     made = len(created_messages(records))
-    staged = sum(1 for r in records if r.decision == "staged" and r.tool in MESSAGE_TOOLS)
+    staged = sum(1 for r in records if r.decision == "staged" and r.created in MESSAGE_KINDS)
     return made + staged
 
 

@@ -145,7 +145,7 @@ def render_progress(snap: Snapshot, *, now: datetime, final: str | None = None) 
             f"⏳ **The agent is working.** This comment is updated at most every "
             f"{MIN_INTERVAL:g} s; last update {now.strftime('%Y-%m-%d %H:%M:%S')} UTC."
         )
-    writes = f"{snap.writes}" + (f" (+{snap.staged} staged)" if snap.staged else "")
+    writes = f"{snap.writes}" + (f" (+{snap.staged} not performed)" if snap.staged else "")
     return (
         f"{head}\n\n"
         "| pass | tool calls | writes | refused | model cost so far | time |\n"

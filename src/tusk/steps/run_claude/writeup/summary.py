@@ -60,7 +60,7 @@ class RefusedCall(View):
 
 
 class StagedWrite(View):
-    """A write staged mode recorded instead of performing it, for people to review."""
+    """A write record-only mode recorded instead of performing it, for people to review."""
 
     tool: str
     target: str
