@@ -219,3 +219,12 @@ def test_the_merkle_proofs_hold_for_every_leaf_of_trees_of_many_sizes() -> None:
                 _inner=SimpleNamespace(inclusion_proof=proof, canonicalized_body=bodies[index])
             )
             verify_merkle_inclusion(entry)  # type: ignore[arg-type]
+
+
+def test_the_http_rekor_answers_400_to_what_is_not_a_dsse_entry() -> None:
+    with keyless_stand_in(AGENT, rekor=LocalRekor()) as stand_in:
+        url = f"{stand_in.environment['TUSK_REKOR_URL']}/api/v1/log/entries"
+        kind = requests.post(url, json={"kind": "hashedrekord", "apiVersion": "0.0.1"}, timeout=10)
+        broken = requests.post(url, data=b"not json", timeout=10)
+    assert (kind.status_code, broken.status_code) == (400, 400)
+    assert "not accepted here" in kind.json()["message"]
