@@ -19,6 +19,7 @@ from tusk.attest.keyless import (
     SigningUnavailable,
     fulcio_url,
     oidc_token,
+    rekor_url,
     signer_from_environment,
     try_signer,
 )
@@ -106,3 +107,37 @@ def test_on_github_the_fulcio_is_the_one_actions_attest_uses_for_the_visibility(
         "http://127.0.0.1:9"
     )
     assert fulcio_url({"GITHUB_EVENT_PATH": str(event)}) is None  # not on Actions
+
+
+@pytest.mark.parametrize(
+    ("visibility", "rekor"),
+    [("public", "https://rekor.sigstore.dev"), ("private", None), ("internal", None)],
+)
+def test_the_public_good_fulcio_logs_in_the_public_good_rekor_and_tusk_rekor_url_wins(
+    tmp_path: Path, visibility: str, rekor: str | None
+) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"repository": {"visibility": visibility}}))
+    on_actions = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event)}
+    assert rekor_url(on_actions) == rekor
+    local = {"TUSK_FULCIO_URL": "http://127.0.0.1:9"}
+    assert rekor_url({**on_actions, **local}) is None  # another Fulcio: no log unless named
+    assert rekor_url({**on_actions, **local, "TUSK_REKOR_URL": "http://127.0.0.1:8"}) == (
+        "http://127.0.0.1:8"
+    )
+    assert rekor_url({}) is None
+
+
+def test_a_stand_in_without_a_rekor_signs_without_a_log_entry() -> None:
+    with keyless_stand_in(AGENT) as stand_in:
+        assert "TUSK_REKOR_URL" not in stand_in.environment
+        signer = signer_from_environment("github", stand_in.environment)
+        assert signer is not None and signer.log is None
+        signed = bundle.sign(
+            statement.payload(CLAIMS),
+            token=signer.token.get_secret_value(),
+            subject=signer.subject,
+            authority=signer.authority,
+            log=signer.log,
+        )
+    assert signed["verificationMaterial"]["tlogEntries"] == []

@@ -74,12 +74,16 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     assert any(name.endswith("-transcript-1.md") for name in kept)
     # The run's record is signed by the agent job's identity (the local OIDC issuer and
     # Fulcio), stored in the control repository's attestations, named under the audit,
-    # and `tusk audit verify` checks it against the local Fulcio's root.
+    # and `tusk audit verify` checks it against the stand-ins' trusted_root.json.
     [audit] = [c["body"] for c in outcome.log_comments if "<!-- tusk:audit " in c["body"]]
     assert "<!-- tusk:attestation " in audit and "stored in alice/tusk-control's" in audit
     assert outcome.attestation_verified is not None
     assert "attestation verified: signed by alice/tusk-control/.github/workflows/agent.yml@" in (
         outcome.attestation_verified
+    )
+    # ... by sigstore-python's Verifier, with the local Rekor's entry and CT log's SCT.
+    assert outcome.attestation_verified.endswith(
+        "its transparency-log entry verified; checked by sigstore-python's Verifier (trusted root)"
     )
 
 

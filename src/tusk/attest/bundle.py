@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from tusk.attest.identity import Expected, WorkflowIdentity, identity_of, mismatch
+from tusk.attest.rekor import TransparencyLog
 from tusk.attest.statement import PAYLOAD_TYPE, pae
 
 MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
@@ -41,10 +42,16 @@ def _b64(data: bytes) -> str:
 
 
 def sign(
-    body: bytes, *, token: str, subject: str, authority: CertificateAuthority
+    body: bytes,
+    *,
+    token: str,
+    subject: str,
+    authority: CertificateAuthority,
+    log: TransparencyLog | None = None,
 ) -> dict[str, Any]:
     """The bundle of ``body`` (an in-toto statement) signed keylessly. ``subject`` is the
-    token's ``sub`` claim: the proof of possession Fulcio asks for is a signature over it."""
+    token's ``sub`` claim: the proof of possession Fulcio asks for is a signature over it.
+    With a ``log`` (Rekor), the envelope is logged and the entry goes into the bundle."""
     key = ec.generate_private_key(ec.SECP256R1())
     public = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -53,14 +60,17 @@ def sign(
     leaf = authority(token, public, proof)
     signature = key.sign(pae(PAYLOAD_TYPE, body), ec.ECDSA(hashes.SHA256()))
     del key  # ephemeral: nothing keeps it
+    envelope = {
+        "payload": _b64(body),
+        "payloadType": PAYLOAD_TYPE,
+        "signatures": [{"sig": _b64(signature)}],
+    }
+    pem = x509.load_der_x509_certificate(leaf).public_bytes(serialization.Encoding.PEM)
+    entries = [] if log is None else [log(envelope, pem)]
     return {
         "mediaType": MEDIA_TYPE,
-        "verificationMaterial": {"certificate": {"rawBytes": _b64(leaf)}, "tlogEntries": []},
-        "dsseEnvelope": {
-            "payload": _b64(body),
-            "payloadType": PAYLOAD_TYPE,
-            "signatures": [{"sig": _b64(signature)}],
-        },
+        "verificationMaterial": {"certificate": {"rawBytes": _b64(leaf)}, "tlogEntries": entries},
+        "dsseEnvelope": envelope,
     }
 
 

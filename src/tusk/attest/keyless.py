@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives import serialization
 from pydantic import SecretStr
 
 from tusk.attest.bundle import CertificateAuthority
+from tusk.attest.rekor import PUBLIC_GOOD_REKOR, REKOR_URL, rekor
 from tusk.attest.sign_run import Signer
 from tusk.errors import InputError
 
@@ -66,7 +67,24 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
     if not all(environ.get(name) for name in (REQUEST_URL, REQUEST_TOKEN)):
         raise SigningUnavailable(LACKS_ID_TOKEN)
     token = oidc_token(environ[REQUEST_URL], SecretStr(environ[REQUEST_TOKEN]))
-    return Signer(token=token, subject=subject_of(token), authority=fulcio(base))
+    log = rekor_url(environ)
+    return Signer(
+        token=token,
+        subject=subject_of(token),
+        authority=fulcio(base),
+        log=rekor(log) if log else None,
+    )
+
+
+def rekor_url(environ: Mapping[str, str]) -> str | None:
+    """The Rekor that logs the signature: ``TUSK_REKOR_URL``; on GitHub Actions with
+    ``actions/attest``'s public-good Fulcio, the public-good Rekor; otherwise none
+    (GitHub's own instance, for private repositories, keeps no transparency log)."""
+    if environ.get(REKOR_URL):
+        return environ[REKOR_URL]
+    if environ.get(FULCIO_URL) or fulcio_url(environ) != PUBLIC_GOOD_FULCIO:
+        return None
+    return PUBLIC_GOOD_REKOR
 
 
 def fulcio_url(environ: Mapping[str, str]) -> str | None:

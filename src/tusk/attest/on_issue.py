@@ -26,6 +26,24 @@ from tusk.text.markers import neutralise_markers, parse_markers, render_marker
 Fetch = Callable[[str], list[dict[str, Any]]]  # chain head → stored bundles naming it
 
 
+@dataclass(frozen=True)
+class BundleVerifier:
+    """One way of verifying a bundle, and what the report calls it."""
+
+    name: str
+    verify: Callable[[Any, Expected], Verified]  # raises AttestationError
+    checks_log: bool  # whether the transparency-log entry is verified
+
+
+def pem_verifier(roots: Sequence[x509.Certificate]) -> BundleVerifier:
+    """Tusk's own verifier (``cryptography``) against PEM roots: no log entry checked."""
+    return BundleVerifier(
+        "Tusk's verifier (PEM root)",
+        lambda bundle, expected: verify(bundle, roots=roots, expected=expected),
+        False,
+    )
+
+
 def attestation_comment(
     *,
     jobid: str,
@@ -81,7 +99,7 @@ def check(
     head: str,
     transcript: str | None,
     fetch: Fetch,
-    roots: Sequence[x509.Certificate],
+    verifier: BundleVerifier,
     expected: Expected,
     staged: Collection[str] = (),
 ) -> Checked:
@@ -98,7 +116,7 @@ def check(
     problems = []
     for bundle in bundles:
         try:
-            found = verify(bundle, roots=roots, expected=expected)
+            found = verifier.verify(bundle, expected)
         except AttestationError as error:
             problems.append(str(error))
             continue
@@ -116,11 +134,16 @@ def check(
             )
             continue
         where = found.identity
+        if verifier.checks_log:
+            logged = "its transparency-log entry verified"
+        else:
+            logged = "no transparency-log entry checked" + (
+                " (one came with it)" if found.logged else " (none came with it)"
+            )
         return Checked(
             True,
             f"attestation verified: signed by {where.repository}/{where.workflow}@{where.ref} "
-            f"running {where.signer}; no transparency-log entry checked"
-            + (" (one came with it)" if found.logged else " (none came with it)"),
+            f"running {where.signer}; {logged}; checked by {verifier.name}",
             found,
         )
     return Checked(False, "attestation does not hold: " + "; ".join(dict.fromkeys(problems)))

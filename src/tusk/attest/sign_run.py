@@ -14,17 +14,20 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from tusk.attest import bundle, statement, store
+from tusk.attest.rekor import TransparencyLog
 from tusk.github.gateway import Gateway
 from tusk.text.markers import parse_markers
 
 
 @dataclass(frozen=True)
 class Signer:
-    """A job's OIDC token (audience ``sigstore``) and the authority that certifies it."""
+    """A job's OIDC token (audience ``sigstore``), the authority that certifies it and,
+    when one is configured, the transparency log (Rekor) that logs the signature."""
 
     token: SecretStr
     subject: str  # the token's ``sub`` claim
     authority: bundle.CertificateAuthority
+    log: TransparencyLog | None = None
 
 
 class Attested(BaseModel):
@@ -56,5 +59,6 @@ def attest(
         token=signer.token.get_secret_value(),
         subject=signer.subject,
         authority=signer.authority,
+        log=signer.log,
     )
     return Attested(mode="github", ident=store.store(gateway, repository, signed), head=claims.head)

@@ -46,8 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--trust-root",
         type=Path,
         default=os.environ.get("TUSK_ATTEST_TRUST_ROOT") or None,
-        help="PEM certificate(s) the signing certificate must chain to "
-        "(default: $TUSK_ATTEST_TRUST_ROOT)",
+        help="Sigstore's trusted_root.json (Fulcio, Rekor and CT log: verified with "
+        "sigstore-python's Verifier, transparency-log entry included), or PEM "
+        "certificate(s) the signing certificate must chain to (Tusk's own verifier, "
+        "for bundles without a log entry) (default: $TUSK_ATTEST_TRUST_ROOT)",
     )
     signed.add_argument(
         "--workflow",

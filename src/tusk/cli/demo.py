@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from tusk.cli.demo_signing import Signing, start_signing
 from tusk.cli.demo_variants import VARIANTS, Stage, while_agent_works, with_config
 from tusk.contracts.ranges import float_in
 from tusk.errors import UserError
@@ -200,7 +200,7 @@ def play_offline(
     model = ModelServer(scenario_path(VARIANTS[variant].model if variant else "demo-model.yml"))
     model_url = model.start()
     stack = contextlib.ExitStack()
-    signing, root = start_signing(stack, base)
+    signing, root = start_signing(stack, base, CONTROL_REPO)
     try:
         say(f"Local GitHub at {github.url}; scripted model at {model_url}")
         trigger = show_trigger(github.url)
@@ -355,43 +355,6 @@ def approve_run(github: Any, control: Any, model_url: str, signing: Signing) -> 
     )
 
 
-Signing = Mapping[str, Mapping[str, str]]  # a workflow's file name → its jobs' signing env
-
-
-def start_signing(stack: contextlib.ExitStack[Any], base: Path) -> tuple[Signing, Path]:
-    """The OIDC endpoint and Fulcio stand-ins for the agent and go-away workflows' jobs
-    (one Fulcio, one trust root, written to ``base``), closed with ``stack``."""
-    from tusk.sandbox.fulcio import LocalFulcio, LocalIssuer
-    from tusk.sandbox.fulcio_server import keyless_stand_in
-
-    fulcio = LocalFulcio(LocalIssuer())
-    signing = {
-        workflow: stack.enter_context(keyless_stand_in(demo_identity(workflow), fulcio)).environment
-        for workflow in ("agent.yml", "go-away.yml")
-    }
-    root = base / "fulcio-root.pem"
-    root.write_bytes(fulcio.root_pem())
-    return signing, root
-
-
-def demo_identity(workflow: str) -> Any:
-    """The identity a demo job signs with: the control repository's caller ``workflow``
-    of this Tusk's reusable workflow."""
-    from tusk.attest.identity import WorkflowIdentity
-    from tusk.cli.tusk_ref import TuskRef
-    from tusk.sandbox.act_runner import PUBLISHED_AS
-
-    tusk = TuskRef.parse(PUBLISHED_AS)
-    return WorkflowIdentity(
-        server="https://github.com",
-        repository=CONTROL_REPO,
-        workflow=f".github/workflows/{workflow}",
-        ref="refs/heads/main",
-        signer=f"{tusk.repository}/.github/workflows/tusk-{workflow}@{tusk.ref}",
-        event="repository_dispatch",
-    )
-
-
 def run_dispatch(
     control: Any,
     api_url: str,
@@ -509,6 +472,8 @@ def verify_audit(api_url: str, outcome: DemoOutcome, root: Path | None = None) -
         "HOME": os.environ.get("HOME", "/tmp"),
         "TUSK_GITHUB_API_URL": api_url,
         "TUSK_READ_TOKEN": DEMO_SECRETS["TUSK_READ_TOKEN"],
+        # The same Tusk as the demo's own (a checkout run with PYTHONPATH=src).
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
     }
     done = subprocess.run(
         [sys.executable, "-m", "tusk.cli.main", "audit", "verify", url]

@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from tusk.attest.identity import WorkflowIdentity, der_utf8, extensions
+from tusk.sandbox.ctlog import POISON, LocalCTLog, sct_extension
 
 Clock = Callable[[], datetime]
 AUDIENCE = "sigstore"
@@ -92,9 +93,12 @@ class LocalIssuer:
 class LocalFulcio:
     """A certificate authority that binds an OIDC identity to a key, as Fulcio does."""
 
-    def __init__(self, issuer: LocalIssuer, clock: Clock | None = None) -> None:
+    def __init__(
+        self, issuer: LocalIssuer, clock: Clock | None = None, ct_log: LocalCTLog | None = None
+    ) -> None:
         self.issuer = issuer
         self.clock = clock or issuer.clock
+        self.ct_log = ct_log  # when given, every certificate embeds its SCT
         self._key = ec.generate_private_key(ec.SECP384R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tusk local fulcio root")])
         now = self.clock()
@@ -107,6 +111,8 @@ class LocalFulcio:
             .not_valid_before(now - timedelta(days=1))
             .not_valid_after(now + timedelta(days=365))
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(_usage(cert_sign=True), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(self._key.public_key()), False)
             .sign(self._key, hashes.SHA384())
         )
 
@@ -141,11 +147,35 @@ class LocalFulcio:
                 x509.SubjectAlternativeName([x509.UniformResourceIdentifier(identity.signer_uri)]),
                 critical=True,
             )
+            .add_extension(_usage(cert_sign=False), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()), False
+            )
         )
         for oid, value in extensions(identity).items():
             builder = builder.add_extension(x509.UnrecognizedExtension(oid, der_utf8(value)), False)
+        if self.ct_log is not None:  # Fulcio's flow: precertificate, SCT, final certificate
+            poisoned = builder.add_extension(
+                x509.UnrecognizedExtension(POISON, b"\x05\x00"), critical=True
+            )
+            sct = self.ct_log.add_pre_chain(poisoned.sign(self._key, hashes.SHA384()), self.root)
+            builder = builder.add_extension(sct_extension(sct), False)
         return builder.sign(self._key, hashes.SHA384()).public_bytes(serialization.Encoding.DER)
+
+
+def _usage(*, cert_sign: bool) -> x509.KeyUsage:
+    return x509.KeyUsage(
+        digital_signature=not cert_sign,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=cert_sign,
+        crl_sign=cert_sign,
+        encipher_only=False,
+        decipher_only=False,
+    )
 
 
 def identity_from_claims(claims: dict[str, object]) -> WorkflowIdentity:

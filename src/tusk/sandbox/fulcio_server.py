@@ -6,9 +6,14 @@ One server on 127.0.0.1 plays two endpoints a job reaches:
   Actions' OIDC token endpoint (``ACTIONS_ID_TOKEN_REQUEST_URL``), answering
   ``{"value": <token>}`` for the job it was started for;
 * ``POST /api/v2/signingCert``: Fulcio's v2 API, answering the certificate chain
-  (leaf first) under ``signedCertificateEmbeddedSct``.
+  (leaf first) under ``signedCertificateEmbeddedSct`` (with the local CT log's SCT
+  embedded when the Fulcio has one);
+* ``POST /api/v1/log/entries``: Rekor's v1 API, when a local Rekor is given
+  (``TUSK_REKOR_URL``).
 
-``GET /root.pem`` hands out the trust root ``tusk audit verify --trust-root`` wants.
+``GET /root.pem`` hands out the PEM root Tusk's own verifier takes, and
+``GET /trusted_root.json`` Sigstore's trust root (Fulcio, Rekor, CT log) that
+sigstore-python's verifier takes; both are what ``tusk audit verify --trust-root`` wants.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from cryptography.hazmat.primitives import serialization
 
 from tusk.attest.identity import WorkflowIdentity
 from tusk.sandbox.fulcio import LocalFulcio, LocalIssuer
+from tusk.sandbox.rekor import LocalRekor
+from tusk.sandbox.trusted_root import trusted_root
 
 
 @dataclass(frozen=True)
@@ -36,18 +43,30 @@ class KeylessStandIn:
     url: str
     request_token: str  # what the job presents to the OIDC endpoint
     fulcio: LocalFulcio
+    rekor: LocalRekor | None = None
 
     @property
     def environment(self) -> dict[str, str]:
-        """What a job with ``id-token: write`` has, and where its Fulcio is."""
+        """What a job with ``id-token: write`` has, and where its Fulcio (and Rekor) is."""
         return {
             "ACTIONS_ID_TOKEN_REQUEST_URL": f"{self.url}/oidc/token",
             "ACTIONS_ID_TOKEN_REQUEST_TOKEN": self.request_token,
             "TUSK_FULCIO_URL": self.url,
+            **({"TUSK_REKOR_URL": self.url} if self.rekor is not None else {}),
         }
 
+    def trusted_root(self) -> dict[str, Any]:
+        """Sigstore's trust root for these stand-ins (needs a CT log and a Rekor)."""
+        if self.rekor is None or self.fulcio.ct_log is None:
+            raise ValueError("a trusted root needs the stand-ins' Rekor and CT log")
+        return trusted_root(
+            fulcio=self.fulcio, rekor=self.rekor, ct_log=self.fulcio.ct_log, url=self.url
+        )
 
-def _handler(identity: WorkflowIdentity, fulcio: LocalFulcio, request_token: str) -> type:
+
+def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
+    fulcio, request_token = stand_in.fulcio, stand_in.request_token
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # tokens travel here: quiet
             return
@@ -64,6 +83,8 @@ def _handler(identity: WorkflowIdentity, fulcio: LocalFulcio, request_token: str
             parts = urlsplit(self.path)
             if parts.path == "/root.pem":
                 return self._answer(200, fulcio.root_pem(), "application/x-pem-file")
+            if parts.path == "/trusted_root.json" and stand_in.rekor is not None:
+                return self._answer(200, stand_in.trusted_root())
             if parts.path != "/oidc/token":
                 return self._answer(404, {"message": "Not Found"})
             given = self.headers.get("Authorization", "")
@@ -73,10 +94,19 @@ def _handler(identity: WorkflowIdentity, fulcio: LocalFulcio, request_token: str
             return self._answer(200, {"value": fulcio.issuer.token(identity, audience)})
 
         def do_POST(self) -> None:
-            if urlsplit(self.path).path != "/api/v2/signingCert":
-                return self._answer(404, {"message": "Not Found"})
+            path = urlsplit(self.path).path
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            except ValueError:
+                return self._answer(400, {"message": "the body is not JSON"})
+            if path == "/api/v1/log/entries" and stand_in.rekor is not None:
+                try:
+                    return self._answer(201, stand_in.rekor.add(body))
+                except ValueError as error:
+                    return self._answer(400, {"code": 400, "message": str(error)})
+            if path != "/api/v2/signingCert":
+                return self._answer(404, {"message": "Not Found"})
+            try:
                 key = body["publicKeyRequest"]
                 leaf = fulcio(
                     body["credentials"]["oidcIdentityToken"],
@@ -96,17 +126,20 @@ def _handler(identity: WorkflowIdentity, fulcio: LocalFulcio, request_token: str
 
 @contextmanager
 def keyless_stand_in(
-    identity: WorkflowIdentity, fulcio: LocalFulcio | None = None
+    identity: WorkflowIdentity, fulcio: LocalFulcio | None = None, rekor: LocalRekor | None = None
 ) -> Iterator[KeylessStandIn]:
-    """The OIDC endpoint and Fulcio for the jobs of one workflow, ``identity``, until the
-    block ends; stand-ins for several workflows share one ``fulcio`` (and trust root)."""
+    """The OIDC endpoint and Fulcio (and, given one, Rekor) for the jobs of one workflow,
+    ``identity``, until the block ends; stand-ins for several workflows share one
+    ``fulcio`` and ``rekor`` (and trust root)."""
     fulcio = fulcio or LocalFulcio(LocalIssuer())
     token = secrets.token_urlsafe(24)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(identity, fulcio, token))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    stand_in = KeylessStandIn(f"http://127.0.0.1:{server.server_address[1]}", token, fulcio, rekor)
+    server.RequestHandlerClass = _handler(stand_in, identity)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield KeylessStandIn(f"http://127.0.0.1:{server.server_address[1]}", token, fulcio)
+        yield stand_in
     finally:
         server.shutdown()
         server.server_close()
