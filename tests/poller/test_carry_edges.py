@@ -46,6 +46,46 @@ def test_a_record_that_lands_after_the_close_is_carried_by_an_idle_cycle(
     assert again.carried == [] and len(h.sent().order) == 1
 
 
+def test_a_poller_down_longer_than_the_window_still_carries_what_landed_meanwhile(
+    harness: Any, local_github: Any
+) -> None:
+    """Scheduled polls can be late by hours: the sweep reads back to where the last
+    complete one began (kept in the poll state), not only over a run's budget and lease."""
+    h = harness(with_run(scenario(issues=[issue(1, [STARTED, mentioned()])]), **CLOSED))
+    state, _ = h.poller.cycle(PollState())
+    assert state.swept_since is not None
+    node = late_followup(local_github)
+    local_github.advance(3 * 3600)  # the poller is down far past the 60-minute window
+    stateless = make_poller(local_github)
+    _, without = stateless.poller.cycle(PollState())
+    assert without.carried == []  # without its state a poller sees only the window
+    _, report = h.poller.cycle(state)
+    assert not report.errors, report.errors
+    assert [doc.jobid for doc in h.sent().tasks] == [carry.carried_job_id(REPO, node)]
+    assert (
+        log_outcomes(local_github) == {node: {"carried"}} and len(thread_notes(local_github)) == 1
+    )
+
+
+def test_a_sweep_reaching_past_its_first_page_reads_the_rest(
+    harness: Any, local_github: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More log issues changed since the last sweep than one page holds: the ones beyond
+    it are read too (here a page of one, so the late record sits on the second page)."""
+    scn = with_run(scenario(issues=[issue(1, [STARTED, mentioned()])]), **CLOSED)
+    control = next(r for r in scn["repos"] if r["name"] == CONTROL)
+    control["issues"].append({**control["issues"][0], "number": 2, "title": "[Agent Log] other"})
+    h = harness(scn)
+    state, _ = h.poller.cycle(PollState())
+    node = late_followup(local_github)
+    local_github.advance(5)
+    local_github.gateway("agent").post(f"/repos/{CONTROL}/issues/2/comments", json={"body": "x"})
+    monkeypatch.setattr(carry, "PAGE", 1)
+    _, report = h.poller.cycle(state)
+    assert not report.errors, report.errors
+    assert [doc.jobid for doc in h.sent().tasks] == [carry.carried_job_id(REPO, node)]
+
+
 @pytest.mark.parametrize(
     "log",
     [

@@ -16,7 +16,9 @@ import yaml
 from poller_helpers import CONTROL, REPO, decode_dispatches, issue, make_poller, said, scenario
 
 from tusk.cli.main import main
+from tusk.poller import state_file
 from tusk.poller.cli import loop
+from tusk.poller.core import PollState
 from tusk.poller.cycle import CycleReport
 
 
@@ -250,3 +252,15 @@ def test_a_restarted_loop_picks_up_where_the_last_one_stopped(
 
     assert run_loop(2) == [200, 200]
     assert run_loop(1) == [304]
+
+
+def test_the_state_file_keeps_how_far_the_sweep_has_read(tmp_path: Path) -> None:
+    """A scheduled poller that was down for hours looks back to its last sweep: the mark
+    must outlive the process, like ``Last-Modified``."""
+    path = tmp_path / "state.json"
+    state = PollState(
+        last_modified="x", sweep_etag='W/"e"', swept_since="2026-01-01T00:00:06+00:00"
+    )
+    state_file.save(path, state, bot="tusk-bot", api_url="https://api.github.com")
+    loaded = state_file.load(path, bot="tusk-bot", api_url="https://api.github.com")
+    assert loaded.swept_since == "2026-01-01T00:00:06+00:00" and loaded.sweep_etag == 'W/"e"'

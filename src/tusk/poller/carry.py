@@ -119,32 +119,63 @@ class Listing:
     etag: str | None
 
 
-def recently_updated(gateway: Gateway, settings: Settings, *, etag: str | None) -> Listing:
-    """The first page of the bot's log issues, open or closed, by last update: a record
-    that lands after a close updates its issue, which comes first. Asked with the last
-    sweep's ETag, an unchanged page is a 304, which costs no rate limit."""
-    params = {
+PAGE = 100
+
+
+def _listing_params(settings: Settings) -> dict[str, Any]:
+    return {
         "labels": settings.labels.workflow,
         "state": "all",
         "creator": settings.bot,
         "sort": "updated",
         "direction": "desc",
-        "per_page": 100,
+        "per_page": PAGE,
     }
+
+
+def recently_updated(gateway: Gateway, settings: Settings, *, etag: str | None) -> Listing:
+    """The first page of the bot's log issues, open or closed, by last update: a record
+    that lands after a close updates its issue, which comes first. Asked with the last
+    sweep's ETag, an unchanged page is a 304, which costs no rate limit."""
     path = f"/repos/{settings.control_repo}/issues"
-    answer = gateway.conditional_get(path, params=params, etag=etag)
+    answer = gateway.conditional_get(path, params=_listing_params(settings), etag=etag)
     if answer.status == 304:
         return Listing(True, [], etag)
     return Listing(False, list(answer.body or []), answer.header("etag"))
 
 
-def within_window(item: dict[str, Any], settings: Settings, now: datetime) -> bool:
-    """Updated within a run's budget and lease: a late record is seen within a poll
-    interval, since every cycle sweeps; older issues were swept when they changed."""
+def cutoff(settings: Settings, now: datetime, *, swept_since: str | None) -> datetime:
+    """How far back a sweep reads: a run's budget and lease, or further, to where the
+    last complete sweep began when the poller was down longer than that (issues updated
+    before it were read then; one a record updates comes back above it)."""
+    start = now - window(settings)
+    if swept_since is None:
+        return start
+    try:
+        last = datetime.fromisoformat(swept_since.replace("Z", "+00:00"))
+    except ValueError:
+        return start
+    return min(start, last - timedelta(seconds=1))  # updated_at has whole seconds
+
+
+def updated_after(item: dict[str, Any], since: datetime) -> bool:
     updated = item.get("updated_at")
     if not isinstance(updated, str):
         return False
-    return datetime.fromisoformat(updated.replace("Z", "+00:00")) > now - window(settings)
+    return datetime.fromisoformat(updated.replace("Z", "+00:00")) > since
+
+
+def reaches_past_page(items: Sequence[dict[str, Any]], since: datetime) -> bool:
+    """A full first page whose last issue is still inside the sweep: more lie beyond it."""
+    return len(items) >= PAGE and updated_after(items[-1], since)
+
+
+def updated_since(gateway: Gateway, settings: Settings, since: datetime) -> list[dict[str, Any]]:
+    """Every log issue of the bot updated since ``since`` (all pages; GitHub's ``since``),
+    asked only when the first page does not reach back that far."""
+    params = {**_listing_params(settings), "since": since.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    del params["per_page"]
+    return list(gateway.paginate(f"/repos/{settings.control_repo}/issues", params=params))
 
 
 def outcome_note(followup: Followup, how: str, note: str, nonce: str) -> str:

@@ -119,7 +119,7 @@ def loop(
             Exception
         ):  # a long-running poller survives one bad cycle; the log keeps the traceback
             log.exception("poll cycle failed; retrying after the interval")
-            state = PollState(poll_interval=state.poll_interval)
+            state = PollState(poll_interval=state.poll_interval, swept_since=state.swept_since)
             report = CycleReport(errors=["the cycle failed (traceback above)"])
         (on_report or _print)(report)
         cycles += 1

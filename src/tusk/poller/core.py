@@ -75,6 +75,10 @@ class PollState:
     # The ETag of the last sweep for late follow-ups that left nothing pending: an idle
     # sweep is then one conditional request answered 304 (``tusk.poller.carry``).
     sweep_etag: str | None = None
+    # GitHub's time when the last complete sweep began: every log issue updated before it
+    # was read. A poller that was down longer than a run's budget and lease looks back to
+    # here, not only over the window (kept with ``--state``, so across scheduled runs).
+    swept_since: str | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,8 @@ def poll(state: PollState, response: NotificationsResponse) -> tuple[PollState, 
     if response.status == 304:
         return replace(state, poll_interval=interval), []
     threads = [parse_thread(item) for item in response.threads]
-    return PollState(last_modified=response.last_modified, poll_interval=interval), threads
+    # The sweep's marks stay: they are about the log issues, not the notifications.
+    return replace(state, last_modified=response.last_modified, poll_interval=interval), threads
 
 
 # --------------------------------------------------------------------------- triage

@@ -167,8 +167,7 @@ class Poller:
         if not threads:
             # Idle cycles sweep too: a record that lands on a log issue after its close
             # (a hand-over racing the write-up) is carried within a poll interval.
-            etag = self._carry_late_followups(report, state.sweep_etag)
-            return replace(state, sweep_etag=etag), report
+            return self._carry_late_followups(report, state), report
         blocklist = self._blocklist_of_cycle()
         self._report_dead_runs(report)
         looks = {thread.id: triage(thread, blocklist) for thread in threads}
@@ -182,7 +181,7 @@ class Poller:
                 failed.add(thread.id)
         # After the threads: a follow-up this cycle recorded on a run that had just ended
         # (a listing that lagged) is carried over at once.
-        state = replace(state, sweep_etag=self._carry_late_followups(report, state.sweep_etag))
+        state = self._carry_late_followups(report, state)
         # Threads updated in the listing's own second stay unread (``too_fresh``).
         why = {
             thread: "updated in the second GitHub listed it, so looked at again next poll"
@@ -365,26 +364,35 @@ class Poller:
         except TuskError as error:
             report.errors.append(f"reporting dead runs failed: {error}")
 
-    def _carry_late_followups(self, report: CycleReport, etag: str | None) -> str | None:
+    def _carry_late_followups(self, report: CycleReport, state: PollState) -> PollState:
         """Follow-ups left on the log issues of runs that ended (closed, failed, or dead)
         become their threads' next tasks, each once (``carry``). One conditional listing;
-        then one read per log issue updated within a run's budget and lease that changed
-        since this process last found nothing there. Returns the ETag the next sweep may
-        ask with: None while anything may change with time alone (a run in flight, a
-        follow-up waiting for a limit, a failure). A failure holds up no dispatch."""
+        then one read per log issue updated since the sweep's cutoff (a run's budget and
+        lease, or back to the last complete sweep) that changed since this process last
+        found nothing there. The state's ETag is the one the next sweep may ask with:
+        None while anything may change with time alone (a run in flight, a follow-up
+        waiting for a limit, a failure). A failure holds up no dispatch."""
         settings = self.settings
+        began = self._github_now()
         try:
-            listing = carry.recently_updated(self.bot, settings, etag=etag)
+            listing = carry.recently_updated(self.bot, settings, etag=state.sweep_etag)
         except TuskError as error:
             report.errors.append(f"looking for late follow-ups failed: {error}")
-            return None
-        if listing.unchanged:
-            return etag
-        now, settled = self._github_now(), True
-        for item in listing.items:
-            if not carry.within_window(item, settings, now):
+            return replace(state, sweep_etag=None)
+        if listing.unchanged:  # nothing changed since a sweep that read everything
+            return replace(state, swept_since=began.isoformat())
+        since = carry.cutoff(settings, began, swept_since=state.swept_since)
+        items, settled, complete = listing.items, True, True
+        if carry.reaches_past_page(items, since):
+            try:
+                items = carry.updated_since(self.bot, settings, since)
+            except TuskError as error:
+                report.errors.append(f"looking for late follow-ups failed: {error}")
+                complete = False
+        for item in items:
+            if not carry.updated_after(item, since):
                 continue
-            thread = carry.finished_thread(item, settings, now)
+            thread = carry.finished_thread(item, settings, began)
             number = int(item["number"])
             if thread is None:
                 settled = settled and item.get("state") == "closed"  # open: in flight
@@ -397,10 +405,14 @@ class Poller:
                     settled = self._carry(number, thread, followup, comments, report) and settled
             except (TuskError, LookupError, ValidationError) as error:
                 report.errors.append(f"carrying follow-ups of log issue #{number}: {error}")
-                settled = False
+                settled = complete = False
             else:
                 self._swept[number] = item.get("updated_at")  # a courtesy for --loop
-        return listing.etag if settled else None
+        return replace(
+            state,
+            sweep_etag=listing.etag if settled and complete else None,
+            swept_since=began.isoformat() if complete else state.swept_since,
+        )
 
     def _carry(
         self,

@@ -49,9 +49,11 @@ def load(path: Path, *, bot: str, api_url: str) -> PollState:
     last_modified = data.get("last_modified")
     interval = data.get("poll_interval")
     etag = data.get("sweep_etag")
+    swept_since = data.get("swept_since")
     return PollState(
         last_modified=last_modified if isinstance(last_modified, str) else None,
         sweep_etag=etag if isinstance(etag, str) else None,
+        swept_since=swept_since if isinstance(swept_since, str) else None,
         poll_interval=float(interval)
         if isinstance(interval, int | float) and interval > 0
         else DEFAULT_POLL_INTERVAL,
@@ -66,6 +68,7 @@ def save(path: Path, state: PollState, *, bot: str, api_url: str) -> bool:
         "last_modified": state.last_modified,
         "poll_interval": state.poll_interval,
         "sweep_etag": state.sweep_etag,
+        "swept_since": state.swept_since,
     }
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     try:
