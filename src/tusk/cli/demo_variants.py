@@ -170,7 +170,7 @@ def over_limit(stage: Stage) -> list[str]:
     return [] if answers else [f"the bot did not answer the mention over the limit on {stage.repo}"]
 
 
-# While the agent works: the scripts demo-model-followup.yml and demo-model-stop.yml
+# While the agent works: the scripts demo-followup-model.yml and demo-stop-model.yml
 # post WORKING on the thread, then hold their next answer on GATE.
 WORKING = "Looking into it"
 GATE = "maintainer"
@@ -350,7 +350,7 @@ VARIANTS = {
             "with a follow-up posted while the agent works, reaching the same session",
             follow_up_after,
             during=follow_up_during,
-            model="demo-model-followup.yml",
+            model="demo-followup-model.yml",
         ),
         Variant(
             "stop",
@@ -358,7 +358,7 @@ VARIANTS = {
             stop_after,
             config={"limits": {"blocklist_check_seconds": STOP_CHECK_SECONDS}},
             during=stop_during,
-            model="demo-model-stop.yml",
+            model="demo-stop-model.yml",
         ),
     )
 }

@@ -158,6 +158,13 @@ def put_content(call: Call) -> Reply:
         "url": f"{call.shapes.repo_url(repo)}/git/commits/{new_head}",
         "author": {"name": login, "email": "", "date": iso(moment)},
         "committer": {"name": login, "email": "", "date": iso(moment)},
+        # As GitHub answers a commit made through this API (its recorded exchange).
+        "verification": {
+            "verified": False,
+            "reason": "unsigned",
+            "signature": None,
+            "payload": None,
+        },
     }
     return Reply(201 if current is None else 200, {"content": entry, "commit": commit_shape})
 
