@@ -6,6 +6,8 @@
   as protocols.
 - ``artifacts``: Artifact archives.
 - ``cli``: ``tusk sandbox github`` and ``tusk sandbox model``.
+- ``ctlog``: A local certificate-transparency log: the SCT Fulcio embeds in each
+  certificate.
 - ``faults``: Faults on demand.
 - ``fulcio``: Local stand-ins for keyless signing.
 - ``fulcio_server``: The keyless-signing stand-ins over HTTP, for the demo and the tests of
@@ -25,6 +27,8 @@
 - ``graphql_reactions``: Reactions in the local GitHub's GraphQL.
 - ``graphql_resolvers``: The local GitHub's GraphQL resolvers.
 - ``http_body``: Reading a request body in the stand-ins' stdlib HTTP servers.
+- ``merkle``: An RFC 6962 Merkle tree: the root of a list of leaves and a leaf's inclusion
+  proof.
 - ``model_script``: The scripted model's script.
 - ``model_server``: The scripted model.
 - ``model_testing``: Pytest plugin.
@@ -35,6 +39,7 @@
 - ``recorded_replay``: The recordings replayed against the local GitHub (the recorded-truth
   tests).
 - ``recorded_seeds``: The state each recording implies, as a local GitHub scenario.
+- ``rekor``: A local Rekor (v1 API): a transparency log of DSSE entries, as Sigstore's.
 - ``repo_ids``: GitHub's second spelling of a repository's URLs.
 - ``rest``: The REST plumbing.
 - ``rest_actions_setup``: REST handlers of a repository's Actions set-up.
@@ -58,6 +63,7 @@
 - ``spec``: GitHub's own API descriptions, loaded once per process, and the checks made with
   them.
 - ``testing``: pytest plugin and helpers for the local GitHub.
+- ``trusted_root``: The stand-ins' trust root in Sigstore's ``trusted_root.json`` format.
 - ``world``: The local GitHub's state.
 - ``world_clock``: The local GitHub's time.
 - ``world_records``: The local GitHub's records.
