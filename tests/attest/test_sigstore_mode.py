@@ -16,8 +16,10 @@ from tests.attest.test_attest_on_github import (
     AGENT,
     CONTROL,
     JOBID,
+    UNDO,
     comments,
     gh,
+    undone,
     verify,
     written_up,
 )
@@ -132,3 +134,22 @@ def test_without_a_job_token_the_bot_s_token_stores_the_bundle(
     assert stored_with(gh) == ["agent"]
     capsys.readouterr()
     assert verify(url, tmp_path / "root.pem", "--require-attestation") == 0
+
+
+def test_an_undo_s_continuation_is_stored_with_the_undo_job_s_own_token(
+    tmp_path: Path, gh: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fulcio = LocalFulcio(LocalIssuer())
+    with keyless_stand_in(AGENT, fulcio) as run_job, keyless_stand_in(UNDO, fulcio) as undo_job:
+        url = written_up(tmp_path, gh, signer_from_environment("github", run_job.environment))
+        environ = stand_in_environment(undo_job, TUSK_JOB_TOKEN="job")
+        undone(gh, signer_from_environment("github", environ))
+        root = requests.get(f"{run_job.url}/root.pem", timeout=10).content
+    (tmp_path / "root.pem").write_bytes(root)
+    assert stored_with(gh) == ["agent", "job"]  # the run's (no job token given), the undo's
+    assert named(comments(gh), jobid=JOBID, run="undo-u1") == Named("github", 2)
+    undo_part = [c for c in comments(gh) if '"run":"undo-u1"' in c["body"].replace(" ", "")]
+    assert undo_part and "(id 2, by the job's token)" in undo_part[-1]["body"]
+    capsys.readouterr()
+    assert verify(url, tmp_path / "root.pem", "--require-attestation") == 0
+    assert "undo-u1: attestation verified" in capsys.readouterr().out
