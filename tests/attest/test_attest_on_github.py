@@ -50,6 +50,8 @@ def gh(local_github: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
             "tokens": {
                 "agent": {"user": BOT, "scopes": ["repo"]},
                 "read": {"user": BOT, "scopes": ["repo"]},
+                # The signing job's own github.token (attestations: write).
+                "job": {"user": "alice", "scopes": ["repo"]},
             },
             "repos": [
                 {"name": "alice/widgets", "collaborators": {BOT: "write"}},
@@ -180,7 +182,7 @@ def test_a_signed_run_is_named_on_its_log_issue_and_verified(
     url = written_up(tmp_path, gh, signer(fulcio))
     audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
     assert "<!-- tusk:attestation " in audit["body"]
-    assert f"stored in {CONTROL}'s attestations (id 1)" in audit["body"]
+    assert f"stored in {CONTROL}'s attestations (id 1, by the bot's token)" in audit["body"]
     head = audit_sets(comments(gh))[0].head
     stored = gh.gateway("read").get(f"/repos/{CONTROL}/attestations/sha256:{head}")
     assert len(stored["attestations"]) == 1
@@ -327,7 +329,7 @@ def test_the_clean_up_step_signs_the_write_up_of_a_killed_run(
         done = finish_writeup(folder, gateway=gh.gateway("agent"))
     assert done[0].startswith("recorded the run as cancelled (killed)")
     audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
-    assert "signed with the agent workflow's OIDC identity" in audit["body"]
+    assert "signed (mode github) with the agent workflow's OIDC identity" in audit["body"]
     capsys.readouterr()
     url = f"{gh.url}/{CONTROL}/issues/1"
     assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 0

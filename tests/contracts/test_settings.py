@@ -310,3 +310,12 @@ def test_a_file_that_is_not_yaml_is_not_told_to_fix_each_key(tmp_path: Path) -> 
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path / "missing.yml")
     assert "Fix the file" in caught.value.hint
+
+
+def test_sigstore_signing_is_only_ever_chosen_by_naming_it() -> None:
+    assert parse_settings(MINIMAL, source="tusk.yml").attestation == "auto"
+    chosen = parse_settings({**MINIMAL, "attestation": "sigstore"}, source="tusk.yml")
+    assert chosen.attestation == "sigstore"
+    problems = problems_of({**MINIMAL, "attestation": "public-good"})
+    assert len(problems) == 1 and problems[0].startswith("attestation: ")
+    assert "'sigstore'" in problems[0]  # the refusal lists the values, the opt-in among them

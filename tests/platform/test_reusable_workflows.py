@@ -65,6 +65,50 @@ def test_only_the_jobs_that_sign_take_what_the_caller_grants(path: Path) -> None
             assert declared == {"contents": "read"}, f"{path.name}: {name}"
 
 
+SIGNING_ACTIONS = {"run-claude", "undo", "apply"}  # the steps whose Tusk signs a record
+
+
+@pytest.mark.parametrize("path", REUSABLE, ids=lambda p: p.name)
+def test_the_signing_jobs_give_their_own_token_to_the_step_that_signs(path: Path) -> None:
+    """The signed record is stored with the job's ``github.token`` (what the caller's
+    ``attestations: write`` grants), given as the signing action's ``job-token``; no
+    other step gets it."""
+    workflow = load(path)
+    for name, job in workflow["jobs"].items():
+        for step in job.get("steps") or []:
+            action = str(step.get("uses", "")).removeprefix("./.tusk/actions/")
+            given = (step.get("with") or {}).get("job-token")
+            if name in SIGNING_JOBS.get(path.name, set()) and action in SIGNING_ACTIONS:
+                assert given == "${{ github.token }}", f"{path.name}: {name}"
+            else:
+                assert given is None, f"{path.name}: {name}: {step.get('name') or action}"
+            if action in SIGNING_ACTIONS:  # nor to them by another name
+                assert "github.token" not in str(step.get("env") or {}), f"{path.name}: {name}"
+
+
+@pytest.mark.parametrize("action", sorted(SIGNING_ACTIONS))
+def test_the_job_token_reaches_only_the_steps_that_run_tusk_as_tusk_job_token(
+    action: str,
+) -> None:
+    """Optional (empty: the bot's token stores the bundle, as with older callers), read
+    from ``TUSK_JOB_TOKEN`` by the steps that sign and by no install step."""
+    meta = load(ROOT / "actions" / action / "action.yml")
+    spec = meta["inputs"]["job-token"]
+    assert spec.get("required") is False and spec.get("default") == ""
+    given = {
+        step.get("name"): step["env"]["TUSK_JOB_TOKEN"]
+        for step in meta["runs"]["steps"]
+        if "TUSK_JOB_TOKEN" in (step.get("env") or {})
+    }
+    assert set(given.values()) == {"${{ inputs.job-token }}"}
+    signing = {
+        "run-claude": {"Run Claude Code", "Clean up after Claude Code"},
+        "undo": {"Take back the run"},
+        "apply": {"Apply or discard the approved set"},
+    }
+    assert set(given) == signing[action]
+
+
 @pytest.mark.parametrize(
     "path", [*REUSABLE, RELEASE, *ACTIONS], ids=lambda p: f"{p.parent.name}/{p.name}"
 )

@@ -8,7 +8,8 @@
 - ``keyless``: The job's signer, from the Actions environment.
 - ``on_issue``: A run's attestation named on its log issue, and checked against the verified
   audit.
-- ``rekor``: The bundle's transparency-log entry: the DSSE envelope uploaded to Rekor.
+- ``rekor``: The bundle's transparency-log entry: the DSSE envelope uploaded to Rekor (v1
+  API).
 - ``sign_run``: Sign a run's audit record and store it.
 - ``sigstore_verify``: A bundle verified by sigstore-python's ``Verifier`` against a
   ``trusted_root.json``.

@@ -54,6 +54,7 @@ def signed_continuation(
         head=head,
         ident=done.ident,
         reason=done.reason[:300],
+        stored_by=done.stored_by,
     )
     return [*bodies[:-1], bodies[-1] + "\n" + body]
 

@@ -10,6 +10,11 @@ attestations use (``actions/attest``): Sigstore's public-good instance for a
 public control repository, GitHub's own instance for a private or internal one
 (the repository's visibility read from the event, as ``actions/attest`` does).
 ``TUSK_FULCIO_URL`` names another, such as the local stand-in.
+``attestation: sigstore`` (opt-in only) always signs through the public-good
+Fulcio and logs in the public-good Rekor, whatever the visibility: for a private
+repository that publishes the certificate (repository, workflow) to a public log.
+``TUSK_JOB_TOKEN`` (the job's ``github.token``, given by the workflow to the step
+that signs) stores the bundle; without it the caller's gateway (the bot's) does.
 These are Actions' and Sigstore's endpoints, not GitHub's REST API, so they are
 reached here and not through the gateway. Neither token is ever logged, and the
 agent's process (whose environment is built from nothing) never has them.
@@ -32,12 +37,13 @@ from tusk.attest.rekor import PUBLIC_GOOD_REKOR, REKOR_URL, rekor
 from tusk.attest.sign_run import Signer
 from tusk.errors import InputError
 
-AttestationMode = Literal["auto", "github", "off"]
+AttestationMode = Literal["auto", "github", "sigstore", "off"]
 AUDIENCE = "sigstore"
 TIMEOUT = 30
 REQUEST_URL = "ACTIONS_ID_TOKEN_REQUEST_URL"
 REQUEST_TOKEN = "ACTIONS_ID_TOKEN_REQUEST_TOKEN"
 FULCIO_URL = "TUSK_FULCIO_URL"
+JOB_TOKEN = "TUSK_JOB_TOKEN"  # the job's github.token, for the attestations API
 PUBLIC_GOOD_FULCIO = "https://fulcio.sigstore.dev"  # actions/attest: public repositories
 GITHUB_FULCIO = "https://fulcio.githubapp.com"  # actions/attest: private and internal ones
 LACKS_ID_TOKEN = (
@@ -55,6 +61,8 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
     OIDC token or a Fulcio to ask)."""
     if mode == "off":
         return None
+    if mode == "sigstore":  # chosen explicitly: public-good Fulcio and Rekor, always logged
+        return _signer(environ, *sigstore_endpoints(environ), mode)
     base = fulcio_url(environ)
     if base is None:  # neither on GitHub Actions nor a Fulcio named
         if mode == "auto":
@@ -64,15 +72,31 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
             "is set",
             f"Set {FULCIO_URL}, or set attestation: off in tusk.yml.",
         )
+    return _signer(environ, base, rekor_url(environ), "github")
+
+
+def _signer(
+    environ: Mapping[str, str], base: str, log: str | None, route: Literal["github", "sigstore"]
+) -> Signer:
     if not all(environ.get(name) for name in (REQUEST_URL, REQUEST_TOKEN)):
         raise SigningUnavailable(LACKS_ID_TOKEN)
     token = oidc_token(environ[REQUEST_URL], SecretStr(environ[REQUEST_TOKEN]))
-    log = rekor_url(environ)
     return Signer(
         token=token,
         subject=subject_of(token),
         authority=fulcio(base),
         log=rekor(log) if log else None,
+        route=route,
+        store_token=SecretStr(environ[JOB_TOKEN]) if environ.get(JOB_TOKEN) else None,
+    )
+
+
+def sigstore_endpoints(environ: Mapping[str, str]) -> tuple[str, str]:
+    """``attestation: sigstore``'s Fulcio and Rekor: the public-good instance's whatever
+    the repository's visibility (``TUSK_FULCIO_URL`` / ``TUSK_REKOR_URL`` override each)."""
+    return (
+        environ.get(FULCIO_URL) or PUBLIC_GOOD_FULCIO,
+        environ.get(REKOR_URL) or PUBLIC_GOOD_REKOR,
     )
 
 

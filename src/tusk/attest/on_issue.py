@@ -2,8 +2,10 @@
 
 The write-up adds a paragraph to the run's last audit part, under a hidden
 ``tusk:attestation`` marker saying which run it covers, how it was signed
-(``github``: stored through the control repository's attestations API; ``off``:
-not signed) and the attestation's id.
+(``github``: the route ``auto``/``github`` chose, GitHub's artifact attestations;
+``sigstore``: Sigstore's public-good Fulcio and Rekor, chosen explicitly; both
+stored through the control repository's attestations API; ``off``: not signed),
+the attestation's id and which token stored it.
 The marker only says where to look: ``check`` fetches the bundles that name the
 audit chain's head, verifies each, and accepts one only when its signer is the
 expected workflow and its subjects are the head *and* the transcript verified
@@ -23,6 +25,11 @@ from tusk.attest.identity import Expected
 from tusk.attest.statement import CHAIN, STAGED, TRANSCRIPT, subject_digests
 from tusk.text.markers import neutralise_markers, parse_markers, render_marker
 
+SIGNED = ("github", "sigstore")  # the modes a signed record is named with
+ROUTES = {
+    "github": "mode github",
+    "sigstore": "mode sigstore: Sigstore's public-good instance, certificate in its public log",
+}
 Fetch = Callable[[str], list[dict[str, Any]]]  # chain head → stored bundles naming it
 
 
@@ -53,6 +60,7 @@ def attestation_comment(
     head: str,
     ident: int | None,
     reason: str = "",
+    stored_by: str = "",
 ) -> str:
     marker = render_marker(
         "attestation",
@@ -64,9 +72,12 @@ def attestation_comment(
     elif mode == "failed":
         text = f"not signed: signing failed ({neutralise_markers(reason)})."
     else:
+        route = ROUTES.get(mode, mode)
+        token = f", by the {stored_by}'s token" if stored_by else ""
         text = (
-            f"signed with the agent workflow's OIDC identity, stored in {repository}'s "
-            f"attestations (id {ident}) under the chain head; `tusk audit verify` checks it."
+            f"signed ({route}) with the agent workflow's OIDC identity, stored in "
+            f"{repository}'s attestations (id {ident}{token}) under the chain head; "
+            "`tusk audit verify` checks it."
         )
     return f"{marker}\n**Attestation.** {text}\n"
 

@@ -28,6 +28,8 @@ class Signer:
     subject: str  # the token's ``sub`` claim
     authority: bundle.CertificateAuthority
     log: TransparencyLog | None = None
+    route: str = "github"  # the setting that chose the route: github (auto) or sigstore
+    store_token: SecretStr | None = None  # the job's github.token; None: the caller's gateway
 
 
 class Attested(BaseModel):
@@ -35,10 +37,11 @@ class Attested(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: str  # github (the attestations API), off, or failed (signing was tried)
+    mode: str  # github or sigstore (the route signed through), off, or failed (tried)
     ident: int | None = None
     head: str = ""
     reason: str = ""  # why signing failed
+    stored_by: str = ""  # which token stored the bundle: job or bot
 
 
 def audit_digests(audit_bodies: Sequence[str]) -> tuple[str, str | None] | None:
@@ -53,7 +56,10 @@ def audit_digests(audit_bodies: Sequence[str]) -> tuple[str, str | None] | None:
 def attest(
     gateway: Gateway, repository: str, claims: statement.RunClaims, signer: Signer
 ) -> Attested:
-    """Sign ``claims`` keylessly and store the bundle in ``repository``'s attestations."""
+    """Sign ``claims`` keylessly and store the bundle in ``repository``'s attestations:
+    with the job's own token when the signer has it (what the caller's ``attestations:
+    write`` grants), else with ``gateway`` (the bot's, as the stand-ins and older
+    callers have it)."""
     signed = bundle.sign(
         statement.payload(claims),
         token=signer.token.get_secret_value(),
@@ -61,4 +67,9 @@ def attest(
         authority=signer.authority,
         log=signer.log,
     )
-    return Attested(mode="github", ident=store.store(gateway, repository, signed), head=claims.head)
+    storing, stored_by = gateway, "bot"
+    if signer.store_token is not None:
+        storing = Gateway(api_url=gateway.api_url, token=signer.store_token, token_name="job")
+        stored_by = "job"
+    ident = store.store(storing, repository, signed)
+    return Attested(mode=signer.route, ident=ident, head=claims.head, stored_by=stored_by)

@@ -20,7 +20,7 @@ from tusk.attest import sigstore_verify
 from tusk.attest.bundle import AttestationError, load_roots
 from tusk.attest.continuation import is_continuation
 from tusk.attest.identity import Expected
-from tusk.attest.on_issue import BundleVerifier, Fetch, check, named, pem_verifier
+from tusk.attest.on_issue import SIGNED, BundleVerifier, Fetch, check, named, pem_verifier
 from tusk.audit.on_issue import AuditSet, audit_sets, joined_text, verify_set
 
 COMMAND_WORKFLOW = ".github/workflows/go-away.yml"  # tusk init's caller of apply and undo
@@ -82,7 +82,7 @@ def _one(
     expected: Expected,
 ) -> tuple[bool, str]:
     said = named(comments, jobid=found.jobid, run=found.run)
-    if said is None or said.mode != "github":
+    if said is None or said.mode not in SIGNED:
         why = {None: "names no attestation", "off": "signing was off"}.get(
             said.mode if said else None, "signing failed"
         )

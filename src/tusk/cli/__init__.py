@@ -8,7 +8,8 @@ Only this room may import the poller and the local stand-ins to wire them togeth
 - ``demo``: ``tusk demo``.
 - ``demo_approve``: ``tusk demo --approve``.
 - ``demo_live``: ``tusk demo --live``.
-- ``demo_signing``: The demo's keyless-signing stand-ins and the trust root they share.
+- ``demo_signing``: The demo's keyless-signing stand-ins (OIDC endpoints, Fulcio with its CT
+  log, Rekor) and their shared trust root.
 - ``demo_variants``: ``tusk demo --variant NAME``.
 - ``deploy``: The deployment.
 - ``deployed``: The deployment's ``tusk.yml`` where the person is.

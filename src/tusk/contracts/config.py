@@ -1,9 +1,8 @@
 """Settings: ``tusk.yml`` for policy and limits, the environment for secrets.
 
-Read once, at each entry point, and passed down. Invalid config raises
-``ConfigError`` listing every problem with its key path. Secrets are
-``SecretStr`` and are masked in Actions logs the moment they are read.
-"""
+Read once, at each entry point, and passed down. Invalid config raises ``ConfigError``
+listing every problem with its key path. Secrets are ``SecretStr``, masked in Actions
+logs the moment they are read."""
 
 from __future__ import annotations
 
@@ -138,8 +137,7 @@ class Limits(Section):
         description="a log issue whose run reported no progress this long after it was "
         "claimed may be taken over by a later delivery of the job",
     )
-    # Limits across runs, counted from the control repository's log issues over a
-    # rolling window (tusk.contracts.limits); null turns one off.
+    # Limits across runs over a rolling window (tusk.contracts.limits); null turns one off.
     daily_budget_usd: float | None = Field(
         20.0,
         ge=0,
@@ -400,7 +398,9 @@ class Settings(Section):
         deprecated="renamed record_only",
     )
     discussions_write: bool = Field(False, description="let the agent comment on discussions")
-    attestation: Literal["auto", "github", "off"] = Field("auto", description="sign each audit")
+    attestation: Literal["auto", "github", "sigstore", "off"] = Field(
+        "auto", description="sign each audit; sigstore (opt-in): public log, even if private"
+    )
     limits: Limits = Limits()
     labels: Labels = Labels()
     go_away: GoAway = GoAway()

@@ -6,7 +6,8 @@
   as protocols.
 - ``artifacts``: Artifact archives.
 - ``cli``: ``tusk sandbox github`` and ``tusk sandbox model``.
-- ``ctlog``: A local certificate-transparency log: the SCT Fulcio embeds in each certificate.
+- ``ctlog``: A local certificate-transparency log: the SCT Fulcio embeds in each
+  certificate.
 - ``faults``: Faults on demand.
 - ``fulcio``: Local stand-ins for keyless signing.
 - ``fulcio_server``: The keyless-signing stand-ins over HTTP, for the demo and the tests of
@@ -26,7 +27,8 @@
 - ``graphql_reactions``: Reactions in the local GitHub's GraphQL.
 - ``graphql_resolvers``: The local GitHub's GraphQL resolvers.
 - ``http_body``: Reading a request body in the stand-ins' stdlib HTTP servers.
-- ``merkle``: An RFC 6962 Merkle tree: a list's root and a leaf's inclusion proof.
+- ``merkle``: An RFC 6962 Merkle tree: the root of a list of leaves and a leaf's inclusion
+  proof.
 - ``model_script``: The scripted model's script.
 - ``model_server``: The scripted model.
 - ``model_testing``: Pytest plugin.

@@ -59,6 +59,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("TUSK_AGENT_TOKEN", "ghp_should_never_pass")
+    monkeypatch.setenv("TUSK_JOB_TOKEN", "ghs_job_token_never_passes")  # the signing step's
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-key-never-passes")
     env = box_launch.agent_env(
         home=Path("/h"),
@@ -84,6 +85,7 @@ def test_agent_env_is_built_from_nothing_and_holds_no_secret(
     assert env["ANTHROPIC_API_KEY"] == "run-key"
     assert env["TMPDIR"] == env["CLAUDE_CODE_TMPDIR"] == "/t"  # never /tmp/claude-<uid>
     assert "ghp_should_never_pass" not in env.values()
+    assert "ghs_job_token_never_passes" not in env.values()
     assert "sk-ant-real-key-never-passes" not in env.values()
 
 

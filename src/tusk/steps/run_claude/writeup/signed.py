@@ -62,6 +62,7 @@ def with_attestation(
         head=done.head,
         ident=done.ident,
         reason=done.reason,
+        stored_by=done.stored_by,
     )
     # On the last audit part (not a comment of its own): what a reader of the audit needs.
     last = max(i for i, part in enumerate(parts) if part.key.startswith("audit-"))
