@@ -67,6 +67,22 @@ def test_a_poller_down_longer_than_the_window_still_carries_what_landed_meanwhil
     )
 
 
+def test_the_sweeps_mark_moves_only_once_it_is_half_a_window_old(
+    harness: Any, local_github: Any
+) -> None:
+    """An idle poll must leave the poll state as it was (a scheduled poller saves its
+    cache only when the state changed); the mark moves when it would start to matter."""
+    h = harness(with_run(scenario(issues=[issue(1, [STARTED, mentioned()])]), **CLOSED))
+    state, _ = h.poller.cycle(PollState())
+    first = state.swept_since
+    local_github.advance(10 * 60)
+    state, _ = h.poller.cycle(state)
+    assert state.swept_since == first
+    local_github.advance(25 * 60)  # 35 minutes: past half the 60-minute window
+    state, _ = h.poller.cycle(state)
+    assert state.swept_since is not None and state.swept_since > str(first)
+
+
 def test_a_sweep_reaching_past_its_first_page_reads_the_rest(
     harness: Any, local_github: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -158,6 +158,20 @@ def cutoff(settings: Settings, now: datetime, *, swept_since: str | None) -> dat
     return min(start, last - timedelta(seconds=1))  # updated_at has whole seconds
 
 
+def next_mark(settings: Settings, began: datetime, mark: str | None) -> str:
+    """The mark a complete sweep that ``began`` leaves. Moved only once it is half a
+    window old: until then the window reaches further back anyway, and a mark that
+    stays put leaves the poll state, and the cache it lives in, unchanged on idle polls."""
+    if mark is not None:
+        try:
+            kept = datetime.fromisoformat(mark.replace("Z", "+00:00"))
+        except ValueError:
+            return began.isoformat()
+        if kept > began - window(settings) / 2:
+            return mark
+    return began.isoformat()
+
+
 def updated_after(item: dict[str, Any], since: datetime) -> bool:
     updated = item.get("updated_at")
     if not isinstance(updated, str):

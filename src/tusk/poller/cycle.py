@@ -380,7 +380,7 @@ class Poller:
             report.errors.append(f"looking for late follow-ups failed: {error}")
             return replace(state, sweep_etag=None)
         if listing.unchanged:  # nothing changed since a sweep that read everything
-            return replace(state, swept_since=began.isoformat())
+            return replace(state, swept_since=carry.next_mark(settings, began, state.swept_since))
         since = carry.cutoff(settings, began, swept_since=state.swept_since)
         items, settled, complete = listing.items, True, True
         if carry.reaches_past_page(items, since):
@@ -411,7 +411,9 @@ class Poller:
         return replace(
             state,
             sweep_etag=listing.etag if settled and complete else None,
-            swept_since=began.isoformat() if complete else state.swept_since,
+            swept_since=carry.next_mark(settings, began, state.swept_since)
+            if complete
+            else state.swept_since,
         )
 
     def _carry(
