@@ -45,8 +45,15 @@ def test_secrets_reach_only_the_run_step_and_the_agent_token_the_cleanup() -> No
         for s in steps
     }
     holders = {name: keys for name, keys in holders.items() if keys}
+    # The job's own token (``job-token``) stores the run's attestation: only the two
+    # steps that sign get it.
     assert holders == {
-        "Run Claude Code": ["ANTHROPIC_API_KEY", "TUSK_AGENT_TOKEN", "TUSK_READ_TOKEN"],
-        # to finish the write-up after a SIGKILL; never the read token or the API key
-        "Clean up after Claude Code": ["TUSK_AGENT_TOKEN"],
+        "Run Claude Code": [
+            "ANTHROPIC_API_KEY",
+            "TUSK_AGENT_TOKEN",
+            "TUSK_JOB_TOKEN",
+            "TUSK_READ_TOKEN",
+        ],
+        # to finish (and sign) the write-up after a SIGKILL; never the read token or the key
+        "Clean up after Claude Code": ["TUSK_AGENT_TOKEN", "TUSK_JOB_TOKEN"],
     }
