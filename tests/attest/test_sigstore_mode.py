@@ -111,12 +111,14 @@ def test_a_sigstore_run_is_logged_named_stored_with_the_job_token_and_verified(
     audit = next(c for c in comments(gh) if "<!-- tusk:attestation " in c["body"])
     assert named(comments(gh), jobid=JOBID, run="n1") == Named("sigstore", 1)
     assert "signed (mode sigstore: Sigstore's public-good instance" in audit["body"]
+    assert "OIDC identity, logged in a transparency log, stored in" in audit["body"]
     assert f"stored in {CONTROL}'s attestations (id 1, by the job's token)" in audit["body"]
     assert stored_with(gh) == ["job"]
     capsys.readouterr()
     assert verify(url, tmp_path / "trusted_root.json", "--require-attestation") == 0
     out = capsys.readouterr().out
     assert "its transparency-log entry verified; checked by sigstore-python's Verifier" in out
+    assert "the log issue names mode sigstore: Sigstore's public-good instance" in out
 
 
 def test_without_a_job_token_the_bot_s_token_stores_the_bundle(

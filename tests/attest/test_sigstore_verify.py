@@ -114,7 +114,8 @@ def test_a_bundle_through_the_http_stand_ins_is_verified_by_sigstore_python(
     loaded = Bundle.from_json(json.dumps(signed))  # the library reads it as a bundle
     assert loaded.log_entry._inner.inclusion_promise is not None
     found = check(signed, tmp_path / "trusted_root.json", Expected(CONTROL, tusk_ref="v1"))
-    assert found.identity == AGENT and found.logged
+    assert found.identity == AGENT
+    assert found.established == "its transparency-log entry verified"
     assert statement.subject_digests(found.statement) == {statement.CHAIN: "4" * 64}
 
 

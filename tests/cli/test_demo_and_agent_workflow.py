@@ -83,7 +83,8 @@ def test_demo_turns_the_mention_into_a_completed_traced_run(tmp_path: Path) -> N
     )
     # ... by sigstore-python's Verifier, with the local Rekor's entry and CT log's SCT.
     assert outcome.attestation_verified.endswith(
-        "its transparency-log entry verified; checked by sigstore-python's Verifier (trusted root)"
+        "its transparency-log entry verified; checked by sigstore-python's Verifier "
+        "(trusted root); the log issue names mode github"
     )
 
 

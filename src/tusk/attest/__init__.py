@@ -16,5 +16,11 @@
 - ``statement``: The in-toto statement a run's attestation signs, and DSSE's pre-
   authentication encoding.
 - ``store``: The control repository's attestations, through GitHub's documented API.
+- ``timestamp``: The bundle's signed timestamp: the DSSE signature stamped by an RFC 3161
+  authority.
+- ``timestamp_verify``: A bundle without a log entry, verified by its signed timestamp
+  against a ``trusted_root.json``.
+- ``trust_roots``: What ``--trust-root`` names, and which verifier checks each bundle against
+  it.
 - ``verify_issue``: ``tusk audit verify``'s judgement of a log issue's signed record.
 """

@@ -46,16 +46,7 @@ def signed_continuation(
             done = Attested(mode="failed", head=head, reason=f"{type(error).__name__}: {error}")
     else:
         done = Attested(mode="failed" if failure else "off", head=head, reason=failure)
-    body = attestation_comment(
-        jobid=claims.jobid,
-        run=claims.run,
-        mode=done.mode,
-        repository=repository,
-        head=head,
-        ident=done.ident,
-        reason=done.reason[:300],
-        stored_by=done.stored_by,
-    )
+    body = attestation_comment(jobid=claims.jobid, run=claims.run, repository=repository, done=done)
     return [*bodies[:-1], bodies[-1] + "\n" + body]
 
 

@@ -9,6 +9,8 @@ On GitHub (no ``TUSK_FULCIO_URL``) the Fulcio is the one GitHub's own artifact
 attestations use (``actions/attest``): Sigstore's public-good instance for a
 public control repository, GitHub's own instance for a private or internal one
 (the repository's visibility read from the event, as ``actions/attest`` does).
+The public-good one logs the signature in Rekor; GitHub's keeps no log, and its
+timestamp authority (``TUSK_TSA_URL`` names another) stamps the signature instead.
 ``TUSK_FULCIO_URL`` names another, such as the local stand-in.
 ``attestation: sigstore`` (opt-in only) always signs through the public-good
 Fulcio and logs in the public-good Rekor, whatever the visibility: for a private
@@ -35,6 +37,7 @@ from pydantic import SecretStr
 from tusk.attest.bundle import CertificateAuthority
 from tusk.attest.rekor import PUBLIC_GOOD_REKOR, REKOR_URL, rekor
 from tusk.attest.sign_run import Signer
+from tusk.attest.timestamp import GITHUB_TSA, TSA_URL, timestamp_authority
 from tusk.errors import InputError
 
 AttestationMode = Literal["auto", "github", "sigstore", "off"]
@@ -62,7 +65,7 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
     if mode == "off":
         return None
     if mode == "sigstore":  # chosen explicitly: public-good Fulcio and Rekor, always logged
-        return _signer(environ, *sigstore_endpoints(environ), mode)
+        return _signer(environ, *sigstore_endpoints(environ), mode, environ.get(TSA_URL))
     base = fulcio_url(environ)
     if base is None:  # neither on GitHub Actions nor a Fulcio named
         if mode == "auto":
@@ -72,11 +75,15 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
             "is set",
             f"Set {FULCIO_URL}, or set attestation: off in tusk.yml.",
         )
-    return _signer(environ, base, rekor_url(environ), "github")
+    return _signer(environ, base, rekor_url(environ), "github", tsa_url(environ))
 
 
 def _signer(
-    environ: Mapping[str, str], base: str, log: str | None, route: Literal["github", "sigstore"]
+    environ: Mapping[str, str],
+    base: str,
+    log: str | None,
+    route: Literal["github", "sigstore"],
+    stamps: str | None = None,
 ) -> Signer:
     if not all(environ.get(name) for name in (REQUEST_URL, REQUEST_TOKEN)):
         raise SigningUnavailable(LACKS_ID_TOKEN)
@@ -86,6 +93,7 @@ def _signer(
         subject=subject_of(token),
         authority=fulcio(base),
         log=rekor(log) if log else None,
+        stamp=timestamp_authority(stamps) if stamps else None,
         route=route,
         store_token=SecretStr(environ[JOB_TOKEN]) if environ.get(JOB_TOKEN) else None,
     )
@@ -109,6 +117,17 @@ def rekor_url(environ: Mapping[str, str]) -> str | None:
     if environ.get(FULCIO_URL) or fulcio_url(environ) != PUBLIC_GOOD_FULCIO:
         return None
     return PUBLIC_GOOD_REKOR
+
+
+def tsa_url(environ: Mapping[str, str]) -> str | None:
+    """The timestamp authority that stamps the signature: ``TUSK_TSA_URL``; on GitHub
+    Actions with GitHub's own Fulcio (a private or internal repository, no log),
+    GitHub's, as ``actions/attest`` does; otherwise none (the log's time serves)."""
+    if environ.get(TSA_URL):
+        return environ[TSA_URL]
+    if environ.get(FULCIO_URL) or fulcio_url(environ) != GITHUB_FULCIO:
+        return None
+    return GITHUB_TSA
 
 
 def fulcio_url(environ: Mapping[str, str]) -> str | None:

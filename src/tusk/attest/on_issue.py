@@ -22,6 +22,7 @@ from cryptography import x509
 
 from tusk.attest.bundle import AttestationError, Verified, verify
 from tusk.attest.identity import Expected
+from tusk.attest.sign_run import Attested
 from tusk.attest.statement import CHAIN, STAGED, TRANSCRIPT, subject_digests
 from tusk.text.markers import neutralise_markers, parse_markers, render_marker
 
@@ -30,52 +31,39 @@ ROUTES = {
     "github": "mode github",
     "sigstore": "mode sigstore: Sigstore's public-good instance, certificate in its public log",
 }
+PROOFS = {  # what shows when it was signed, as the log issue says it
+    "logged": "logged in a transparency log",
+    "timestamped": "its signature timestamped (RFC 3161)",
+}
 Fetch = Callable[[str], list[dict[str, Any]]]  # chain head → stored bundles naming it
 
 
-@dataclass(frozen=True)
-class BundleVerifier:
-    """One way of verifying a bundle, and what the report calls it."""
-
-    name: str
-    verify: Callable[[Any, Expected], Verified]  # raises AttestationError
-    checks_log: bool  # whether the transparency-log entry is verified
+# A bundle and the signer expected -> what it signs; raises AttestationError.
+BundleVerifier = Callable[[Any, Expected], Verified]
 
 
 def pem_verifier(roots: Sequence[x509.Certificate]) -> BundleVerifier:
     """Tusk's own verifier (``cryptography``) against PEM roots: no log entry checked."""
-    return BundleVerifier(
-        "Tusk's verifier (PEM root)",
-        lambda bundle, expected: verify(bundle, roots=roots, expected=expected),
-        False,
-    )
+    return lambda bundle, expected: verify(bundle, roots=roots, expected=expected)
 
 
-def attestation_comment(
-    *,
-    jobid: str,
-    run: str,
-    mode: str,
-    repository: str,
-    head: str,
-    ident: int | None,
-    reason: str = "",
-    stored_by: str = "",
-) -> str:
+def attestation_comment(*, jobid: str, run: str, repository: str, done: Attested) -> str:
+    ident = done.ident
     marker = render_marker(
         "attestation",
-        {"jobid": jobid, "run": run, "mode": mode, **({"id": ident} if ident else {})},
+        {"jobid": jobid, "run": run, "mode": done.mode, **({"id": ident} if ident else {})},
     )
     # Short: it rides on an audit part, inside the room the part's frame keeps.
-    if mode == "off":
+    if done.mode == "off":
         text = "not signed (attestation off): the chain shows consistency, not origin."
-    elif mode == "failed":
-        text = f"not signed: signing failed ({neutralise_markers(reason)})."
+    elif done.mode == "failed":
+        text = f"not signed: signing failed ({neutralise_markers(done.reason[:300])})."
     else:
-        route = ROUTES.get(mode, mode)
-        token = f", by the {stored_by}'s token" if stored_by else ""
+        route = ROUTES.get(done.mode, done.mode)
+        token = f", by the {done.stored_by}'s token" if done.stored_by else ""
+        when = f", {PROOFS[done.proof]}" if done.proof in PROOFS else ""
         text = (
-            f"signed ({route}) with the agent workflow's OIDC identity, stored in "
+            f"signed ({route}) with the agent workflow's OIDC identity{when}, stored in "
             f"{repository}'s attestations (id {ident}{token}) under the chain head; "
             "`tusk audit verify` checks it."
         )
@@ -127,7 +115,7 @@ def check(
     problems = []
     for bundle in bundles:
         try:
-            found = verifier.verify(bundle, expected)
+            found = verifier(bundle, expected)
         except AttestationError as error:
             problems.append(str(error))
             continue
@@ -145,16 +133,10 @@ def check(
             )
             continue
         where = found.identity
-        if verifier.checks_log:
-            logged = "its transparency-log entry verified"
-        else:
-            logged = "no transparency-log entry checked" + (
-                " (one came with it)" if found.logged else " (none came with it)"
-            )
         return Checked(
             True,
             f"attestation verified: signed by {where.repository}/{where.workflow}@{where.ref} "
-            f"running {where.signer}; {logged}; checked by {verifier.name}",
+            f"running {where.signer}; {found.established}; checked by {found.checked_by}",
             found,
         )
     return Checked(False, "attestation does not hold: " + "; ".join(dict.fromkeys(problems)))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from tusk.attest import bundle, statement, store
 from tusk.attest.rekor import TransparencyLog
+from tusk.attest.timestamp import TimestampAuthority
 from tusk.github.gateway import Gateway
 from tusk.text.markers import parse_markers
 
@@ -22,12 +23,14 @@ from tusk.text.markers import parse_markers
 @dataclass(frozen=True)
 class Signer:
     """A job's OIDC token (audience ``sigstore``), the authority that certifies it and,
-    when one is configured, the transparency log (Rekor) that logs the signature."""
+    as configured, the transparency log (Rekor) that logs the signature and the
+    timestamp authority that stamps it."""
 
     token: SecretStr
     subject: str  # the token's ``sub`` claim
     authority: bundle.CertificateAuthority
     log: TransparencyLog | None = None
+    stamp: TimestampAuthority | None = None  # proves the signing time when nothing logs it
     route: str = "github"  # the setting that chose the route: github (auto) or sigstore
     store_token: SecretStr | None = None  # the job's github.token; None: the caller's gateway
 
@@ -42,6 +45,7 @@ class Attested(BaseModel):
     head: str = ""
     reason: str = ""  # why signing failed
     stored_by: str = ""  # which token stored the bundle: job or bot
+    proof: str = ""  # what shows when it was signed: logged, timestamped, or nothing
 
 
 def audit_digests(audit_bodies: Sequence[str]) -> tuple[str, str | None] | None:
@@ -66,10 +70,14 @@ def attest(
         subject=signer.subject,
         authority=signer.authority,
         log=signer.log,
+        stamp=signer.stamp,
     )
     storing, stored_by = gateway, "bot"
     if signer.store_token is not None:
         storing = Gateway(api_url=gateway.api_url, token=signer.store_token, token_name="job")
         stored_by = "job"
     ident = store.store(storing, repository, signed)
-    return Attested(mode=signer.route, ident=ident, head=claims.head, stored_by=stored_by)
+    proof = "logged" if signer.log else "timestamped" if signer.stamp else ""
+    return Attested(
+        mode=signer.route, ident=ident, head=claims.head, stored_by=stored_by, proof=proof
+    )

@@ -26,7 +26,7 @@ from tusk.attest.bundle import AttestationError, Verified
 from tusk.attest.identity import Expected, identity_of, mismatch
 from tusk.attest.statement import PAYLOAD_TYPE
 
-NAME = "sigstore-python's Verifier"
+NAME = "sigstore-python's Verifier (trusted root)"
 
 
 class _Workflow:
@@ -44,30 +44,30 @@ class _Workflow:
             raise AttestationError(f"wrong signer: {wrong}")
 
 
-def is_trusted_root(path: Path) -> bool:
-    """Whether ``path`` holds a ``trusted_root.json`` (else a PEM root is assumed)."""
-    return path.read_bytes().lstrip()[:1] == b"{"
-
-
 def load(path: Path) -> Verifier:
+    """The library's verifier for the ``trusted_root.json`` at ``path``."""
     try:
         return Verifier(trusted_root=TrustedRoot.from_file(str(path)))
     except (SigstoreError, ValueError) as error:
         raise AttestationError(f"{path} is not a usable trusted root ({error})") from None
 
 
-def verify(bundle: Any, *, verifier: Verifier, expected: Expected) -> Verified:
-    """The statement ``bundle`` signs, once the library accepts it; else ``AttestationError``."""
-    policy = AllOf(
+def policy_for(expected: Expected) -> AllOf:
+    """The library's identity policy for the signer ``expected``."""
+    return AllOf(
         [
             OIDCIssuerV2(expected.issuer),
             OIDCSourceRepositoryURI(f"https://github.com/{expected.repository}"),
             _Workflow(expected),
         ]
     )
+
+
+def verify(bundle: Any, *, verifier: Verifier, expected: Expected) -> Verified:
+    """The statement ``bundle`` signs, once the library accepts it; else ``AttestationError``."""
     try:
         loaded = Bundle.from_json(json.dumps(bundle))
-        kind, payload = verifier.verify_dsse(loaded, policy)
+        kind, payload = verifier.verify_dsse(loaded, policy_for(expected))
     except AttestationError:
         raise
     except (SigstoreError, ValueError) as error:
@@ -78,7 +78,8 @@ def verify(bundle: Any, *, verifier: Verifier, expected: Expected) -> Verified:
         statement = json.loads(payload)
     except ValueError:
         raise AttestationError("the signed statement is not JSON") from None
-    return Verified(statement, identity_of(loaded.signing_certificate), True)
+    identity = identity_of(loaded.signing_certificate)
+    return Verified(statement, identity, "its transparency-log entry verified", NAME)
 
 
 def _plain(error: Exception) -> str:

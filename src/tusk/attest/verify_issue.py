@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from tusk.approval.staged_set import digests_on_issue
-from tusk.attest import sigstore_verify
-from tusk.attest.bundle import AttestationError, load_roots
+from tusk.attest import trust_roots
+from tusk.attest.bundle import AttestationError
 from tusk.attest.continuation import is_continuation
 from tusk.attest.identity import Expected
-from tusk.attest.on_issue import SIGNED, BundleVerifier, Fetch, check, named, pem_verifier
+from tusk.attest.on_issue import ROUTES, SIGNED, Fetch, check, named
 from tusk.audit.on_issue import AuditSet, audit_sets, joined_text, verify_set
 
 COMMAND_WORKFLOW = ".github/workflows/go-away.yml"  # tusk init's caller of apply and undo
@@ -93,7 +93,7 @@ def _one(
             "--trust-root (or set TUSK_ATTEST_TRUST_ROOT)"
         )
     try:
-        verifier = bundle_verifier(wanted.trust_root)
+        verifier = trust_roots.bundle_verifier(wanted.trust_root)
     except AttestationError as error:
         return False, str(error)
     checked = check(
@@ -104,19 +104,4 @@ def _one(
         expected=expected,
         staged=digests_on_issue(comments, jobid=found.jobid),
     )
-    return checked.ok, checked.message
-
-
-def bundle_verifier(trust_root: Path) -> BundleVerifier:
-    """sigstore-python's verifier for a ``trusted_root.json``; Tusk's own for a PEM root
-    (bundles without a transparency-log entry, which the library cannot load)."""
-    if not sigstore_verify.is_trusted_root(trust_root):
-        return pem_verifier(load_roots(trust_root.read_bytes()))
-    library = sigstore_verify.load(trust_root)
-    return BundleVerifier(
-        sigstore_verify.NAME + " (trusted root)",
-        lambda bundle, expected: sigstore_verify.verify(
-            bundle, verifier=library, expected=expected
-        ),
-        True,
-    )
+    return checked.ok, f"{checked.message}; the log issue names {ROUTES[said.mode]}"

@@ -46,10 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--trust-root",
         type=Path,
         default=os.environ.get("TUSK_ATTEST_TRUST_ROOT") or None,
-        help="Sigstore's trusted_root.json (Fulcio, Rekor and CT log: verified with "
-        "sigstore-python's Verifier, transparency-log entry included), or PEM "
-        "certificate(s) the signing certificate must chain to (Tusk's own verifier, "
-        "for bundles without a log entry) (default: $TUSK_ATTEST_TRUST_ROOT)",
+        help="Sigstore's trusted_root.json, or a trusted_root.jsonl of several (as "
+        "`gh attestation trusted-root` prints): a bundle with a transparency-log entry "
+        "is verified by sigstore-python's Verifier, one without by its signed timestamp "
+        "(GitHub's route for a private repository); or PEM certificate(s) the signing "
+        "certificate must chain to (Tusk's own verifier, no log or timestamp checked) "
+        "(default: $TUSK_ATTEST_TRUST_ROOT)",
     )
     signed.add_argument(
         "--workflow",

@@ -64,6 +64,8 @@
   them.
 - ``testing``: pytest plugin and helpers for the local GitHub.
 - ``trusted_root``: The stand-ins' trust root in Sigstore's ``trusted_root.json`` format.
+- ``tsa``: A local RFC 3161 time-stamping authority: what GitHub's own TSA is to a private
+  control repository's attestations.
 - ``world``: The local GitHub's state.
 - ``world_clock``: The local GitHub's time.
 - ``world_records``: The local GitHub's records.

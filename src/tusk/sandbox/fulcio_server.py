@@ -9,10 +9,13 @@ One server on 127.0.0.1 plays two endpoints a job reaches:
   (leaf first) under ``signedCertificateEmbeddedSct`` (with the local CT log's SCT
   embedded when the Fulcio has one);
 * ``POST /api/v1/log/entries``: Rekor's v1 API, when a local Rekor is given
-  (``TUSK_REKOR_URL``).
+  (``TUSK_REKOR_URL``);
+* ``POST /api/v1/timestamp``: an RFC 3161 timestamp authority's (``application/
+  timestamp-query`` in, ``application/timestamp-reply`` out), when a local one is
+  given (``TUSK_TSA_URL``): the route GitHub takes for a private repository.
 
 ``GET /root.pem`` hands out the PEM root Tusk's own verifier takes, and
-``GET /trusted_root.json`` Sigstore's trust root (Fulcio, Rekor, CT log) that
+``GET /trusted_root.json`` Sigstore's trust root (Fulcio, Rekor, CT log, TSA) that
 sigstore-python's verifier takes; both are what ``tusk audit verify --trust-root`` wants.
 """
 
@@ -36,6 +39,7 @@ from tusk.attest.identity import WorkflowIdentity
 from tusk.sandbox.fulcio import LocalFulcio, LocalIssuer
 from tusk.sandbox.rekor import LocalRekor
 from tusk.sandbox.trusted_root import trusted_root
+from tusk.sandbox.tsa import LocalTimestampAuthority
 
 
 @dataclass(frozen=True)
@@ -44,24 +48,28 @@ class KeylessStandIn:
     request_token: str  # what the job presents to the OIDC endpoint
     fulcio: LocalFulcio
     rekor: LocalRekor | None = None
+    tsa: LocalTimestampAuthority | None = None
 
     @property
     def environment(self) -> dict[str, str]:
-        """What a job with ``id-token: write`` has, and where its Fulcio (and Rekor) is."""
+        """What a job with ``id-token: write`` has, and where its Fulcio (and Rekor, and
+        timestamp authority) is."""
         return {
             "ACTIONS_ID_TOKEN_REQUEST_URL": f"{self.url}/oidc/token",
             "ACTIONS_ID_TOKEN_REQUEST_TOKEN": self.request_token,
             "TUSK_FULCIO_URL": self.url,
             **({"TUSK_REKOR_URL": self.url} if self.rekor is not None else {}),
+            **({"TUSK_TSA_URL": self.url} if self.tsa is not None else {}),
         }
 
     def trusted_root(self) -> dict[str, Any]:
-        """Sigstore's trust root for these stand-ins (needs a CT log and a Rekor)."""
-        if self.rekor is None or self.fulcio.ct_log is None:
-            raise ValueError("a trusted root needs the stand-ins' Rekor and CT log")
-        return trusted_root(
-            fulcio=self.fulcio, rekor=self.rekor, ct_log=self.fulcio.ct_log, url=self.url
-        )
+        """Sigstore's trust root for these stand-ins: it needs a Rekor (with the Fulcio's
+        CT log) or a timestamp authority, the two ways a signing time is proven."""
+        if self.tsa is None and (self.rekor is None or self.fulcio.ct_log is None):
+            raise ValueError(
+                "a trusted root needs the stand-ins' Rekor and CT log, or a timestamp authority"
+            )
+        return trusted_root(fulcio=self.fulcio, rekor=self.rekor, tsa=self.tsa, url=self.url)
 
 
 def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
@@ -83,7 +91,7 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
             parts = urlsplit(self.path)
             if parts.path == "/root.pem":
                 return self._answer(200, fulcio.root_pem(), "application/x-pem-file")
-            if parts.path == "/trusted_root.json" and stand_in.rekor is not None:
+            if parts.path == "/trusted_root.json" and (stand_in.rekor or stand_in.tsa):
                 return self._answer(200, stand_in.trusted_root())
             if parts.path != "/oidc/token":
                 return self._answer(404, {"message": "Not Found"})
@@ -95,8 +103,14 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
 
         def do_POST(self) -> None:
             path = urlsplit(self.path).path
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if path == "/api/v1/timestamp" and stand_in.tsa is not None:
+                if self.headers.get("Content-Type") != "application/timestamp-query":
+                    return self._answer(415, {"message": "send application/timestamp-query"})
+                reply = stand_in.tsa.respond(raw)
+                return self._answer(200, reply, "application/timestamp-reply")
             try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                body = json.loads(raw)
             except ValueError:
                 return self._answer(400, {"message": "the body is not JSON"})
             if path == "/api/v1/log/entries" and stand_in.rekor is not None:
@@ -126,15 +140,19 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
 
 @contextmanager
 def keyless_stand_in(
-    identity: WorkflowIdentity, fulcio: LocalFulcio | None = None, rekor: LocalRekor | None = None
+    identity: WorkflowIdentity,
+    fulcio: LocalFulcio | None = None,
+    rekor: LocalRekor | None = None,
+    tsa: LocalTimestampAuthority | None = None,
 ) -> Iterator[KeylessStandIn]:
-    """The OIDC endpoint and Fulcio (and, given one, Rekor) for the jobs of one workflow,
-    ``identity``, until the block ends; stand-ins for several workflows share one
-    ``fulcio`` and ``rekor`` (and trust root)."""
+    """The OIDC endpoint and Fulcio (and, given them, Rekor and a timestamp authority)
+    for the jobs of one workflow, ``identity``, until the block ends; stand-ins for
+    several workflows share one ``fulcio``, ``rekor`` and ``tsa`` (and trust root)."""
     fulcio = fulcio or LocalFulcio(LocalIssuer())
     token = secrets.token_urlsafe(24)
     server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    stand_in = KeylessStandIn(f"http://127.0.0.1:{server.server_address[1]}", token, fulcio, rekor)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    stand_in = KeylessStandIn(url, token, fulcio, rekor, tsa)
     server.RequestHandlerClass = _handler(stand_in, identity)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

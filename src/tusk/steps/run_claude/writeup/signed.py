@@ -55,14 +55,7 @@ def with_attestation(
             done = Attested(mode="failed", head=digests[0], reason=reason[:300])
     assert done is not None
     body = attestation_comment(
-        jobid=state.run.jobid,
-        run=state.nonce,
-        mode=done.mode,
-        repository=state.run.control_repo,
-        head=done.head,
-        ident=done.ident,
-        reason=done.reason,
-        stored_by=done.stored_by,
+        jobid=state.run.jobid, run=state.nonce, repository=state.run.control_repo, done=done
     )
     # On the last audit part (not a comment of its own): what a reader of the audit needs.
     last = max(i for i, part in enumerate(parts) if part.key.startswith("audit-"))
