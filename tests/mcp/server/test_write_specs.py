@@ -22,7 +22,7 @@ from tusk.steps.run_claude.session.continues import messages_left
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "src" / "tusk"
-WRITE_NAMES = frozenset(spec.name for spec in write_specs())
+WRITE_NAMES = frozenset(write_specs())
 # The only module that may name a write tool in a decision: the catalog, where each
 # write's spec is written (the tools' own functions name themselves, never compare).
 ALLOWED = {"mcp/server/catalog.py"}
@@ -33,7 +33,7 @@ OPTIONAL = {"checked_args", "survives_go_away"}
 
 def test_every_write_in_the_catalog_carries_its_spec_and_every_spec_a_tool() -> None:
     catalog = (*WRITES, DISCUSSION_WRITE)
-    assert all(tool.spec is not None and tool.spec.name == tool.name for tool in catalog)
+    assert all(tool.spec is not None and write_specs()[tool.name] is tool.spec for tool in catalog)
     assert {tool.name for tool in catalog} == WRITE_NAMES
     assert all(tool.spec is None for tool in READS)
     assert {kind_of(tool.name) for tool in catalog} == {"write"}
@@ -48,7 +48,7 @@ def test_a_spec_field_cannot_be_left_out() -> None:
         if f.name in required
     )
     with pytest.raises(TypeError):
-        WriteSpec("label_issue", "issue", "repo_arg", None)  # type: ignore[call-arg]
+        WriteSpec("issue", "repo_arg", None)  # type: ignore[call-arg]
 
 
 def test_the_self_check_counts_the_messages_the_specs_name(tmp_path: Path) -> None:
@@ -60,12 +60,12 @@ def test_the_self_check_counts_the_messages_the_specs_name(tmp_path: Path) -> No
     }
     # The self-check reads what each staged record says it would make, not a tool list.
     log = AuditLog(tmp_path / "audit.jsonl")
-    for spec in write_specs():
+    for name, spec in write_specs().items():
         log.append(
-            tool=spec.name,
+            tool=name,
             kind="write",
             target="a/b#1",
-            args={"tool": spec.name},
+            args={"tool": name},
             decision="staged",
             created=spec.creates,
         )
@@ -85,8 +85,8 @@ def test_nothing_outside_the_mcp_server_reads_a_write_spec() -> None:
 def test_a_new_write_is_gated_by_its_spec_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """A write the policy has never heard of, given a spec like create_issue's, is
     scoped, permitted and limited like it: the gate reads the spec, not the name."""
-    spec = dataclasses.replace(specs.write_spec("create_issue"), name="open_ticket")  # type: ignore[arg-type]
-    monkeypatch.setattr(specs, "_BY_NAME", {**specs._BY_NAME, spec.name: spec})
+    spec = specs.write_spec("create_issue")
+    monkeypatch.setattr(specs, "_BY_NAME", {**specs._BY_NAME, "open_ticket": spec})
     cfg, state = config(), RunState()
     first = {"repo": "alice/widgets", "title": "t", "body": "b"}
     assert refusal_code("open_ticket", first, cfg, state) is None

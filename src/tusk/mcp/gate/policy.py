@@ -262,7 +262,7 @@ def check_write(
     if spec.own_only == "comment":
         _check_own_comment(spec, args, repo, state)
     elif spec.own_only == "thread":
-        _check_own_thread(spec, args, repo, state)
+        _check_own_thread(tool, args, repo, state)
     for name, check in spec.checked_args:
         ARG_CHECKS[check](str(args.get(name, "")), config)
     if write_key(tool, args) in state.write_keys:
@@ -360,12 +360,12 @@ def _check_own_comment(
         )
 
 
-def _check_own_thread(spec: WriteSpec, args: Mapping[str, Any], repo: str, state: RunState) -> None:
+def _check_own_thread(tool: str, args: Mapping[str, Any], repo: str, state: RunState) -> None:
     number = args.get("number")
     if not isinstance(number, int) or (repo.lower(), number) not in state.own_threads:
         raise Refused(
             "FORBIDDEN_OPERATION",
-            f"{spec.name} may touch only issues and pull requests this run opened; "
+            f"{tool} may touch only issues and pull requests this run opened; "
             f"{repo}#{number} is not one of them.",
         )
 

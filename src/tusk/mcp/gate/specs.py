@@ -9,6 +9,7 @@ audit record (``created``: what it made, or on a staged record what it would mak
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,9 +33,9 @@ ArgCheck = Literal["branch", "head", "base"]
 
 @dataclass(frozen=True)
 class WriteSpec:
-    """One write tool, as the gate, the audit, approval and the self-checks know it."""
+    """One write tool, as the gate, the audit, approval and the self-checks know it (its
+    name is its catalog entry's, which registers it)."""
 
-    name: str
     operation: WriteOperation | None  # in the permission grammar; None: no marker takes it
     lands_in: LandsIn
     counter: Counter | None  # None: only the run's total limits it
@@ -59,12 +60,13 @@ class WriteSpec:
 _BY_NAME: dict[str, WriteSpec] = {}
 
 
-def register(*specs: WriteSpec) -> None:
-    """The catalog's specs, as it builds its entries; a name given twice is a bug."""
-    for spec in specs:
-        if _BY_NAME.get(spec.name, spec) != spec:
-            raise ValueError(f"two write specs name {spec.name}")
-        _BY_NAME[spec.name] = spec
+def register(specs: Mapping[str, WriteSpec]) -> None:
+    """The catalog's specs by tool name, as it builds its entries; a name given twice
+    with two specs is a bug."""
+    for name, spec in specs.items():
+        if _BY_NAME.get(name, spec) != spec:
+            raise ValueError(f"two write specs name {name}")
+        _BY_NAME[name] = spec
 
 
 def write_spec(tool: str) -> WriteSpec | None:
@@ -72,10 +74,11 @@ def write_spec(tool: str) -> WriteSpec | None:
     return _BY_NAME.get(tool)
 
 
-def write_specs() -> tuple[WriteSpec, ...]:
-    return tuple(_BY_NAME.values())
+def write_specs() -> dict[str, WriteSpec]:
+    """Every write tool's spec, by name."""
+    return dict(_BY_NAME)
 
 
 def message_tools() -> frozenset[str]:
     """The writes that leave a message people read (comments, issues, pull requests)."""
-    return frozenset(spec.name for spec in _BY_NAME.values() if spec.message)
+    return frozenset(name for name, spec in _BY_NAME.items() if spec.message)

@@ -159,7 +159,6 @@ WRITES = (
         prepare=w.prepare_issue,
         send=w.send_issue,
         spec=WriteSpec(
-            "create_issue",
             "issue",
             "repo_arg",
             "issues",
@@ -183,7 +182,6 @@ WRITES = (
         prepare=w.prepare_comment,
         send=w.send_comment,
         spec=WriteSpec(
-            "create_comment",
             "comment",
             "repo_arg",
             "comments",
@@ -206,7 +204,6 @@ WRITES = (
         prepare=w.prepare_pull_request,
         send=w.send_pull_request,
         spec=WriteSpec(
-            "create_pull_request",
             "pull_request",
             "repo_arg",
             "pull_requests",
@@ -234,7 +231,6 @@ WRITES = (
         prepare=prepare_push,
         send=send_push,
         spec=WriteSpec(
-            "push_branch",
             "push",
             "trigger_repo",
             None,
@@ -258,7 +254,6 @@ WRITES = (
         prepare=w.prepare_update,
         send=w.send_update,
         spec=WriteSpec(
-            "update_comment",
             "comment",
             "repo_arg",
             "edits",
@@ -279,7 +274,6 @@ WRITES = (
         prepare=w.prepare_delete,
         send=w.send_delete,
         spec=WriteSpec(
-            "delete_comment",
             "comment",
             "repo_arg",
             None,
@@ -303,7 +297,6 @@ WRITES = (
         prepare=w.prepare_history,
         send=w.send_line,
         spec=WriteSpec(
-            "history",
             None,
             "control_repo",
             "history",
@@ -330,7 +323,6 @@ WRITES = (
         send=w.send_line,
         spec=WriteSpec(
             "memory",
-            "memory",
             "control_repo",
             "memory",
             own_only=None,
@@ -351,7 +343,6 @@ WRITES = (
         prepare=prepare_label,
         send=send_label,
         spec=WriteSpec(
-            "add_label",
             "issue",
             "repo_arg",
             None,
@@ -374,7 +365,6 @@ DISCUSSION_WRITE = Tool(
     prepare=w.prepare_discussion_comment,
     send=w.send_discussion_comment,
     spec=WriteSpec(
-        "create_discussion_comment",
         "comment",
         "repo_arg",
         "comments",
@@ -388,7 +378,7 @@ DISCUSSION_WRITE = Tool(
 )
 
 
-register(*(tool.spec for tool in (*WRITES, DISCUSSION_WRITE) if tool.spec is not None))
+register({tool.name: tool.spec for tool in (*WRITES, DISCUSSION_WRITE) if tool.spec is not None})
 
 
 def offered(config: PolicyConfig) -> dict[str, Tool]:
