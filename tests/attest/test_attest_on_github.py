@@ -546,3 +546,30 @@ def test_a_staged_set_edited_after_it_was_signed_fails(
         "apply-a1: attestation does not hold: the signed staged set is not on this issue "
         "as signed (its comments were edited or removed)"
     ) in capsys.readouterr().err
+
+
+def test_a_store_whose_answer_was_lost_is_found_by_its_head_and_not_sent_again(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gh.add_fault("POST", rf"/repos/{CONTROL}/attestations$", status=502, lands=True)
+    url = written_up(tmp_path, gh, signer(fulcio))
+    head = audit_sets(comments(gh))[0].head
+    stored = gh.gateway("read").get(f"/repos/{CONTROL}/attestations/sha256:{head}")
+    assert len(stored["attestations"]) == 1  # found, not stored twice
+    posts = [e for e in gh.journal() if e["method"] == "POST" and "/attestations" in e["path"]]
+    assert len(posts) == 1
+    audit = next(c for c in comments(gh) if "<!-- tusk:attestation " in c["body"])
+    assert "attestations (found again by the chain head, by the bot's token)" in audit["body"]
+    capsys.readouterr()
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 0
+
+
+def test_a_store_refused_outright_is_a_signing_failure_and_is_neither_looked_for_nor_repeated(
+    tmp_path: Path, gh: Any, fulcio: LocalFulcio
+) -> None:
+    gh.add_fault("POST", rf"/repos/{CONTROL}/attestations$", status=404, count=None)
+    written_up(tmp_path, gh, signer(fulcio))
+    audit = next(c for c in comments(gh) if "<!-- tusk:attestation " in c["body"])
+    assert "not signed: signing failed (" in audit["body"]
+    asked = [(e["method"], e["path"]) for e in gh.journal() if "/attestations" in e["path"]]
+    assert asked == [("POST", f"/repos/{CONTROL}/attestations")]

@@ -62,9 +62,11 @@ def attestation_comment(*, jobid: str, run: str, repository: str, done: Attested
         route = ROUTES.get(done.mode, done.mode)
         token = f", by the {done.stored_by}'s token" if done.stored_by else ""
         when = f", {PROOFS[done.proof]}" if done.proof in PROOFS else ""
+        # No id: the store's answer was lost and the attestation was found by its head.
+        which = f"id {ident}" if ident else "found again by the chain head"
         text = (
             f"signed ({route}) with the agent workflow's OIDC identity{when}, stored in "
-            f"{repository}'s attestations (id {ident}{token}) under the chain head; "
+            f"{repository}'s attestations ({which}{token}) under the chain head; "
             "`tusk audit verify` checks it."
         )
     return f"{marker}\n**Attestation.** {text}\n"

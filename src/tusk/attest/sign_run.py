@@ -76,7 +76,7 @@ def attest(
     if signer.store_token is not None:
         storing = Gateway(api_url=gateway.api_url, token=signer.store_token, token_name="job")
         stored_by = "job"
-    ident = store.store(storing, repository, signed)
+    ident = store.store(storing, repository, signed, claims.head).ident
     proof = "logged" if signer.log else "timestamped" if signer.stamp else ""
     return Attested(
         mode=signer.route, ident=ident, head=claims.head, stored_by=stored_by, proof=proof
