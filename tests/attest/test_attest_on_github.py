@@ -365,6 +365,46 @@ def test_a_job_without_id_token_write_says_so_on_the_log_issue_and_completes(
     assert "signing failed: the record is not signed" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("auto", "not signed (attestation off: GitHub's artifact attestations are not available"),
+        ("github", "not signed: signing failed (GitHub's artifact attestations are not available"),
+    ],
+)
+def test_a_user_owned_private_control_repository_is_not_signed_and_says_why(
+    tmp_path: Path,
+    gh: Any,
+    fulcio: LocalFulcio,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    mode: AttestationMode,
+    said: str,
+) -> None:
+    """GitHub stores artifact attestations of a private repository only for an
+    organization on Enterprise Cloud: for a user's, ``auto`` does not try (every run
+    would fail) and says why; ``github``, asked for explicitly, fails with that reason."""
+    from tusk.steps.run_claude.writeup.kept import finish_writeup
+
+    event = tmp_path / "event.json"
+    owner = {"login": "alice", "type": "User"}
+    event.write_text(json.dumps({"repository": {"visibility": "private", "owner": owner}}))
+    folder = kept_run(tmp_path, gh, None, signing=mode)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("ACTIONS_ID_TOKEN_REQUEST_URL", "http://127.0.0.1:9/token")
+    monkeypatch.setenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "request")
+    monkeypatch.delenv("TUSK_FULCIO_URL", raising=False)
+    finish_writeup(folder, gateway=gh.gateway("agent"))
+    audit = next(c for c in comments(gh) if "<!-- tusk:audit " in c["body"])
+    assert said in audit["body"]
+    assert "attestation: sigstore signs through Sigstore's public log instead" in audit["body"]
+    capsys.readouterr()
+    url = f"{gh.url}/{CONTROL}/issues/1"
+    assert verify(url, root_file(tmp_path, fulcio)) == 0  # not signed, and said so
+    assert verify(url, root_file(tmp_path, fulcio), "--require-attestation") == 1
+
+
 def test_a_signing_that_fails_is_said_on_the_log_issue_and_by_verify(
     tmp_path: Path, gh: Any, fulcio: LocalFulcio, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -405,7 +445,7 @@ def undone(gh: Any, with_signer: Signer | None) -> None:
         undo_url=f"{gh.url}/alice/widgets/issues/1#issuecomment-20",
         now=NOW,
         repo="alice/widgets",
-        signing=(with_signer, ""),
+        signing=(with_signer, None),
     )
     assert problem is None
 
@@ -507,7 +547,7 @@ def applied(tmp_path: Path, gh: Any, fulcio: LocalFulcio) -> str:
         run="apply-a1",
         bot=BOT,
         claims=claims,
-        signing=(signer(fulcio, UNDO), ""),
+        signing=(signer(fulcio, UNDO), None),
     )
     return digest
 

@@ -16,9 +16,11 @@ from tusk.attest import bundle, statement
 from tusk.attest.identity import Expected, WorkflowIdentity
 from tusk.attest.keyless import (
     AttestationMode,
+    SigningOff,
     SigningUnavailable,
     fulcio_url,
     oidc_token,
+    owner_type,
     rekor_url,
     signer_from_environment,
     try_signer,
@@ -83,8 +85,9 @@ def test_a_job_without_id_token_write_says_what_it_lacks(mode: AttestationMode) 
     for environ in ({"TUSK_FULCIO_URL": "http://127.0.0.1:9"}, {"GITHUB_ACTIONS": "true"}):
         with pytest.raises(SigningUnavailable, match=r"^the job lacks id-token: write; "):
             signer_from_environment(mode, environ)
-    signer, reason = try_signer(mode, {"GITHUB_ACTIONS": "true"})
-    assert signer is None and reason.startswith("the job lacks id-token: write; its calling job")
+    signer, unsigned = try_signer(mode, {"GITHUB_ACTIONS": "true"})
+    assert signer is None and unsigned is not None and unsigned.mode == "failed"
+    assert unsigned.reason.startswith("the job lacks id-token: write; its calling job")
 
 
 @pytest.mark.parametrize(
@@ -141,3 +144,25 @@ def test_a_stand_in_without_a_rekor_signs_without_a_log_entry() -> None:
             log=signer.log,
         )
     assert signed["verificationMaterial"]["tlogEntries"] == []
+
+
+def test_on_github_an_organization_s_private_repository_still_signs_through_github_s_fulcio(
+    tmp_path: Path,
+) -> None:
+    event = tmp_path / "event.json"
+    owner = {"login": "acme", "type": "Organization"}
+    event.write_text(json.dumps({"repository": {"visibility": "private", "owner": owner}}))
+    on_actions = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event)}
+    assert owner_type(on_actions) == "Organization"
+    with pytest.raises(SigningUnavailable, match="lacks id-token: write"):  # it tries
+        signer_from_environment("auto", on_actions)
+    event.write_text(
+        json.dumps({"repository": {"visibility": "private", "owner": {"type": "User"}}})
+    )
+    with pytest.raises(SigningOff, match="not available to a user-owned private repository"):
+        signer_from_environment("auto", on_actions)
+    event.write_text(
+        json.dumps({"repository": {"visibility": "public", "owner": {"type": "User"}}})
+    )
+    with pytest.raises(SigningUnavailable, match="lacks id-token: write"):  # public: it tries
+        signer_from_environment("auto", on_actions)

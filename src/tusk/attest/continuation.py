@@ -31,7 +31,7 @@ def signed_continuation(
     claims: RunClaims,
     repository: str,
     signer: Signer | None,
-    failure: str = "",
+    unsigned: Attested | None = None,
 ) -> list[str]:
     """``bodies`` (a continuation's audit parts) with the attestation named under the
     last, signing first when there is a signer. ``claims.head`` is filled in here."""
@@ -44,8 +44,8 @@ def signed_continuation(
             done = attest(gateway, repository, _with_head(claims, head), signer)
         except Exception as error:  # the command goes on, and says signing failed
             done = Attested(mode="failed", head=head, reason=f"{type(error).__name__}: {error}")
-    else:
-        done = Attested(mode="failed" if failure else "off", head=head, reason=failure)
+    else:  # off, or why signing could not be had
+        done = (unsigned or Attested(mode="off")).model_copy(update={"head": head})
     body = attestation_comment(jobid=claims.jobid, run=claims.run, repository=repository, done=done)
     return [*bodies[:-1], bodies[-1] + "\n" + body]
 

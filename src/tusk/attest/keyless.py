@@ -36,7 +36,7 @@ from pydantic import SecretStr
 
 from tusk.attest.bundle import CertificateAuthority
 from tusk.attest.rekor import PUBLIC_GOOD_REKOR, REKOR_URL, rekor
-from tusk.attest.sign_run import Signer
+from tusk.attest.sign_run import Attested, Signer
 from tusk.attest.timestamp import GITHUB_TSA, TSA_URL, timestamp_authority
 from tusk.errors import InputError
 
@@ -55,8 +55,20 @@ LACKS_ID_TOKEN = (
 )
 
 
+NOT_ON_PLAN = (
+    "GitHub's artifact attestations are not available to a user-owned private "
+    "repository (only to public ones, and to private ones of an organization on GitHub "
+    "Enterprise Cloud); attestation: sigstore signs through Sigstore's public log instead, "
+    "which discloses the repository"
+)
+
+
 class SigningUnavailable(RuntimeError):
     """The job cannot sign, for a reason safe to show on the log issue."""
+
+
+class SigningOff(RuntimeError):
+    """``auto`` does not sign here, for a reason safe to show on the log issue."""
 
 
 def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -> Signer | None:
@@ -67,6 +79,8 @@ def signer_from_environment(mode: AttestationMode, environ: Mapping[str, str]) -
     if mode == "sigstore":  # chosen explicitly: public-good Fulcio and Rekor, always logged
         return _signer(environ, *sigstore_endpoints(environ), mode, environ.get(TSA_URL))
     base = fulcio_url(environ)
+    if base == GITHUB_FULCIO and owner_type(environ) == "User":  # the plan cannot store it
+        raise (SigningOff if mode == "auto" else SigningUnavailable)(NOT_ON_PLAN)
     if base is None:  # neither on GitHub Actions nor a Fulcio named
         if mode == "auto":
             return None
@@ -142,31 +156,52 @@ def fulcio_url(environ: Mapping[str, str]) -> str | None:
 
 def visibility(environ: Mapping[str, str]) -> str:
     """The repository's visibility in the event's payload (empty when it names none)."""
+    return str(_repository(environ).get("visibility") or "")
+
+
+def owner_type(environ: Mapping[str, str]) -> str:
+    """Whether the event's repository is a ``User``'s or an ``Organization``'s (or empty)."""
+    owner = _repository(environ).get("owner")
+    return str(owner.get("type") or "") if isinstance(owner, dict) else ""
+
+
+def _repository(environ: Mapping[str, str]) -> dict[str, object]:
     path = environ.get("GITHUB_EVENT_PATH")
     if not path:
-        return ""
+        return {}
     try:
         with open(path, encoding="utf-8") as handle:
             event = json.load(handle)
     except (OSError, ValueError):
-        return ""
+        return {}
     repository = event.get("repository") if isinstance(event, dict) else None
-    return str(repository.get("visibility") or "") if isinstance(repository, dict) else ""
+    return repository if isinstance(repository, dict) else {}
 
 
-def try_signer(mode: AttestationMode, environ: Mapping[str, str]) -> tuple[Signer | None, str]:
-    """``signer_from_environment``, or None and why it could not be had (a command
-    signs what it can, and says when it could not)."""
+def try_signer(
+    mode: AttestationMode, environ: Mapping[str, str]
+) -> tuple[Signer | None, Attested | None]:
+    """``signer_from_environment``, or None and what the record says instead (a command
+    signs what it can, and says when it did not)."""
     try:
-        return signer_from_environment(mode, environ), ""
+        signer = signer_from_environment(mode, environ)
     except Exception as error:
-        return None, failure_reason(error)
+        return None, unsigned(error)
+    return signer, None if signer is not None else Attested(mode="off")
+
+
+def unsigned(error: Exception) -> Attested:
+    """What the log issue says of a signer that could not be had: off for ``auto`` where
+    signing cannot work, else failed, with the reason when it is one of ours (safe to
+    show), else only the error's kind."""
+    if isinstance(error, SigningOff):
+        return Attested(mode="off", reason=str(error))
+    return Attested(mode="failed", reason=failure_reason(error))
 
 
 def failure_reason(error: Exception) -> str:
-    """What the log issue says of a signer that could not be had: the reason when it is
-    one of ours (safe to show), else only the error's kind."""
-    return str(error) if isinstance(error, SigningUnavailable) else type(error).__name__
+    ours = isinstance(error, SigningUnavailable | SigningOff)
+    return str(error) if ours else type(error).__name__
 
 
 def _session() -> requests.Session:

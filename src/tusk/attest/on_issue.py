@@ -55,7 +55,8 @@ def attestation_comment(*, jobid: str, run: str, repository: str, done: Attested
     )
     # Short: it rides on an audit part, inside the room the part's frame keeps.
     if done.mode == "off":
-        text = "not signed (attestation off): the chain shows consistency, not origin."
+        why = f": {neutralise_markers(done.reason[:300])}" if done.reason else ""
+        text = f"not signed (attestation off{why}): the chain shows consistency, not origin."
     elif done.mode == "failed":
         text = f"not signed: signing failed ({neutralise_markers(done.reason[:300])})."
     else:

@@ -15,7 +15,7 @@ from typing import Any
 
 from tusk.approval.staged_set import StagedSet
 from tusk.attest.continuation import signed_continuation
-from tusk.attest.sign_run import Signer
+from tusk.attest.sign_run import Attested, Signer
 from tusk.attest.statement import RunClaims
 from tusk.audit.chain import head_hash, read_records
 from tusk.audit.on_issue import audit_comments, audit_sets, joined_text, verify_set
@@ -48,7 +48,7 @@ def post(
     run: str,
     bot: str,
     claims: RunClaims | None = None,
-    signing: tuple[Signer | None, str] = (None, ""),
+    signing: tuple[Signer | None, Attested | None] = (None, None),
 ) -> None:
     """The continued chain on the log issue, each part once (found by run and part);
     with ``claims`` its last part names the continuation's attestation."""
@@ -68,7 +68,7 @@ def post(
             claims=claims,
             repository=staged.control_repo,
             signer=signing[0],
-            failure=signing[1],
+            unsigned=signing[1],
         )
     repo, number = staged.control_repo, staged.log_issue_number
     issue = f"/repos/{repo}/issues/{number}/comments"

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from tusk.attest.continuation import signed_continuation
-from tusk.attest.sign_run import Signer
+from tusk.attest.sign_run import Attested, Signer
 from tusk.attest.statement import RunClaims
 from tusk.audit.chain import GENESIS_HASH, digest, seal
 from tusk.audit.on_issue import audit_comments, joined_text, verify_comments
@@ -103,7 +103,7 @@ def record(
     undo_url: str,
     now: datetime,
     repo: str = "",
-    signing: tuple[Signer | None, str] = (None, ""),
+    signing: tuple[Signer | None, Attested | None] = (None, None),
 ) -> str | None:
     """Write the undo on the run's log issue and continue its audit chain; returns the
     reason the chain could not be continued, if it could not."""
@@ -146,14 +146,14 @@ def record(
             head=head,
             step="undo",
         )
-        signer, failure = signing
+        signer, unsigned = signing
         for part in signed_continuation(
             bodies,
             gateway=gateway,
             claims=claims,
             repository=control_repo,
             signer=signer,
-            failure=failure,
+            unsigned=unsigned,
         ):
             # Parts are found by run and part number, not one nonce: posted plainly, never
             # repeated; a rerun is stopped before here by the undo's own log issue.

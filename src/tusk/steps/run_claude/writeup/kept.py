@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from tusk import actions_edge
-from tusk.attest.keyless import AttestationMode, failure_reason, signer_from_environment
-from tusk.attest.sign_run import Attested, Signer
+from tusk.attest.keyless import AttestationMode, signer_from_environment, unsigned
+from tusk.attest.sign_run import Signer
 from tusk.contracts.config import Settings
 from tusk.contracts.models import ContextDocument, RunMetadata
 from tusk.contracts.pricing import Spend
@@ -187,8 +187,9 @@ def job_signer(mode: AttestationMode, run_dir: Path) -> Signer | None:
     try:
         return signer_from_environment(mode, os.environ)
     except Exception as failure:
-        actions_edge.warning("Could not sign the run's audit record", detail=str(failure))
-        state.attestation = Attested(mode="failed", reason=failure_reason(failure))
+        state.attestation = unsigned(failure)
+        if state.attestation.mode == "failed":
+            actions_edge.warning("Could not sign the run's audit record", detail=str(failure))
         publish.save_state(run_dir, state)
         return None
 
