@@ -229,3 +229,64 @@ def test_the_http_rekor_answers_400_to_what_is_not_a_dsse_entry() -> None:
         broken = requests.post(url, data=b"not json", timeout=10)
     assert (kind.status_code, broken.status_code) == (400, 400)
     assert "not accepted here" in kind.json()["message"]
+
+
+def test_rekor_logs_an_entry_once_and_shows_it_where_its_409_says(tmp_path: Path) -> None:
+    log = LocalRekor()
+    fulcio = LocalFulcio(LocalIssuer(), ct_log=LocalCTLog())
+    with keyless_stand_in(AGENT, fulcio, log) as stand_in:
+        signer = signer_from_environment("github", stand_in.environment)
+        assert signer is not None
+        signed = bundle.sign(
+            statement.payload(CLAIMS),
+            token=signer.token.get_secret_value(),
+            subject=signer.subject,
+            authority=signer.authority,
+        )
+        leaf = base64.b64decode(signed["verificationMaterial"]["certificate"]["rawBytes"])
+        pem = x509.load_der_x509_certificate(leaf).public_bytes(serialization.Encoding.PEM)
+        proposed = rekor.proposed_entry(signed["dsseEnvelope"], pem)
+        first = requests.post(f"{stand_in.url}/api/v1/log/entries", json=proposed, timeout=10)
+        again = requests.post(f"{stand_in.url}/api/v1/log/entries", json=proposed, timeout=10)
+        assert (first.status_code, again.status_code) == (201, 409)
+        ((uuid, entry),) = first.json().items()
+        assert again.headers["Location"] == f"/api/v1/log/entries/{uuid}"
+        shown = requests.get(f"{stand_in.url}{again.headers['Location']}", timeout=10).json()
+        missing = requests.get(f"{stand_in.url}/api/v1/log/entries/{'0' * 64}", timeout=10)
+    assert shown[uuid]["logIndex"] == entry["logIndex"] == 0
+    assert shown[uuid]["integratedTime"] == entry["integratedTime"]
+    assert missing.status_code == 404
+
+
+def test_a_lost_answer_from_rekor_is_found_by_sending_the_entry_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first answer is lost after the entry was logged; the repeat is answered 409
+    with where the entry is, and the entry read there verifies as a fresh one would."""
+    fulcio = LocalFulcio(LocalIssuer(), ct_log=LocalCTLog())
+    real_post, statuses = requests.Session.post, []
+
+    def lossy(session: requests.Session, url: str, **kwargs: Any) -> requests.Response:
+        answer = real_post(session, url, **kwargs)
+        if "/api/v1/log/entries" in url:
+            statuses.append(answer.status_code)
+            if len(statuses) == 1:
+                raise requests.ConnectionError("reset after the entry was logged")
+        return answer
+
+    monkeypatch.setattr(requests.Session, "post", lossy)
+    with keyless_stand_in(AGENT, fulcio, LocalRekor()) as stand_in:
+        signer = signer_from_environment("github", stand_in.environment)
+        assert signer is not None and signer.log is not None
+        signed = bundle.sign(
+            statement.payload(CLAIMS),
+            token=signer.token.get_secret_value(),
+            subject=signer.subject,
+            authority=signer.authority,
+            log=signer.log,
+        )
+        root = requests.get(f"{stand_in.url}/trusted_root.json", timeout=10).json()
+    assert statuses == [201, 409]
+    (tmp_path / "trusted_root.json").write_text(json.dumps(root))
+    found = check(signed, tmp_path / "trusted_root.json")
+    assert found.established == "its transparency-log entry verified"

@@ -8,8 +8,8 @@ One server on 127.0.0.1 plays two endpoints a job reaches:
 * ``POST /api/v2/signingCert``: Fulcio's v2 API, answering the certificate chain
   (leaf first) under ``signedCertificateEmbeddedSct`` (with the local CT log's SCT
   embedded when the Fulcio has one);
-* ``POST /api/v1/log/entries``: Rekor's v1 API, when a local Rekor is given
-  (``TUSK_REKOR_URL``);
+* ``POST /api/v1/log/entries`` and ``GET /api/v1/log/entries/{uuid}``: Rekor's v1
+  API, when a local Rekor is given (``TUSK_REKOR_URL``);
 * ``POST /api/v1/timestamp``: an RFC 3161 timestamp authority's (``application/
   timestamp-query`` in, ``application/timestamp-reply`` out), when a local one is
   given (``TUSK_TSA_URL``): the route GitHub takes for a private repository.
@@ -37,7 +37,7 @@ from cryptography.hazmat.primitives import serialization
 
 from tusk.attest.identity import WorkflowIdentity
 from tusk.sandbox.fulcio import LocalFulcio, LocalIssuer
-from tusk.sandbox.rekor import LocalRekor
+from tusk.sandbox.rekor import Duplicate, LocalRekor
 from tusk.sandbox.trusted_root import trusted_root
 from tusk.sandbox.tsa import LocalTimestampAuthority
 
@@ -79,9 +79,17 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
         def log_message(self, format: str, *args: Any) -> None:  # tokens travel here: quiet
             return
 
-        def _answer(self, status: int, body: Any, kind: str = "application/json") -> None:
+        def _answer(
+            self,
+            status: int,
+            body: Any,
+            kind: str = "application/json",
+            headers: dict[str, str] | None = None,
+        ) -> None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -93,6 +101,12 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
                 return self._answer(200, fulcio.root_pem(), "application/x-pem-file")
             if parts.path == "/trusted_root.json" and (stand_in.rekor or stand_in.tsa):
                 return self._answer(200, stand_in.trusted_root())
+            logged = parts.path.removeprefix("/api/v1/log/entries/")
+            if logged != parts.path and stand_in.rekor is not None:
+                try:
+                    return self._answer(200, stand_in.rekor.entry(logged))
+                except KeyError:
+                    return self._answer(404, {"code": 404, "message": "entry not found"})
             if parts.path != "/oidc/token":
                 return self._answer(404, {"message": "Not Found"})
             given = self.headers.get("Authorization", "")
@@ -116,6 +130,9 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
             if path == "/api/v1/log/entries" and stand_in.rekor is not None:
                 try:
                     return self._answer(201, stand_in.rekor.add(body))
+                except Duplicate as known:
+                    where = {"Location": f"/api/v1/log/entries/{known.uuid}"}
+                    return self._answer(409, {"code": 409, "message": str(known)}, headers=where)
                 except ValueError as error:
                     return self._answer(400, {"code": 400, "message": str(error)})
             if path != "/api/v2/signingCert":

@@ -7,7 +7,9 @@ to an RFC 6962 tree and answers as Rekor does: ``{uuid: {body, integratedTime,
 logID, logIndex, verification: {inclusionProof, signedEntryTimestamp}}}``, with
 the inclusion proof's checkpoint a signed note and the signed entry timestamp
 (the inclusion promise) a signature over the canonical entry. One P-256 key
-signs both; it is the ``tlogs`` key of the test trust root.
+signs both; it is the ``tlogs`` key of the test trust root. An entry proposed
+again is refused as Rekor refuses it (409, ``Duplicate``, naming its uuid), and
+``entry`` answers ``GET /api/v1/log/entries/{uuid}``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,16 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class Duplicate(ValueError):
+    """The entry is logged already: Rekor answers 409 with where it is."""
+
+    def __init__(self, uuid: str) -> None:
+        super().__init__(
+            f"an equivalent entry already exists in the transparency log with UUID {uuid}"
+        )
+        self.uuid = uuid
+
+
 class LocalRekor:
     """Rekor's log of entries for one test or demo; the clock gives integrated times."""
 
@@ -47,6 +59,7 @@ class LocalRekor:
         self._key = ec.generate_private_key(ec.SECP256R1())
         self.clock = clock or (lambda: datetime.now(UTC))
         self._leaves: list[bytes] = []
+        self._logged: dict[str, tuple[int, int, bytes]] = {}  # uuid: index, time, body
         self._lock = threading.Lock()
 
     @property
@@ -59,12 +72,22 @@ class LocalRekor:
 
     def add(self, proposed: Any) -> dict[str, Any]:
         """The logged entry for a proposed ``dsse`` 0.0.1 entry; ``ValueError`` when it
-        is not one or its signature does not hold."""
+        is not one or its signature does not hold, ``Duplicate`` when it is logged."""
         body = _canonical(_dsse_body(proposed))
+        uuid = merkle.leaf_hash(body).hex()
         with self._lock:
+            if uuid in self._logged:
+                raise Duplicate(uuid)
             self._leaves.append(merkle.leaf_hash(body))
-            index, leaves = len(self._leaves) - 1, list(self._leaves)
-        integrated = int(self.clock().timestamp())
+            self._logged[uuid] = (len(self._leaves) - 1, int(self.clock().timestamp()), body)
+        return self.entry(uuid)
+
+    def entry(self, uuid: str) -> dict[str, Any]:
+        """A logged entry as ``GET /api/v1/log/entries/{uuid}`` answers it: proven in
+        the tree as it is now. ``KeyError`` when nothing by that uuid is logged."""
+        with self._lock:
+            index, integrated, body = self._logged[uuid]
+            leaves = list(self._leaves)
         root = merkle.root(leaves)
         encoded = base64.b64encode(body).decode()
         promise = {
@@ -80,7 +103,6 @@ class LocalRekor:
             "hashes": [h.hex() for h in merkle.inclusion_proof(index, leaves)],
             "checkpoint": self.checkpoint(len(leaves), root),
         }
-        uuid = merkle.leaf_hash(body).hex()
         promised = base64.b64encode(self._sign(_canonical(promise))).decode()
         return {
             uuid: {
