@@ -103,10 +103,7 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
                 return self._answer(200, stand_in.trusted_root())
             logged = parts.path.removeprefix("/api/v1/log/entries/")
             if logged != parts.path and stand_in.rekor is not None:
-                try:
-                    return self._answer(200, stand_in.rekor.entry(logged))
-                except KeyError:
-                    return self._answer(404, {"code": 404, "message": "entry not found"})
+                return self._answer(*_rekor_entry(stand_in.rekor, logged))
             if parts.path != "/oidc/token":
                 return self._answer(404, {"message": "Not Found"})
             given = self.headers.get("Authorization", "")
@@ -128,31 +125,49 @@ def _handler(stand_in: KeylessStandIn, identity: WorkflowIdentity) -> type:
             except ValueError:
                 return self._answer(400, {"message": "the body is not JSON"})
             if path == "/api/v1/log/entries" and stand_in.rekor is not None:
-                try:
-                    return self._answer(201, stand_in.rekor.add(body))
-                except Duplicate as known:
-                    where = {"Location": f"/api/v1/log/entries/{known.uuid}"}
-                    return self._answer(409, {"code": 409, "message": str(known)}, headers=where)
-                except ValueError as error:
-                    return self._answer(400, {"code": 400, "message": str(error)})
+                return self._answer(*_rekor_add(stand_in.rekor, body))
             if path != "/api/v2/signingCert":
                 return self._answer(404, {"message": "Not Found"})
-            try:
-                key = body["publicKeyRequest"]
-                leaf = fulcio(
-                    body["credentials"]["oidcIdentityToken"],
-                    key["publicKey"]["content"].encode(),
-                    base64.b64decode(key["proofOfPossession"]),
-                )
-            except (KeyError, TypeError, ValueError) as error:
-                return self._answer(400, {"message": str(error)})
-            pem = x509.load_der_x509_certificate(leaf).public_bytes(serialization.Encoding.PEM)
-            chain = [pem.decode(), fulcio.root_pem().decode()]
-            return self._answer(
-                201, {"signedCertificateEmbeddedSct": {"chain": {"certificates": chain}}}
-            )
+            return self._answer(*_signing_cert(fulcio, body))
 
     return Handler
+
+
+# (status, JSON body, content type, extra headers): what a route answers
+Answer = tuple[int, Any, str, dict[str, str]]
+JSON = "application/json"
+
+
+def _rekor_add(rekor: LocalRekor, proposed: Any) -> Answer:
+    try:
+        return 201, rekor.add(proposed), JSON, {}
+    except Duplicate as known:  # as Rekor: where the logged entry is
+        where = {"Location": f"/api/v1/log/entries/{known.uuid}"}
+        return 409, {"code": 409, "message": str(known)}, JSON, where
+    except ValueError as error:
+        return 400, {"code": 400, "message": str(error)}, JSON, {}
+
+
+def _rekor_entry(rekor: LocalRekor, uuid: str) -> Answer:
+    try:
+        return 200, rekor.entry(uuid), JSON, {}
+    except KeyError:
+        return 404, {"code": 404, "message": "entry not found"}, JSON, {}
+
+
+def _signing_cert(fulcio: LocalFulcio, body: Any) -> Answer:
+    try:
+        key = body["publicKeyRequest"]
+        leaf = fulcio(
+            body["credentials"]["oidcIdentityToken"],
+            key["publicKey"]["content"].encode(),
+            base64.b64decode(key["proofOfPossession"]),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        return 400, {"message": str(error)}, JSON, {}
+    pem = x509.load_der_x509_certificate(leaf).public_bytes(serialization.Encoding.PEM)
+    chain = [pem.decode(), fulcio.root_pem().decode()]
+    return 201, {"signedCertificateEmbeddedSct": {"chain": {"certificates": chain}}}, JSON, {}
 
 
 @contextmanager
