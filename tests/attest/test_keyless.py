@@ -25,6 +25,7 @@ from tusk.attest.keyless import (
     signer_from_environment,
     try_signer,
 )
+from tusk.attest.sign_run import signed_bundle
 from tusk.errors import InputError
 from tusk.sandbox.fulcio_server import keyless_stand_in
 
@@ -53,12 +54,7 @@ def test_a_job_with_an_oidc_token_signs_through_fulcio_and_verifies() -> None:
         assert (
             signer is not None and signer.subject == "repo:alice/tusk-control:ref:refs/heads/main"
         )
-        signed = bundle.sign(
-            statement.payload(CLAIMS),
-            token=signer.token.get_secret_value(),
-            subject=signer.subject,
-            authority=signer.authority,
-        )
+        signed = signed_bundle(statement.payload(CLAIMS), signer)
         root = requests.get(f"{stand_in.url}/root.pem", timeout=10).content
     found = bundle.verify(
         signed, roots=bundle.load_roots(root), expected=Expected("alice/tusk-control")
@@ -136,13 +132,7 @@ def test_a_stand_in_without_a_rekor_signs_without_a_log_entry() -> None:
         assert "TUSK_REKOR_URL" not in stand_in.environment
         signer = signer_from_environment("github", stand_in.environment)
         assert signer is not None and signer.log is None
-        signed = bundle.sign(
-            statement.payload(CLAIMS),
-            token=signer.token.get_secret_value(),
-            subject=signer.subject,
-            authority=signer.authority,
-            log=signer.log,
-        )
+        signed = signed_bundle(statement.payload(CLAIMS), signer)
     assert signed["verificationMaterial"]["tlogEntries"] == []
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import json
 import re
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from tusk.attest import bundle, rekor, sigstore_verify, statement
 from tusk.attest.bundle import AttestationError
 from tusk.attest.identity import Expected, WorkflowIdentity
 from tusk.attest.keyless import signer_from_environment
+from tusk.attest.sign_run import signed_bundle
 from tusk.sandbox import merkle
 from tusk.sandbox.ctlog import LocalCTLog
 from tusk.sandbox.fulcio import LocalFulcio, LocalIssuer
@@ -99,13 +101,7 @@ def test_a_bundle_through_the_http_stand_ins_is_verified_by_sigstore_python(
         assert "TUSK_REKOR_URL" in stand_in.environment
         signer = signer_from_environment("github", stand_in.environment)
         assert signer is not None and signer.log is not None
-        signed = bundle.sign(
-            statement.payload(CLAIMS),
-            token=signer.token.get_secret_value(),
-            subject=signer.subject,
-            authority=signer.authority,
-            log=signer.log,
-        )
+        signed = signed_bundle(statement.payload(CLAIMS), signer)
         root = requests.get(f"{stand_in.url}/trusted_root.json", timeout=10).json()
     (tmp_path / "trusted_root.json").write_text(json.dumps(root))
     entries = signed["verificationMaterial"]["tlogEntries"]
@@ -237,12 +233,7 @@ def test_rekor_logs_an_entry_once_and_shows_it_where_its_409_says(tmp_path: Path
     with keyless_stand_in(AGENT, fulcio, log) as stand_in:
         signer = signer_from_environment("github", stand_in.environment)
         assert signer is not None
-        signed = bundle.sign(
-            statement.payload(CLAIMS),
-            token=signer.token.get_secret_value(),
-            subject=signer.subject,
-            authority=signer.authority,
-        )
+        signed = signed_bundle(statement.payload(CLAIMS), dataclasses.replace(signer, log=None))
         leaf = base64.b64decode(signed["verificationMaterial"]["certificate"]["rawBytes"])
         pem = x509.load_der_x509_certificate(leaf).public_bytes(serialization.Encoding.PEM)
         proposed = rekor.proposed_entry(signed["dsseEnvelope"], pem)
@@ -278,13 +269,7 @@ def test_a_lost_answer_from_rekor_is_found_by_sending_the_entry_again(
     with keyless_stand_in(AGENT, fulcio, LocalRekor()) as stand_in:
         signer = signer_from_environment("github", stand_in.environment)
         assert signer is not None and signer.log is not None
-        signed = bundle.sign(
-            statement.payload(CLAIMS),
-            token=signer.token.get_secret_value(),
-            subject=signer.subject,
-            authority=signer.authority,
-            log=signer.log,
-        )
+        signed = signed_bundle(statement.payload(CLAIMS), signer)
         root = requests.get(f"{stand_in.url}/trusted_root.json", timeout=10).json()
     assert statuses == [201, 409]
     (tmp_path / "trusted_root.json").write_text(json.dumps(root))

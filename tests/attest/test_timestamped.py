@@ -36,7 +36,7 @@ from tusk.attest import bundle, rekor, statement, timestamp_verify, trust_roots
 from tusk.attest.bundle import AttestationError
 from tusk.attest.identity import Expected, WorkflowIdentity
 from tusk.attest.keyless import signer_from_environment, tsa_url
-from tusk.attest.sign_run import Signer
+from tusk.attest.sign_run import Signer, signed_bundle
 from tusk.attest.sigstore_verify import policy_for
 from tusk.attest.timestamp import GITHUB_TSA, timestamp_authority
 from tusk.audit.on_issue import audit_sets
@@ -70,13 +70,7 @@ class Private:
 
     def sign(self, who: WorkflowIdentity = AGENT) -> dict[str, Any]:
         signer = self.signer(who)
-        return bundle.sign(
-            statement.payload(CLAIMS),
-            token=signer.token.get_secret_value(),
-            subject=signer.subject,
-            authority=signer.authority,
-            stamp=signer.stamp,
-        )
+        return signed_bundle(statement.payload(CLAIMS), signer)
 
     def root(self, folder: Path, tsa: LocalTimestampAuthority | None = None) -> Path:
         path = folder / "trusted_root.json"
@@ -103,13 +97,7 @@ def test_a_private_route_bundle_through_the_http_stand_ins_is_verified_by_its_ti
         assert "TUSK_REKOR_URL" not in stand_in.environment
         signer = signer_from_environment("github", stand_in.environment)
         assert signer is not None and signer.log is None and signer.stamp is not None
-        signed = bundle.sign(
-            statement.payload(CLAIMS),
-            token=signer.token.get_secret_value(),
-            subject=signer.subject,
-            authority=signer.authority,
-            stamp=signer.stamp,
-        )
+        signed = signed_bundle(statement.payload(CLAIMS), signer)
         root = stand_in.trusted_root()
     assert root["tlogs"] == [] and root["ctlogs"] == [] and root["timestampAuthorities"]
     (tmp_path / "trusted_root.json").write_text(json.dumps(root))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
@@ -57,6 +58,18 @@ def audit_digests(audit_bodies: Sequence[str]) -> tuple[str, str | None] | None:
     return None
 
 
+def signed_bundle(body: bytes, signer: Signer) -> dict[str, Any]:
+    """``body`` signed keylessly by ``signer``: logged or timestamped as it is set up."""
+    return bundle.sign(
+        body,
+        token=signer.token.get_secret_value(),
+        subject=signer.subject,
+        authority=signer.authority,
+        log=signer.log,
+        stamp=signer.stamp,
+    )
+
+
 def attest(
     gateway: Gateway, repository: str, claims: statement.RunClaims, signer: Signer
 ) -> Attested:
@@ -64,14 +77,7 @@ def attest(
     with the job's own token when the signer has it (what the caller's ``attestations:
     write`` grants), else with ``gateway`` (the bot's, as the stand-ins and older
     callers have it)."""
-    signed = bundle.sign(
-        statement.payload(claims),
-        token=signer.token.get_secret_value(),
-        subject=signer.subject,
-        authority=signer.authority,
-        log=signer.log,
-        stamp=signer.stamp,
-    )
+    signed = signed_bundle(statement.payload(claims), signer)
     storing, stored_by = gateway, "bot"
     if signer.store_token is not None:
         storing = Gateway(api_url=gateway.api_url, token=signer.store_token, token_name="job")
