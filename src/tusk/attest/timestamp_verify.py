@@ -17,7 +17,7 @@ import base64
 from datetime import datetime
 from typing import Any
 
-from cryptography.x509 import Certificate, ExtendedKeyUsage
+from cryptography.x509 import Certificate, ExtendedKeyUsage, UnsupportedGeneralNameType
 from cryptography.x509.verification import (
     Criticality,
     ExtensionPolicy,
@@ -116,7 +116,7 @@ def _chain_at(leaf: Certificate, moment: datetime, root: TrustedRoot) -> None:
     )
     try:
         verifier.verify(leaf, [])
-    except (VerificationError, ValueError) as error:
+    except (VerificationError, UnsupportedGeneralNameType, ValueError) as error:
         raise AttestationError(
             f"the signing certificate does not chain to the trusted root at the stamped "
             f"time ({error})"
